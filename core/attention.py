@@ -1,0 +1,100 @@
+"""Scaled dot-product attention: softmax, the causal mask, and one attention call.
+
+Notation: ``T_q`` queries, ``T_k`` keys, ``d_k`` the query/key width, ``d_v`` the
+value width, and ``...`` any number of leading batch (or head) dimensions.
+
+Mask polarity: a boolean mask where True means "may attend", as in PyTorch's
+``scaled_dot_product_attention`` and ``jax.nn.dot_product_attention``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Numerically stable softmax along ``axis``; keeps ``x``'s float dtype.
+
+    A slice that is entirely ``-inf`` (every key masked) gives zeros, never NaN,
+    and raises no floating-point warning.
+    """
+    x = np.asarray(x)
+    if not np.issubdtype(x.dtype, np.floating):
+        x = x.astype(np.float64)
+    out = np.array(x, copy=True)
+    _softmax_inplace(out, axis)
+    return out
+
+
+def _softmax_inplace(a: np.ndarray, axis: int = -1) -> None:
+    """Overwrite the float array ``a`` with its softmax along ``axis``."""
+    m = np.max(a, axis=axis, keepdims=True)
+    m[~np.isfinite(m)] = 0  # an all -inf slice: exp(-inf - 0) = 0 below, no inf - inf
+    np.subtract(a, m, out=a)
+    np.exp(a, out=a)
+    s = np.sum(a, axis=axis, keepdims=True)
+    s[s == 0] = 1  # all-masked slice: 0 / 1 = 0 instead of 0 / 0
+    np.divide(a, s, out=a)
+
+
+def causal_mask(t_q: int, t_k: int | None = None) -> np.ndarray:
+    """Bool mask ``(t_q, t_k)``: True where query ``i`` may attend to key ``j``, i.e. ``j <= i``.
+
+    Top-left aligned (``np.tril``), like PyTorch's ``is_causal=True``, also when
+    ``t_q != t_k``.
+    """
+    t_k = t_q if t_k is None else t_k
+    return np.tri(t_q, t_k, dtype=bool)
+
+
+def attention_scores(q: np.ndarray, k: np.ndarray, scale: float | None = None) -> np.ndarray:
+    """Scaled scores ``q @ k^T * scale``: ``(..., T_q, d_k), (..., T_k, d_k) -> (..., T_q, T_k)``.
+
+    ``scale=None`` means ``1/sqrt(d_k)``; a number multiplies the scores (1.0 = unscaled).
+    """
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    scores = q @ np.swapaxes(k, -1, -2)  # (..., T_q, d_k) @ (..., d_k, T_k) -> (..., T_q, T_k)
+    scores *= scale  # a Python float: float32 stays float32
+    return scores
+
+
+def masked_softmax(scores: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+    """Attention weights from scores: masked keys get weight exactly 0.
+
+    ``mask`` is bool, broadcastable to ``scores``, True = may attend. A query row
+    whose keys are all masked gets all-zero weights.
+    """
+    if mask is None:
+        weights = scores.copy()
+    else:
+        mask = np.asarray(mask)
+        if mask.dtype != np.bool_:
+            raise TypeError(f"mask must be a bool array (True = may attend), got dtype {mask.dtype}")
+        weights = np.where(mask, scores, -np.inf).astype(scores.dtype, copy=False)
+    _softmax_inplace(weights, axis=-1)
+    return weights
+
+
+def scaled_dot_product_attention(
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    mask: np.ndarray | None = None,
+    *,
+    scale: float | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """softmax(q k^T * scale, masked) v, returning ``(output, weights)``.
+
+    Shapes: q ``(..., T_q, d_k)``, k ``(..., T_k, d_k)``, v ``(..., T_k, d_v)``,
+    mask bool broadcastable to ``(..., T_q, T_k)`` -> output ``(..., T_q, d_v)``,
+    weights ``(..., T_q, T_k)``. A fully masked query row gets zero weights and a
+    zero output.
+    """
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"q and k must share their last dimension d_k, got {q.shape} and {k.shape}")
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(f"k and v must have the same number of keys T_k, got {k.shape} and {v.shape}")
+    weights = masked_softmax(attention_scores(q, k, scale), mask)  # (..., T_q, T_k)
+    return weights @ v, weights  # (..., T_q, T_k) @ (..., T_k, d_v) -> (..., T_q, d_v)

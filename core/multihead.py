@@ -1,0 +1,148 @@
+"""Multi-head attention by the reshape trick, returning every intermediate array.
+
+Notation: ``T`` tokens, ``h`` heads, ``d_model`` the model width and
+``d_k = d_model // h`` the width of one head; ``...`` is any batch prefix.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.attention import attention_scores, masked_softmax
+
+
+def valid_head_counts(d_model: int) -> list[int]:
+    """The head counts that divide ``d_model`` evenly, ascending."""
+    return [h for h in range(1, d_model + 1) if d_model % h == 0]
+
+
+def check_heads(d_model: int, n_heads: int) -> int:
+    """Return ``d_k = d_model // n_heads``, or raise ``ValueError`` naming the valid counts."""
+    if n_heads < 1 or d_model % n_heads != 0:
+        raise ValueError(
+            f"{n_heads} heads do not divide d_model = {d_model}: each head needs "
+            f"d_model / h columns. Valid head counts for d_model = {d_model}: "
+            f"{', '.join(map(str, valid_head_counts(d_model)))}."
+        )
+    return d_model // n_heads
+
+
+@dataclass(frozen=True)
+class Projections:
+    """The four learned matrices of one attention layer, each ``(d_model, d_model)``.
+
+    ``w_q, w_k, w_v`` map tokens to queries, keys and values (``x @ w``); ``w_o``
+    mixes the concatenated heads back into the model width. No biases.
+    """
+
+    w_q: np.ndarray
+    w_k: np.ndarray
+    w_v: np.ndarray
+    w_o: np.ndarray
+
+    def __post_init__(self) -> None:
+        shapes = {name: getattr(self, name).shape for name in ("w_q", "w_k", "w_v", "w_o")}
+        d = self.w_q.shape[0]
+        if any(s != (d, d) for s in shapes.values()):
+            raise ValueError(f"all projections must be square (d_model, d_model), got {shapes}")
+
+    @property
+    def d_model(self) -> int:
+        return self.w_q.shape[0]
+
+    @classmethod
+    def random(cls, d_model: int, seed: int = 0, dtype: np.dtype | type = np.float64) -> Projections:
+        """Gaussian weights with standard deviation ``1/sqrt(d_model)`` (LeCun normal).
+
+        Why this scale: the embeddings have unit-variance entries, so each entry of
+        Q and K also has variance ~1, and every scaled score ``q.k / sqrt(d_k)`` has
+        variance ~1 whatever d_model and h are. Scores spread by about one unit give
+        weights that are visibly peaked but not one-hot; ``tests/core`` checks this.
+        """
+        rng = np.random.default_rng([int(seed), d_model, 0x5157])  # 0x5157: "QW", a stream apart from embeddings
+        std = 1.0 / math.sqrt(d_model)
+        w = rng.standard_normal((4, d_model, d_model)) * std
+        w = w.astype(dtype, copy=False)
+        return cls(w_q=w[0], w_k=w[1], w_v=w[2], w_o=w[3])
+
+
+@dataclass(frozen=True)
+class AttentionTrace:
+    """Every intermediate array of one multi-head attention call.
+
+    Shapes with ``...`` the batch prefix of the input:
+    q ``(..., h, T_q, d_k)``, k and v ``(..., h, T_k, d_k)``, scores (scaled
+    ``QK^T`` before masking) and weights ``(..., h, T_q, T_k)``, context
+    ``(..., h, T_q, d_k)``, concat and output ``(..., T_q, d_model)``. ``mask`` is
+    the bool mask that was applied (True = may attend) or None; ``scale`` the
+    factor that multiplied ``QK^T``.
+    """
+
+    q: np.ndarray
+    k: np.ndarray
+    v: np.ndarray
+    scores: np.ndarray
+    weights: np.ndarray
+    context: np.ndarray
+    concat: np.ndarray
+    output: np.ndarray
+    mask: np.ndarray | None
+    scale: float
+
+    @property
+    def n_heads(self) -> int:
+        return self.q.shape[-3]
+
+
+def split_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
+    """``(..., T, d_model) -> (..., h, T, d_k)`` by reshape and transpose (a view)."""
+    *batch, t, d_model = x.shape
+    return np.swapaxes(x.reshape(*batch, t, n_heads, d_model // n_heads), -3, -2)
+
+
+def merge_heads(x: np.ndarray) -> np.ndarray:
+    """``(..., h, T, d_k) -> (..., T, h * d_k)``, the inverse of ``split_heads``."""
+    *batch, h, t, d_k = x.shape
+    return np.swapaxes(x, -3, -2).reshape(*batch, t, h * d_k)
+
+
+def multi_head_attention(
+    x: np.ndarray,
+    proj: Projections,
+    n_heads: int,
+    *,
+    kv: np.ndarray | None = None,
+    mask: np.ndarray | None = None,
+    scale: float | None = None,
+) -> AttentionTrace:
+    """Multi-head attention of ``x (..., T_q, d_model)`` over ``kv (..., T_k, d_model)``.
+
+    ``kv=None`` is self-attention (``kv = x``); otherwise queries come from ``x`` and
+    keys and values from ``kv`` (cross-attention). ``mask`` is bool, True = may
+    attend, broadcastable to ``(..., h, T_q, T_k)``. ``scale=None`` means
+    ``1/sqrt(d_k)``. The weights are cast to ``x.dtype``, so float32 stays float32.
+    """
+    d_model = x.shape[-1]
+    if d_model != proj.d_model:
+        raise ValueError(f"x has width {d_model} but the projections expect d_model = {proj.d_model}")
+    d_k = check_heads(d_model, n_heads)
+    kv = x if kv is None else kv
+    dtype = x.dtype
+    w_q, w_k, w_v, w_o = (w.astype(dtype, copy=False) for w in (proj.w_q, proj.w_k, proj.w_v, proj.w_o))
+    scale = 1.0 / math.sqrt(d_k) if scale is None else float(scale)
+
+    q = split_heads(x @ w_q, n_heads)  # (..., T_q, d_model) -> (..., h, T_q, d_k)
+    k = split_heads(kv @ w_k, n_heads)  # (..., T_k, d_model) -> (..., h, T_k, d_k)
+    v = split_heads(kv @ w_v, n_heads)  # (..., T_k, d_model) -> (..., h, T_k, d_k)
+    scores = attention_scores(q, k, scale)  # -> (..., h, T_q, T_k)
+    weights = masked_softmax(scores, mask)  # -> (..., h, T_q, T_k)
+    context = weights @ v  # (..., h, T_q, T_k) @ (..., h, T_k, d_k) -> (..., h, T_q, d_k)
+    concat = merge_heads(context)  # -> (..., T_q, d_model)
+    output = concat @ w_o  # (..., T_q, d_model) @ (d_model, d_model) -> (..., T_q, d_model)
+    return AttentionTrace(
+        q=q, k=k, v=v, scores=scores, weights=weights, context=context,
+        concat=concat, output=output, mask=mask, scale=scale,
+    )

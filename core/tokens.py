@@ -1,0 +1,93 @@
+"""From typed text to token strings, and from token strings to embedding rows.
+
+Tokenizer policy (the dashboard shows exactly these tokens):
+
+- Unicode is normalised to NFC, so "é" typed as one code point or as "e" plus a
+  combining accent is the same token.
+- Text is lower-cased, so "The" and "the" are one word with one embedding: a
+  repeated word is then told apart only by its position, which is the point of
+  the permutation demo.
+- Words (letters, marks, digits, inner apostrophes), numbers (``3.14``, ``1,000``)
+  and each punctuation mark or symbol become tokens. An emoji is one token even
+  when it is several code points joined by zero-width joiners (one grapheme
+  cluster).
+- Control characters (NUL, ESC, ...) and invisible format characters (zero-width
+  space, the bidirectional overrides and isolates such as U+202E, the byte-order
+  mark) separate tokens like a space and never appear in one. The zero-width
+  joiner is kept only inside an emoji.
+- Right-to-left scripts (Hebrew, Arabic) are kept in logical order: position 0
+  is the first character typed, whatever direction it is drawn in.
+- At most ``MAX_TOKENS`` tokens; more raises ``ValueError`` with a message meant
+  for the user. Empty or whitespace-only text also raises ``ValueError``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+
+import numpy as np
+import regex
+
+MAX_TOKENS = 64
+"""Largest sentence the dashboard draws: 64 x 64 cells per head stay readable."""
+
+_ZWJ = "\u200d"
+_TOKEN = regex.compile(
+    r"""
+    \p{N}+(?:[.,]\p{N}+)+                              # a number with a decimal or thousands mark
+    | [\p{L}\p{M}\p{N}]+(?:['\u2019][\p{L}\p{M}\p{N}]+)*  # a word, inner apostrophes allowed
+    | \X                                                # anything else: one grapheme (punctuation, emoji)
+    """,
+    regex.VERBOSE,
+)
+
+
+def _clean(text: str) -> str:
+    """NFC, lower case, and every control or format character (but ZWJ) made a space."""
+    text = unicodedata.normalize("NFC", text).lower()
+    return "".join(
+        " " if unicodedata.category(c) in ("Cc", "Cf") and c != _ZWJ else c for c in text
+    )
+
+
+def tokenize(text: str, *, max_tokens: int = MAX_TOKENS) -> list[str]:
+    """Split ``text`` into tokens following the module's policy.
+
+    Raises ``ValueError`` with a user-facing message when there is no token or
+    more than ``max_tokens``.
+    """
+    tokens = []
+    for match in _TOKEN.finditer(_clean(text)):
+        token = match.group()
+        if not any(unicodedata.category(c) not in ("Zs", "Zl", "Zp", "Cc", "Cf") and not c.isspace() for c in token):
+            continue  # whitespace, or a zero-width joiner left on its own
+        if token[0] != _ZWJ and regex.fullmatch(r"[\p{L}\p{M}\p{N}'\u2019.,\u200d]+", token):
+            token = token.replace(_ZWJ, "")  # a joiner glued to a word is not part of it
+        tokens.append(token)
+    if not tokens:
+        raise ValueError("There is nothing to analyse: type a sentence with at least one word.")
+    if len(tokens) > max_tokens:
+        raise ValueError(
+            f"The text has {len(tokens)} tokens; the limit is {max_tokens} so that every "
+            f"heatmap stays readable. Shorten the sentence."
+        )
+    return tokens
+
+
+def _token_seed(token: str) -> int:
+    """A 128-bit integer fixed by the token's UTF-8 bytes (never Python's salted ``hash()``)."""
+    return int.from_bytes(hashlib.blake2b(token.encode("utf-8"), digest_size=16).digest(), "little")
+
+
+def embed(tokens: list[str], d_model: int, seed: int = 0, dtype: np.dtype | type = np.float64) -> np.ndarray:
+    """Embedding rows ``(T, d_model)`` with independent standard-normal entries.
+
+    A token's row depends only on ``(token string, d_model, seed)``: the same word
+    gets the same vector in any position, any sentence and any process.
+    """
+    rows = {t: np.random.default_rng([int(seed), d_model, _token_seed(t)]).standard_normal(d_model) for t in set(tokens)}
+    out = np.empty((len(tokens), d_model), dtype=dtype)
+    for i, t in enumerate(tokens):
+        out[i] = rows[t]
+    return out
