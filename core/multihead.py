@@ -143,6 +143,14 @@ def multi_head_attention(
     concat = merge_heads(context)  # -> (..., T_q, d_model)
     output = concat @ w_o  # (..., T_q, d_model) @ (d_model, d_model) -> (..., T_q, d_model)
     return AttentionTrace(
-        q=q, k=k, v=v, scores=scores, weights=weights, context=context,
-        concat=concat, output=output, mask=mask, scale=scale,
+        q=q,
+        k=k,
+        v=v,
+        scores=scores,
+        weights=weights,
+        context=context,
+        concat=concat,
+        output=output,
+        mask=mask,
+        scale=scale,
     )

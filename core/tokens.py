@@ -46,9 +46,7 @@ _TOKEN = regex.compile(
 def _clean(text: str) -> str:
     """NFC, lower case, and every control or format character (but ZWJ) made a space."""
     text = unicodedata.normalize("NFC", text).lower()
-    return "".join(
-        " " if unicodedata.category(c) in ("Cc", "Cf") and c != _ZWJ else c for c in text
-    )
+    return "".join(" " if unicodedata.category(c) in ("Cc", "Cf") and c != _ZWJ else c for c in text)
 
 
 def tokenize(text: str, *, max_tokens: int = MAX_TOKENS) -> list[str]:
@@ -86,7 +84,9 @@ def embed(tokens: list[str], d_model: int, seed: int = 0, dtype: np.dtype | type
     A token's row depends only on ``(token string, d_model, seed)``: the same word
     gets the same vector in any position, any sentence and any process.
     """
-    rows = {t: np.random.default_rng([int(seed), d_model, _token_seed(t)]).standard_normal(d_model) for t in set(tokens)}
+    rows = {
+        t: np.random.default_rng([int(seed), d_model, _token_seed(t)]).standard_normal(d_model) for t in set(tokens)
+    }
     out = np.empty((len(tokens), d_model), dtype=dtype)
     for i, t in enumerate(tokens):
         out[i] = rows[t]
