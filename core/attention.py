@@ -33,10 +33,11 @@ def _softmax_inplace(a: np.ndarray, axis: int = -1) -> None:
     m = np.max(a, axis=axis, keepdims=True)
     m[~np.isfinite(m)] = 0  # an all -inf slice: exp(-inf - 0) = 0 below, no inf - inf
     np.subtract(a, m, out=a)
-    np.exp(a, out=a)
-    s = np.sum(a, axis=axis, keepdims=True)
-    s[s == 0] = 1  # all-masked slice: 0 / 1 = 0 instead of 0 / 0
-    np.divide(a, s, out=a)
+    with np.errstate(under="ignore"):  # exp(-1e4) -> 0 is the exact answer to rounding, not an error
+        np.exp(a, out=a)
+        s = np.sum(a, axis=axis, keepdims=True)
+        s[s == 0] = 1  # all-masked slice: 0 / 1 = 0 instead of 0 / 0
+        np.divide(a, s, out=a)
 
 
 def causal_mask(t_q: int, t_k: int | None = None) -> np.ndarray:
