@@ -60,6 +60,7 @@ def tokenize(text: str, *, max_tokens: int = MAX_TOKENS) -> list[str]:
         token = match.group()
         if not any(unicodedata.category(c) not in ("Zs", "Zl", "Zp", "Cc", "Cf") and not c.isspace() for c in token):
             continue  # whitespace, or a zero-width joiner left on its own
+        token = token.strip(_ZWJ)  # a grapheme may end in a joiner ("👨" + ZWJ): not inside, so not kept
         if token[0] != _ZWJ and regex.fullmatch(r"[\p{L}\p{M}\p{N}'\u2019.,\u200d]+", token):
             token = token.replace(_ZWJ, "")  # a joiner glued to a word is not part of it
         tokens.append(token)
