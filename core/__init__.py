@@ -15,9 +15,10 @@ from core.multihead import (
 )
 from core.pipeline import AttentionConfig, PermutationResult, Run, permutation_experiment, realign, run
 from core.positions import POSITIONAL_KINDS, positional_encoding
-from core.tokens import MAX_TOKENS, embed, tokenize
+from core.tokens import MAX_CHARS, MAX_TOKENS, embed, tokenize
 
 __all__ = [
+    "MAX_CHARS",
     "MAX_TOKENS",
     "POSITIONAL_KINDS",
     "AttentionConfig",

@@ -18,7 +18,9 @@ Tokenizer policy (the dashboard shows exactly these tokens):
 - Right-to-left scripts (Hebrew, Arabic) are kept in logical order: position 0
   is the first character typed, whatever direction it is drawn in.
 - At most ``MAX_TOKENS`` tokens; more raises ``ValueError`` with a message meant
-  for the user. Empty or whitespace-only text also raises ``ValueError``.
+  for the user. Empty or whitespace-only text also raises ``ValueError``, and so
+  does text over ``MAX_CHARS`` characters, refused before any other work so a
+  pasted essay costs one length check, not a pass over every character.
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ import regex
 MAX_TOKENS = 64
 """Largest sentence the dashboard draws: 64 x 64 cells per head stay readable."""
 
+MAX_CHARS = 1_000
+"""Longest text accepted: room for MAX_TOKENS long words, and a bound on the work and the label sizes."""
+
 _ZWJ = "\u200d"
 _TOKEN = regex.compile(
     r"""
@@ -44,22 +49,28 @@ _TOKEN = regex.compile(
 
 
 def _clean(text: str) -> str:
-    """NFC, lower case, and every control or format character (but ZWJ) made a space."""
+    """NFC, lower case, and every control, format (but ZWJ) or lone surrogate character made a space."""
     text = unicodedata.normalize("NFC", text).lower()
-    return "".join(" " if unicodedata.category(c) in ("Cc", "Cf") and c != _ZWJ else c for c in text)
+    return "".join(" " if unicodedata.category(c) in ("Cc", "Cf", "Cs") and c != _ZWJ else c for c in text)
 
 
-def tokenize(text: str, *, max_tokens: int = MAX_TOKENS) -> list[str]:
+def tokenize(text: str, *, max_tokens: int = MAX_TOKENS, max_chars: int = MAX_CHARS) -> list[str]:
     """Split ``text`` into tokens following the module's policy.
 
-    Raises ``ValueError`` with a user-facing message when there is no token or
-    more than ``max_tokens``.
+    Raises ``ValueError`` with a user-facing message when the text is longer than
+    ``max_chars``, or there is no token or more than ``max_tokens``.
     """
+    if len(text) > max_chars:
+        raise ValueError(
+            f"The text has {len(text):,} characters; the limit is {max_chars:,} "
+            f"(at most {max_tokens} tokens are drawn). Shorten the sentence."
+        )
     tokens = []
     for match in _TOKEN.finditer(_clean(text)):
         token = match.group()
         if not any(unicodedata.category(c) not in ("Zs", "Zl", "Zp", "Cc", "Cf") and not c.isspace() for c in token):
             continue  # whitespace, or a zero-width joiner left on its own
+        token = token.strip()  # a mark after a space forms one grapheme with it (" " + U+0301): not a token part
         token = token.strip(_ZWJ)  # a grapheme may end in a joiner ("👨" + ZWJ): not inside, so not kept
         if token[0] != _ZWJ and regex.fullmatch(r"[\p{L}\p{M}\p{N}'\u2019.,\u200d]+", token):
             token = token.replace(_ZWJ, "")  # a joiner glued to a word is not part of it
