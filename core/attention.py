@@ -56,8 +56,9 @@ def attention_scores(q: np.ndarray, k: np.ndarray, scale: float | None = None) -
     ``scale=None`` means ``1/sqrt(d_k)``; a number multiplies the scores (1.0 = unscaled).
     """
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
-    scores = q @ np.swapaxes(k, -1, -2)  # (..., T_q, d_k) @ (..., d_k, T_k) -> (..., T_q, T_k)
-    scores *= scale  # a Python float: float32 stays float32
+    with np.errstate(under="ignore"):  # tiny q.k rounding to 0 is correct, not an error
+        scores = q @ np.swapaxes(k, -1, -2)  # (..., T_q, d_k) @ (..., d_k, T_k) -> (..., T_q, T_k)
+        scores *= scale  # a Python float: float32 stays float32
     return scores
 
 
@@ -98,4 +99,6 @@ def scaled_dot_product_attention(
     if k.shape[-2] != v.shape[-2]:
         raise ValueError(f"k and v must have the same number of keys T_k, got {k.shape} and {v.shape}")
     weights = masked_softmax(attention_scores(q, k, scale), mask)  # (..., T_q, T_k)
-    return weights @ v, weights  # (..., T_q, T_k) @ (..., T_k, d_v) -> (..., T_q, d_v)
+    with np.errstate(under="ignore"):  # a weight of ~1e-300 times v may round to 0: correct
+        output = weights @ v  # (..., T_q, T_k) @ (..., T_k, d_v) -> (..., T_q, d_v)
+    return output, weights
