@@ -134,14 +134,16 @@ def multi_head_attention(
     w_q, w_k, w_v, w_o = (w.astype(dtype, copy=False) for w in (proj.w_q, proj.w_k, proj.w_v, proj.w_o))
     scale = 1.0 / math.sqrt(d_k) if scale is None else float(scale)
 
-    q = split_heads(x @ w_q, n_heads)  # (..., T_q, d_model) -> (..., h, T_q, d_k)
-    k = split_heads(kv @ w_k, n_heads)  # (..., T_k, d_model) -> (..., h, T_k, d_k)
-    v = split_heads(kv @ w_v, n_heads)  # (..., T_k, d_model) -> (..., h, T_k, d_k)
-    scores = attention_scores(q, k, scale)  # -> (..., h, T_q, T_k)
-    weights = masked_softmax(scores, mask)  # -> (..., h, T_q, T_k)
-    context = weights @ v  # (..., h, T_q, T_k) @ (..., h, T_k, d_k) -> (..., h, T_q, d_k)
-    concat = merge_heads(context)  # -> (..., T_q, d_model)
-    output = concat @ w_o  # (..., T_q, d_model) @ (d_model, d_model) -> (..., T_q, d_model)
+    # Underflow to 0 is correct rounding (a saturated float32 softmax has weights ~1e-40), not an error.
+    with np.errstate(under="ignore"):
+        q = split_heads(x @ w_q, n_heads)  # (..., T_q, d_model) -> (..., h, T_q, d_k)
+        k = split_heads(kv @ w_k, n_heads)  # (..., T_k, d_model) -> (..., h, T_k, d_k)
+        v = split_heads(kv @ w_v, n_heads)  # (..., T_k, d_model) -> (..., h, T_k, d_k)
+        scores = attention_scores(q, k, scale)  # -> (..., h, T_q, T_k)
+        weights = masked_softmax(scores, mask)  # -> (..., h, T_q, T_k)
+        context = weights @ v  # (..., h, T_q, T_k) @ (..., h, T_k, d_k) -> (..., h, T_q, d_k)
+        concat = merge_heads(context)  # -> (..., T_q, d_model)
+        output = concat @ w_o  # (..., T_q, d_model) @ (d_model, d_model) -> (..., T_q, d_model)
     return AttentionTrace(
         q=q,
         k=k,
