@@ -162,3 +162,21 @@ def test_output_is_sum_of_heads_projected_by_their_rows_of_w_o(inputs):
     d_k = x.shape[-1] // n_heads
     per_head = [trace.context[..., h, :, :] @ proj.w_o[h * d_k : (h + 1) * d_k, :] for h in range(n_heads)]
     np.testing.assert_allclose(trace.output, np.sum(per_head, axis=0), rtol=0, atol=1e-12)
+
+
+@SETTINGS
+@given(multi_head_inputs(), st.sampled_from([1.0, 10.0, 40.0]), float_dtypes)
+def test_multi_head_no_floating_point_warning_for_saturated_scores(inputs, amplitude, dtype):
+    # Scores grow as amplitude^2: at 40 they spread by ~1600, up to ~1e4, so most weights
+    # underflow to exactly 0 and rows are one-hot; none of that may warn or give NaN.
+    x, kv, proj, n_heads, mask, scale = inputs
+    x = (amplitude * x).astype(dtype)
+    kv = None if kv is None else (amplitude * kv).astype(dtype)
+    with warnings.catch_warnings(), np.errstate(all="raise"):
+        warnings.simplefilter("error")
+        trace = multi_head_attention(x, proj, n_heads, kv=kv, mask=mask, scale=scale)
+    assert trace.output.dtype == dtype
+    assert np.all(np.isfinite(trace.weights))
+    assert np.all(np.isfinite(trace.output))
+    if mask is not None:
+        assert np.all(trace.weights[..., ~mask] == 0.0)
