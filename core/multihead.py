@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.attention import attention_scores, masked_softmax
+from core.rope import apply_rope
 
 
 def valid_head_counts(d_model: int) -> list[int]:
@@ -79,6 +80,10 @@ class AttentionTrace:
     ``(..., h, T_q, d_k)``, concat and output ``(..., T_q, d_model)``. ``mask`` is
     the bool mask that was applied (True = may attend) or None; ``scale`` the
     factor that multiplied ``QK^T``.
+
+    With RoPE, ``q`` and ``k`` are the rotated arrays (so ``scores == q @ k^T *
+    scale`` holds for every trace) and ``q_unrotated``, ``k_unrotated`` hold them
+    before the rotation; without RoPE those two are None.
     """
 
     q: np.ndarray
@@ -91,6 +96,8 @@ class AttentionTrace:
     output: np.ndarray
     mask: np.ndarray | None
     scale: float
+    q_unrotated: np.ndarray | None = None
+    k_unrotated: np.ndarray | None = None
 
     @property
     def n_heads(self) -> int:
@@ -117,6 +124,8 @@ def multi_head_attention(
     kv: np.ndarray | None = None,
     mask: np.ndarray | None = None,
     scale: float | None = None,
+    q_positions: np.ndarray | None = None,
+    k_positions: np.ndarray | None = None,
 ) -> AttentionTrace:
     """Multi-head attention of ``x (..., T_q, d_model)`` over ``kv (..., T_k, d_model)``.
 
@@ -124,7 +133,12 @@ def multi_head_attention(
     keys and values from ``kv`` (cross-attention). ``mask`` is bool, True = may
     attend, broadcastable to ``(..., h, T_q, T_k)``. ``scale=None`` means
     ``1/sqrt(d_k)``. The weights are cast to ``x.dtype``, so float32 stays float32.
+
+    ``q_positions (T_q,)`` and ``k_positions (T_k,)``, given together, switch on RoPE:
+    each head's q and k are rotated by their own positions before ``QK^T``.
     """
+    if (q_positions is None) != (k_positions is None):
+        raise ValueError("RoPE needs both q_positions and k_positions (or neither)")
     d_model = x.shape[-1]
     if d_model != proj.d_model:
         raise ValueError(f"x has width {d_model} but the projections expect d_model = {proj.d_model}")
@@ -139,6 +153,11 @@ def multi_head_attention(
         q = split_heads(x @ w_q, n_heads)  # (..., T_q, d_model) -> (..., h, T_q, d_k)
         k = split_heads(kv @ w_k, n_heads)  # (..., T_k, d_model) -> (..., h, T_k, d_k)
         v = split_heads(kv @ w_v, n_heads)  # (..., T_k, d_model) -> (..., h, T_k, d_k)
+        q_unrotated = k_unrotated = None
+        if q_positions is not None:
+            q_unrotated, k_unrotated = q, k
+            q = apply_rope(q, q_positions)  # (..., h, T_q, d_k): every head turned by its query positions
+            k = apply_rope(k, k_positions)  # (..., h, T_k, d_k)
         scores = attention_scores(q, k, scale)  # -> (..., h, T_q, T_k)
         weights = masked_softmax(scores, mask)  # -> (..., h, T_q, T_k)
         context = weights @ v  # (..., h, T_q, T_k) @ (..., h, T_k, d_k) -> (..., h, T_q, d_k)
@@ -155,4 +174,6 @@ def multi_head_attention(
         output=output,
         mask=mask,
         scale=scale,
+        q_unrotated=q_unrotated,
+        k_unrotated=k_unrotated,
     )
