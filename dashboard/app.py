@@ -1,4 +1,9 @@
-"""Attention Lab: entry file (placeholder until the dashboard lands)."""
+"""Attention Lab: the entry file. It routes; the views render.
+
+Run from the repository root: ``streamlit run dashboard/app.py``.
+One page, one view at a time: the view is a query parameter like every setting,
+so a link carries the whole state and only the chosen view computes.
+"""
 
 import sys
 from pathlib import Path
@@ -7,5 +12,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `core` lives at 
 
 import streamlit as st
 
-st.title("Attention Lab")
-st.write("The dashboard is under construction.")
+from dashboard.settings import sidebar
+from dashboard.url_notes import read_link, show_link_notes
+from dashboard.views import choose_view
+
+st.set_page_config(page_title="Attention Lab", page_icon="🔎", layout="wide")
+
+link = read_link()  # before any widget: bound widgets drop bad values from the URL
+settings = sidebar()
+view = choose_view()
+st.caption(view.teaches)
+show_link_notes(link, settings)
+view.render(settings)

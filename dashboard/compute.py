@@ -1,0 +1,71 @@
+"""Every computation the dashboard shows, cached: settings in, core results out.
+
+Nothing else in dashboard/ does math. Each function is keyed on hashable
+arguments (token tuples, a frozen ``AttentionConfig``) and bounded with
+``max_entries``: the largest ``Run`` (64 tokens, d_model 512, 16 heads) is about
+3.5 MB, so 32 entries stay near 100 MB on a 1 GB host.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from core import AttentionConfig, PermutationResult, Run, permutation_experiment, run, tokenize
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def tokens_of(sentence: str) -> tuple[str, ...]:
+    """The tokens of ``sentence``; raises ``ValueError`` (not cached) with a user-facing message."""
+    return tuple(tokenize(sentence))
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def attention_run(tokens: tuple[str, ...], config: AttentionConfig) -> Run:
+    """Embeddings, positions and the full self-attention trace for ``tokens``."""
+    return run(tokens, config)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def permutation_run(
+    tokens: tuple[str, ...], permutation: tuple[int, ...], config: AttentionConfig
+) -> PermutationResult:
+    """Attention on ``tokens`` and on ``tokens`` reordered, compared position by position."""
+    return permutation_experiment(tokens, list(permutation), config)
+
+
+def reverse_permutation(t: int) -> tuple[int, ...]:
+    """``(T-1, ..., 0)``: the sentence read backwards."""
+    return tuple(range(t - 1, -1, -1))
+
+
+def random_permutation(t: int, seed: int) -> tuple[int, ...]:
+    """A shuffle of ``0..T-1`` fixed by ``seed`` (its own generator, never global state)."""
+    return tuple(int(i) for i in np.random.default_rng([int(seed), t, 0x5045524D]).permutation(t))  # "PERM"
+
+
+def typed_permutation(tokens: tuple[str, ...], typed: tuple[str, ...]) -> tuple[int, ...] | None:
+    """The permutation ``p`` with ``typed == [tokens[i] for i in p]``, or None if ``typed`` is not a rearrangement.
+
+    A repeated word takes the original positions in order (first "the" typed ->
+    first "the" of the sentence); without positions any choice gives the same map.
+    """
+    if len(typed) != len(tokens):
+        return None
+    free: dict[str, list[int]] = {}
+    for i, t in enumerate(tokens):
+        free.setdefault(t, []).append(i)
+    perm = []
+    for t in typed:
+        if not free.get(t):
+            return None
+        perm.append(free[t].pop(0))
+    return tuple(perm)
+
+
+def mean_row_peak(weights: np.ndarray) -> float:
+    """Mean over heads and queries of each row's largest weight: ``(h, T_q, T_k) -> float``.
+
+    1 means every query looks at one key only; 1/T_k means it spreads evenly.
+    """
+    return float(weights.max(axis=-1).mean())

@@ -1,0 +1,20 @@
+"""Pure figure builders: arrays and token lists in, ``go.Figure`` out, no ``st.`` call.
+
+Every token string is HTML-escaped here before it reaches a Plotly label.
+"""
+
+from dashboard.figures.grid import COLORSCALE, Panel, heatmap_grid
+from dashboard.figures.heads import average_figure, heads_figure, permutation_figure
+from dashboard.figures.labels import escape, position_labels, tick_texts
+
+__all__ = [
+    "COLORSCALE",
+    "Panel",
+    "average_figure",
+    "escape",
+    "heads_figure",
+    "heatmap_grid",
+    "permutation_figure",
+    "position_labels",
+    "tick_texts",
+]

@@ -1,0 +1,51 @@
+"""Attention-weight figures: every head of one sentence, their average, and a reordering."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from dashboard.figures.grid import Panel, heatmap_grid
+
+
+def heads_figure(weights: np.ndarray, tokens: Sequence[str], allowed: np.ndarray | None = None) -> go.Figure:
+    """One heatmap per head: ``weights (h, T, T)``, ``tokens (T,)``, ``allowed (T, T)`` bool or None."""
+    h, t_q, t_k = weights.shape
+    if (t_q, t_k) != (len(tokens), len(tokens)):
+        raise ValueError(f"weights {weights.shape} do not match {len(tokens)} tokens")
+    panels = [Panel(weights[i], tokens, tokens, f"head {i + 1}", allowed) for i in range(h)]
+    return heatmap_grid(panels)
+
+
+def average_figure(weights: np.ndarray, tokens: Sequence[str], allowed: np.ndarray | None = None) -> go.Figure:
+    """The mean over heads, ``(h, T, T) -> (T, T)``: still a distribution per row, so the 0-1 scale holds."""
+    h = weights.shape[0]
+    mean = weights.mean(axis=0)  # (h, T, T) -> (T, T)
+    return heatmap_grid([Panel(mean, tokens, tokens, f"average over {h} head{'s' * (h > 1)}", allowed)], ncols=2)
+
+
+def permutation_figure(
+    weights: np.ndarray,
+    permuted_weights: np.ndarray,
+    realigned: np.ndarray,
+    tokens: Sequence[str],
+    permutation: Sequence[int],
+    allowed: np.ndarray | None = None,
+) -> go.Figure:
+    """Three maps of one head, each ``(T, T)``: original order, reordered sentence, reordered map moved back.
+
+    ``allowed (T, T)`` is the mask in each sentence's own order (the causal mask
+    is the same triangle for both); the realigned map keeps its mask moved back
+    with it, so a masked cell stays marked where it lands.
+    """
+    permuted_tokens = [tokens[p] for p in permutation]
+    inverse = np.argsort(np.asarray(permutation))
+    realigned_allowed = None if allowed is None else allowed[inverse][:, inverse]
+    panels = [
+        Panel(weights, tokens, tokens, "original order", allowed),
+        Panel(permuted_weights, permuted_tokens, permuted_tokens, "reordered sentence", allowed),
+        Panel(realigned, tokens, tokens, "reordered map, moved back", realigned_allowed),
+    ]
+    return heatmap_grid(panels, ncols=3)

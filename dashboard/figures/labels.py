@@ -1,0 +1,39 @@
+"""Token text made safe and readable for Plotly labels.
+
+plotly.js interprets a subset of HTML in every label, title, tick and hover
+text (``<b>``, ``<br>``, ``<a href>``...), so a token typed as ``<b>x</b>`` must
+reach it as ``&lt;b&gt;x&lt;/b&gt;``, which plotly.js draws literally. Every
+label is also prefixed with its position, ``"3·river"``: a repeated word keeps
+its own row and column, and no label can start with ``$`` (LaTeX in plotly.js).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+TICK_CHARS = 12
+"""Longest tick text; the hover label always carries the full token."""
+
+
+def escape(text: str) -> str:
+    """HTML-escape ``text`` for any Plotly string (quotes included)."""
+    return html.escape(text, quote=True)
+
+
+def position_labels(tokens: Sequence[str]) -> list[str]:
+    """Unique, escaped category labels ``"i·token"`` for T tokens: (T,) str -> (T,) str."""
+    return [f"{i}·{escape(t)}" for i, t in enumerate(tokens)]
+
+
+def tick_texts(tokens: Sequence[str], max_chars: int = TICK_CHARS) -> list[str]:
+    """Escaped tick texts ``"i·token"``, long tokens cut to ``max_chars`` with an ellipsis.
+
+    The cut happens before escaping, so an entity such as ``&amp;`` is never split.
+    """
+    return [f"{i}·{escape(t if len(t) <= max_chars else t[: max_chars - 1] + '…')}" for i, t in enumerate(tokens)]
+
+
+def tick_step(n: int, max_ticks: int) -> int:
+    """Label every ``step``-th position so that at most ``max_ticks`` labels are drawn."""
+    return max(1, -(-n // max(1, max_ticks)))

@@ -1,0 +1,37 @@
+"""Settings to core inputs, or a clear message on the page instead of a traceback.
+
+Messages shown here are the dashboard's own text or ``core``'s ``ValueError``
+text, which names only numbers (token counts, limits), never what the user typed.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core import Run
+from dashboard import compute
+from dashboard.settings import Settings
+
+
+def tokens_or_message(sentence: str) -> tuple[str, ...] | None:
+    """The tokens of ``sentence``, or None after showing why there are none."""
+    if not sentence.strip():
+        st.info("Type a sentence in the sidebar to see its attention maps.")
+        return None
+    try:
+        return compute.tokens_of(sentence)
+    except ValueError as err:
+        st.error(str(err))
+        return None
+
+
+def run_or_message(settings: Settings) -> Run | None:
+    """The attention run for ``settings``, or None after showing a message."""
+    tokens = tokens_or_message(settings.sentence)
+    if tokens is None:
+        return None
+    try:
+        return compute.attention_run(tokens, settings.config)
+    except ValueError as err:
+        st.error(str(err))
+        return None

@@ -1,0 +1,69 @@
+"""Heads: one heatmap per head on one shared 0-1 scale, and optionally their average."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from dashboard import compute
+from dashboard.figures import average_figure, heads_figure
+from dashboard.inputs import run_or_message
+from dashboard.settings import Settings
+
+PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": "attention", "scale": 2}}
+
+
+def _repeats(tokens: tuple[str, ...]) -> list[list[int]]:
+    """Groups of positions holding the same token: ``("a", "b", "a") -> [[0, 2]]``."""
+    groups: dict[str, list[int]] = {}
+    for i, t in enumerate(tokens):
+        groups.setdefault(t, []).append(i)
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def render(settings: Settings) -> None:
+    run = run_or_message(settings)
+    if run is None:
+        return
+    t, h = len(run.tokens), settings.n_heads
+    st.caption(
+        f"{h} head{'s' * (h > 1)}, each a {t}×{t} map. Row = the query token, column = the key token it "
+        f"looks at; every row sums to 1. d_k = {settings.d_model} / {h} = {settings.d_k}."
+    )
+    show_average = st.toggle(
+        "Average over heads",
+        key="average",
+        bind="query-params",
+        help="The mean of all heads' maps: still a distribution over keys for every query.",
+    )
+    st.plotly_chart(
+        heads_figure(run.trace.weights, run.tokens, run.trace.mask),
+        width="stretch",
+        key="heads_chart",
+        config=PLOTLY_CONFIG,
+    )
+    if show_average:
+        st.plotly_chart(
+            average_figure(run.trace.weights, run.tokens, run.trace.mask),
+            width="stretch",
+            key="average_chart",
+            config=PLOTLY_CONFIG,
+        )
+    _notice(settings, run.tokens, run.trace.weights)
+
+
+def _notice(settings: Settings, tokens: tuple[str, ...], weights: np.ndarray) -> None:
+    """What to point at, in words that name positions, never the typed text."""
+    points = []
+    repeats = _repeats(tokens)
+    if repeats and settings.positional == "none" and not settings.causal:
+        where = "; ".join(" and ".join(map(str, g)) for g in repeats)
+        points.append(
+            f"Positions {where} hold the same word. With no positional encoding they get identical rows "
+            "and identical columns in every head: attention cannot tell them apart."
+        )
+    if settings.causal:
+        points.append("Causal mask: row i only has weights on columns 0..i; the first token can only look at itself.")
+    peak = compute.mean_row_peak(weights)
+    points.append(f"The largest weight in a row is {peak:.2f} on average (1.00 = one-hot, 1/{len(tokens)} = flat).")
+    st.markdown("\n".join(f"- {p}" for p in points))

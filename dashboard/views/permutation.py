@@ -1,0 +1,146 @@
+"""Permutation: reorder the words and compare the maps position by position.
+
+Without positional encoding and without a mask, self-attention is permutation
+equivariant: the reordered sentence's map is the original map with its rows and
+columns reordered, so moving it back gives the original to rounding (~1e-16).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pandas as pd
+import streamlit as st
+
+from core import AttentionConfig, causal_mask
+from dashboard import compute
+from dashboard.figures import permutation_figure
+from dashboard.inputs import tokens_or_message
+from dashboard.settings import MAX_SEED, Settings
+from dashboard.views.heads import PLOTLY_CONFIG
+
+TOLERANCE = 1e-9
+"""Float64 rounding leaves ~1e-16; any real dependence on order is many orders of magnitude larger."""
+MODES = {"reverse": "Reverse", "random": "Random shuffle", "typed": "Type another order"}
+
+SAME = "Same map, reordered. Attention alone cannot see word order: moving the words only moves rows and columns."
+WHY_POSITIONS = (
+    "A positional encoding adds a different vector at each position, so a word that moves gets a different "
+    "vector, and its queries, keys and values change."
+)
+WHY_MASK = (
+    "The causal mask depends on positions: query i sees keys 0..i only, so after reordering a word sees a "
+    "different set of words."
+)
+
+
+def _choose_permutation(tokens: tuple[str, ...]) -> tuple[int, ...] | None:
+    """The reordering widgets; returns a permutation of 0..T-1, or None after a message."""
+    mode = st.segmented_control(
+        "Reordering",
+        list(MODES),
+        default="reverse",
+        required=True,
+        format_func=lambda m: MODES[m],
+        key="perm_mode",
+        bind="query-params",
+        help="How to reorder the sentence's words before running attention again.",
+    )
+    if mode == "random":
+        seed = st.number_input(
+            "Shuffle seed",
+            min_value=0,
+            max_value=MAX_SEED,
+            value=0,
+            key="perm_seed",
+            bind="query-params",
+            help="Its own seed: it changes the shuffle, not the model.",
+        )
+        return compute.random_permutation(len(tokens), int(seed))
+    if mode == "typed":
+        typed_text = st.text_input(
+            "The same words in another order",
+            key="perm_text",
+            bind="query-params",
+            help='e.g. "dog bites man" for "man bites dog". It must use exactly the same words.',
+        )
+        if not typed_text.strip():
+            st.info("Type the sentence's words in another order (for example backwards) to compare.")
+            return None
+        typed = tokens_or_message(typed_text)
+        if typed is None:
+            return None
+        perm = compute.typed_permutation(tokens, typed)
+        if perm is None:
+            st.warning(
+                f"That is not a rearrangement of the sentence: it has {len(typed)} tokens against "
+                f"{len(tokens)}, or different words. Use each word of the sentence exactly once."
+            )
+        return perm
+    return compute.reverse_permutation(len(tokens))
+
+
+def _verdict(diff: float, config: AttentionConfig) -> tuple[bool, str]:
+    """(order visible?, one plain sentence saying why)."""
+    if diff <= TOLERANCE:
+        return False, SAME
+    reasons = ([WHY_POSITIONS] if config.positional != "none" else []) + ([WHY_MASK] if config.causal else [])
+    return True, "Different maps: word order now matters. " + " ".join(reasons)
+
+
+def _breakers(tokens: tuple[str, ...], perm: tuple[int, ...], config: AttentionConfig) -> pd.DataFrame:
+    """The same reordering under the symmetric setting and under each thing that breaks it."""
+    cases = [
+        ("no positional encoding, no mask", replace(config, positional="none", causal=False)),
+        ("sinusoidal positional encoding", replace(config, positional="sinusoidal", causal=False)),
+        ("learned positional encoding", replace(config, positional="learned", causal=False)),
+        ("causal mask", replace(config, positional="none", causal=True)),
+    ]
+    rows = []
+    for label, cfg in cases:
+        diff = compute.permutation_run(tokens, perm, cfg).max_abs_diff
+        rows.append((label, f"{diff:.2e}", "yes" if diff > TOLERANCE else "no"))
+    return pd.DataFrame(rows, columns=["setting", "max |difference|", "order visible?"])
+
+
+def render(settings: Settings) -> None:
+    tokens = tokens_or_message(settings.sentence)
+    if tokens is None:
+        return
+    perm = _choose_permutation(tokens)
+    if perm is None:
+        return
+    if perm == tuple(range(len(tokens))):
+        st.info("This reordering leaves every word in place: pick another one to see anything move.")
+    config = settings.config
+    result = compute.permutation_run(tokens, perm, config)
+    head = st.segmented_control(
+        "Head",
+        list(range(1, settings.n_heads + 1)),
+        default=1,
+        required=True,
+        key="perm_head",
+        bind="query-params",
+        help="The difference below is over all heads; the maps show this one.",
+    )
+    k = int(head) - 1
+    visible, sentence = _verdict(result.max_abs_diff, config)
+    st.metric("max |original − moved back|, all heads", f"{result.max_abs_diff:.2e}")
+    (st.warning if visible else st.success)(sentence)
+    st.plotly_chart(
+        permutation_figure(
+            result.weights[k],
+            result.permuted_weights[k],
+            result.realigned[k],
+            tokens,
+            perm,
+            causal_mask(len(tokens)) if config.causal else None,
+        ),
+        width="stretch",
+        key="permutation_chart",
+        config=PLOTLY_CONFIG,
+    )
+    st.subheader("What breaks the symmetry")
+    st.caption("The same reordering, with the other settings as in the sidebar.")
+    st.dataframe(_breakers(tokens, perm, config), hide_index=True, width="stretch")
+    st.markdown(f"- {WHY_POSITIONS}\n- {WHY_MASK}")

@@ -1,0 +1,55 @@
+"""AppTest helpers: run the dashboard headless, read its Plotly figures as JSON."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.conftest import ROOT
+
+APP = str(ROOT / "dashboard" / "app.py")
+TIMEOUT = 30  # the CPU is shared with other test runs
+
+
+def make_app(**query: str) -> AppTest:
+    """An AppTest of the dashboard opened with ``query`` as its URL parameters (not run yet)."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for key, value in query.items():
+        at.query_params[key] = value
+    return at
+
+
+@pytest.fixture
+def app():
+    """The dashboard at its defaults, already run once."""
+    return make_app().run()
+
+
+def figures(at: AppTest) -> list[dict]:
+    """Every Plotly chart on the page as its figure JSON, in page order."""
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def array(value) -> np.ndarray:
+    """A Plotly data array as NumPy: plain lists, or ``{"dtype", "bdata", "shape"}`` base64."""
+    if isinstance(value, dict) and "bdata" in value:
+        flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = value.get("shape")
+        if isinstance(shape, str):
+            shape = [int(s) for s in shape.split(",")]
+        return flat.reshape(shape) if shape else flat
+    return np.asarray(value, dtype=float)
+
+
+def heatmaps(fig: dict) -> list[dict]:
+    """The weight heatmaps of a figure (traces of type heatmap)."""
+    return [trace for trace in fig["data"] if trace.get("type") == "heatmap"]
+
+
+def no_exception(at: AppTest) -> None:
+    """Fail with the app's own traceback text if the page shows an exception."""
+    assert not at.exception, [e.message for e in at.exception]
