@@ -1,6 +1,8 @@
 """The whole data path for one sentence, and the permutation experiment built on it.
 
-tokens -> embed -> + positional -> multi-head self-attention -> trace.
+tokens -> embed -> + positional -> multi-head self-attention -> trace; with a
+source sentence, multi-head cross-attention (queries from one, keys and values
+from the other).
 """
 
 from __future__ import annotations
@@ -10,9 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.attention import causal_mask
-from core.multihead import AttentionTrace, Projections, check_heads, multi_head_attention
-from core.positions import POSITIONAL_KINDS, positional_encoding
+from core.multihead import AttentionTrace, check_heads, multi_head_attention, valid_head_counts
+from core.positions import POSITIONAL_KINDS
 from core.tokens import embed
+from core.toy_weights import PREVIOUS_MIN_D_K, WEIGHT_KINDS, make_projections, model_positions
 
 
 @dataclass(frozen=True)
@@ -26,9 +29,15 @@ class AttentionConfig:
     causal: bool = False
     """Mask future tokens, as a decoder does: query i sees keys 0..i only."""
     positional: str = "none"
-    """"none" keeps the permutation symmetry; "sinusoidal" or "learned" break it."""
+    """"none" keeps the permutation symmetry; "sinusoidal" or "learned" break it; "rope" rotates q and k
+    per head instead of adding to x, so scores see only relative position (needs an even d_k)."""
     seed: int = 0
     """Fixes the embeddings, positional table and projections: same seed, same pictures."""
+    scaled: bool = True
+    """Divide QK^T by sqrt(d_k). False (scale 1) shows heads collapsing toward one-hot as d_k grows."""
+    weights: str = "random"
+    """"random" (seeded), or hand-built: "identity" (look-alikes attend to each other) or "previous"
+    (a previous-token head, d_k >= 4, reading its own clock table when positional="learned")."""
 
     def __post_init__(self) -> None:
         if self.d_model < 1:
@@ -36,12 +45,32 @@ class AttentionConfig:
         check_heads(self.d_model, self.n_heads)
         if self.positional not in POSITIONAL_KINDS:
             raise ValueError(f"positional must be one of {POSITIONAL_KINDS}, got {self.positional!r}")
+        if self.weights not in WEIGHT_KINDS:
+            raise ValueError(f"weights must be one of {WEIGHT_KINDS}, got {self.weights!r}")
+        allowed = head_counts(self.d_model, self.positional, self.weights)
+        if self.n_heads not in allowed:
+            needs = ["an even d_k (RoPE rotates pairs)"] if self.positional == "rope" else []
+            needs += [f"d_k >= {PREVIOUS_MIN_D_K} (the previous-token head)"] if self.weights == "previous" else []
+            raise ValueError(
+                f"{self.n_heads} heads leave d_k = {self.d_k}, but these settings need {' and '.join(needs)}. "
+                f"Valid head counts for d_model = {self.d_model}: {', '.join(map(str, allowed)) or 'none'}."
+            )
         if self.seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed}")
 
     @property
     def d_k(self) -> int:
         return self.d_model // self.n_heads
+
+
+def head_counts(d_model: int, positional: str = "none", weights: str = "random") -> list[int]:
+    """The head counts ``AttentionConfig`` accepts for these settings, ascending (may be empty)."""
+    counts = valid_head_counts(d_model)
+    if positional == "rope":
+        counts = [h for h in counts if (d_model // h) % 2 == 0]
+    if weights == "previous":
+        counts = [h for h in counts if d_model // h >= PREVIOUS_MIN_D_K]
+    return counts
 
 
 @dataclass(frozen=True)
@@ -52,20 +81,75 @@ class Run:
     x: np.ndarray
     """(T, d_model) token embeddings, before any position is added."""
     positions: np.ndarray
-    """(T, d_model) positional encoding (zeros for "none")."""
+    """(T, d_model) the table added to x (zeros for "none" and "rope")."""
     trace: AttentionTrace
-    """Q, K, V, scores, weights, context, concat and output of self-attention on x + positions."""
+    """Q, K, V, scores, weights, context, concat and output of attention on x + positions."""
+    source_tokens: tuple[str, ...] | None = None
+    """Cross-attention: the tokens keys and values come from; None for self-attention."""
+    source_x: np.ndarray | None = None
+    """(T_k, d_model) the source's embeddings; None for self-attention."""
+    source_positions: np.ndarray | None = None
+    """(T_k, d_model) the table added to the source; None for self-attention."""
+    start: int = 0
+    """Position of the first token on each side: positions are start..start+T-1."""
+
+    @property
+    def key_tokens(self) -> tuple[str, ...]:
+        """The tokens along the key axis of every (T_q, T_k) map: the source's, or the sentence's own."""
+        return self.tokens if self.source_tokens is None else self.source_tokens
 
 
-def run(tokens: list[str] | tuple[str, ...], config: AttentionConfig) -> Run:
-    """Embed ``tokens``, add positions, and run multi-head self-attention."""
+def run(
+    tokens: list[str] | tuple[str, ...],
+    config: AttentionConfig,
+    *,
+    source: list[str] | tuple[str, ...] | None = None,
+    start: int = 0,
+) -> Run:
+    """Embed ``tokens``, add positions, and run multi-head attention.
+
+    ``source=None`` is self-attention. With a ``source`` token list it is
+    cross-attention, as in a decoder reading an encoder: queries come from ``tokens``
+    (T_q of them), keys and values from ``source`` (T_k), and each side gets its
+    own positions from ``start`` (added tables, or RoPE angles). ``causal`` then
+    means the top-left aligned ``tril`` over T_q x T_k: query i may attend to source
+    positions 0..i, which fits two sentences aligned word by word; a translation
+    decoder's cross-attention is normally unmasked. ``start`` moves every position
+    by the same amount (``core.shift``).
+    """
+    if source is not None and len(source) == 0:
+        raise ValueError("the source sentence has no tokens: cross-attention needs at least one key")
     t = len(tokens)
-    x = embed(list(tokens), config.d_model, config.seed)  # (T, d_model)
-    pe = positional_encoding(config.positional, t, config.d_model, config.seed)  # (T, d_model)
-    proj = Projections.random(config.d_model, config.seed)
-    mask = causal_mask(t) if config.causal else None  # (T, T)
-    trace = multi_head_attention(x + pe, proj, config.n_heads, mask=mask)
-    return Run(tokens=tuple(tokens), x=x, positions=pe, trace=trace)
+    x = embed(list(tokens), config.d_model, config.seed)  # (T_q, d_model)
+    pe = model_positions(config.positional, config.weights, t, config.d_model, config.seed, start)  # (T_q, d_model)
+    src_x = src_pe = None
+    t_k = t
+    if source is not None:
+        t_k = len(source)
+        src_x = embed(list(source), config.d_model, config.seed)  # (T_k, d_model)
+        src_pe = model_positions(config.positional, config.weights, t_k, config.d_model, config.seed, start)
+    proj = make_projections(config.weights, config.d_model, config.n_heads, config.seed)
+    rope = config.positional == "rope"
+    trace = multi_head_attention(
+        x + pe,
+        proj,
+        config.n_heads,
+        kv=None if source is None else src_x + src_pe,  # (T_k, d_model)
+        mask=causal_mask(t, t_k) if config.causal else None,  # (T_q, T_k), top-left aligned
+        scale=None if config.scaled else 1.0,
+        q_positions=np.arange(start, start + t) if rope else None,
+        k_positions=np.arange(start, start + t_k) if rope else None,
+    )
+    return Run(
+        tokens=tuple(tokens),
+        x=x,
+        positions=pe,
+        trace=trace,
+        source_tokens=None if source is None else tuple(source),
+        source_x=src_x,
+        source_positions=src_pe,
+        start=start,
+    )
 
 
 @dataclass(frozen=True)

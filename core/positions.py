@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-POSITIONAL_KINDS = ("none", "sinusoidal", "learned")
+POSITIONAL_KINDS = ("none", "sinusoidal", "learned", "rope")
+"""``"rope"`` adds nothing to x: it rotates each head's q and k instead (``core.rope``)."""
 
 
 def sinusoidal(t: int, d_model: int) -> np.ndarray:
@@ -32,12 +33,18 @@ def learned(t: int, d_model: int, seed: int = 0) -> np.ndarray:
     return rng.standard_normal((t, d_model))
 
 
-def positional_encoding(kind: str, t: int, d_model: int, seed: int = 0) -> np.ndarray:
-    """``"none"`` (zeros), ``"sinusoidal"`` or ``"learned"``: ``(t, d_model)`` float64."""
-    if kind == "none":
+def positional_encoding(kind: str, t: int, d_model: int, seed: int = 0, *, start: int = 0) -> np.ndarray:
+    """The table added to x for positions ``start..start+t-1``: ``(t, d_model)`` float64.
+
+    ``"none"`` and ``"rope"`` give zeros (RoPE acts on q and k, not on x);
+    ``"sinusoidal"`` and ``"learned"`` give rows ``start..`` of their table.
+    """
+    if start < 0:
+        raise ValueError(f"positions start at 0 or later, got start = {start}")
+    if kind in ("none", "rope"):
         return np.zeros((t, d_model))
     if kind == "sinusoidal":
-        return sinusoidal(t, d_model)
+        return sinusoidal(start + t, d_model)[start:]
     if kind == "learned":
-        return learned(t, d_model, seed)
+        return learned(start + t, d_model, seed)[start:]
     raise ValueError(f"unknown positional encoding {kind!r}; choose one of {', '.join(POSITIONAL_KINDS)}")
