@@ -4,6 +4,7 @@ NumPy only: nothing here imports streamlit, plotly or pandas.
 """
 
 from core.attention import attention_scores, causal_mask, masked_softmax, scaled_dot_product_attention, softmax
+from core.head_summary import HeadSummary, head_summary
 from core.multihead import (
     AttentionTrace,
     Projections,
@@ -13,31 +14,57 @@ from core.multihead import (
     split_heads,
     valid_head_counts,
 )
-from core.pipeline import AttentionConfig, PermutationResult, Run, permutation_experiment, realign, run
+from core.pipeline import AttentionConfig, PermutationResult, Run, head_counts, permutation_experiment, realign, run
 from core.positions import POSITIONAL_KINDS, positional_encoding
+from core.rope import ROPE_BASE, apply_rope, rope_frequencies
+from core.scaling import DEFAULT_D_KS, ScalingResult, scaling_experiment
+from core.shift import ShiftResult, shift_experiment
 from core.tokens import MAX_CHARS, MAX_TOKENS, embed, tokenize
+from core.toy_weights import (
+    WEIGHT_KINDS,
+    clock_positions,
+    identity_projections,
+    make_projections,
+    previous_token_projections,
+)
 
 __all__ = [
+    "DEFAULT_D_KS",
     "MAX_CHARS",
     "MAX_TOKENS",
     "POSITIONAL_KINDS",
+    "ROPE_BASE",
+    "WEIGHT_KINDS",
     "AttentionConfig",
     "AttentionTrace",
+    "HeadSummary",
     "PermutationResult",
     "Projections",
     "Run",
+    "ScalingResult",
+    "ShiftResult",
+    "apply_rope",
     "attention_scores",
     "causal_mask",
     "check_heads",
+    "clock_positions",
     "embed",
+    "head_counts",
+    "head_summary",
+    "identity_projections",
+    "make_projections",
     "masked_softmax",
     "merge_heads",
     "multi_head_attention",
     "permutation_experiment",
     "positional_encoding",
+    "previous_token_projections",
     "realign",
+    "rope_frequencies",
     "run",
     "scaled_dot_product_attention",
+    "scaling_experiment",
+    "shift_experiment",
     "softmax",
     "split_heads",
     "tokenize",
