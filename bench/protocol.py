@@ -1,0 +1,219 @@
+"""A browser tab without the browser: Streamlit's websocket protocol, spoken from Python.
+
+The frontend talks to the server over one websocket, ``/_stcore/stream``, with the
+``streamlit`` subprotocol. It sends ``BackMsg`` protobufs; a rerun is
+``BackMsg.rerun_script``, a ``ClientState`` carrying the URL's query string and
+the current value of every widget on the page. The server answers with
+``ForwardMsg`` protobufs: ``new_session`` when a run starts, one ``delta`` per
+element (its place in the page is ``metadata.delta_path``), and
+``script_finished``. This module does exactly that, so a load test can run many
+"students" on two cores without many chromium processes competing with the
+server (see streamlit/web/server/starlette/starlette_websocket.py and
+streamlit/runtime/app_session.py in the installed package).
+
+Two browser behaviours are kept on purpose: every rerun sends the state of every
+widget on the page (not just the one that changed), and widget values are encoded
+as the frontend encodes them (a selectbox sends its option's label, a segmented
+control the list of selected labels, an integer number input ``int_value``).
+Unlike a browser, ``cached_message_hashes`` is left empty, so the server always
+sends whole elements and every run can be checked in full.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+import numpy as np
+import websockets
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.Element_pb2 import Element
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.NumberInput_pb2 import NumberInput
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+WIDGETS = {"text_input", "text_area", "selectbox", "button_group", "checkbox", "number_input"}
+"""Widget types this client can set; a chart with a key has an id too but sends no state unless selectable."""
+DONE = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_WITH_COMPILE_ERROR}
+"""Statuses that end the run we asked for (FINISHED_EARLY_FOR_RERUN ends an older one)."""
+
+
+def _proto(element: Element) -> Any:
+    """The typed message inside an ``Element`` (its ``text_input``, ``plotly_chart``...)."""
+    return getattr(element, element.WhichOneof("type"))
+
+
+def widget_key(element: Element) -> str | None:
+    """The user key of a widget element: its id is ``$$ID-<hash>-<key>``."""
+    wid = getattr(_proto(element), "id", "")
+    parts = wid.split("-", 2)
+    return parts[2] if wid.startswith("$$ID-") and len(parts) == 3 else None
+
+
+def encode(element: Element, value: Any) -> WidgetState:
+    """``value`` as the frontend sends it for this widget."""
+    kind = element.WhichOneof("type")
+    proto = getattr(element, kind)
+    ws = WidgetState(id=proto.id)
+    if kind in ("text_input", "text_area", "selectbox"):
+        ws.string_value = str(value)
+    elif kind == "button_group":
+        ws.string_array_value.data[:] = [str(value)]
+    elif kind == "checkbox":
+        ws.bool_value = bool(value)
+    elif kind == "number_input":
+        if proto.data_type == NumberInput.INT:
+            ws.int_value = int(value)
+        else:
+            ws.double_value = float(value)
+    else:
+        raise NotImplementedError(f"no encoding for widget type {kind}")
+    return ws
+
+
+def shown_value(element: Element, query: dict[str, str]) -> Any:
+    """The value the frontend shows for a widget it has not touched yet.
+
+    The server's value when it set one (``set_value``), else the URL's for a widget
+    bound to a query parameter (the frontend reads the URL itself), else the default.
+    """
+    kind = element.WhichOneof("type")
+    p = _proto(element)
+    url = None if p.set_value else query.get(p.query_param_key) if p.query_param_key else None
+    if kind in ("text_input", "text_area"):
+        return p.value if p.set_value else url if url is not None else p.default
+    if kind == "selectbox":
+        return p.raw_value if p.set_value else url if url is not None else p.options[p.default]
+    if kind == "button_group":
+        values = list(p.raw_values) if p.set_value else [p.options[i].content for i in p.default]
+        return url if url is not None else values[0] if values else ""
+    if kind == "checkbox":
+        return p.value if p.set_value else url.lower() == "true" if url is not None else p.default
+    if kind == "number_input":
+        v = p.value if p.set_value else float(url) if url is not None else p.default
+        return int(v) if p.data_type == NumberInput.INT else v
+    raise NotImplementedError(f"no value for widget type {kind}")
+
+
+def decode_array(value: Any) -> np.ndarray:
+    """A Plotly JSON array: a list, or ``{"dtype", "bdata", "shape"}`` (base64, as plotly.py 6+ writes NumPy)."""
+    if isinstance(value, dict) and "bdata" in value:
+        flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = value.get("shape")
+        if shape is None:
+            return flat
+        return flat.reshape([int(s) for s in str(shape).split(",")])
+    return np.asarray(value, dtype=float)
+
+
+@dataclass
+class Page:
+    """What one run put on the page: elements by delta path, in page order."""
+
+    elements: dict[tuple[int, ...], Element] = field(default_factory=dict)
+    status: int | None = None
+    seconds: float = 0.0
+    """Time from sending the rerun to ``script_finished``: interaction to redrawn charts, server side."""
+
+    def of(self, kind: str) -> list[Element]:
+        return [e for _, e in sorted(self.elements.items()) if e.WhichOneof("type") == kind]
+
+    def widgets(self) -> dict[str, Element]:
+        return {
+            k: e for e in self.elements.values() if e.WhichOneof("type") in WIDGETS and (k := widget_key(e)) is not None
+        }
+
+    def figures(self) -> list[dict]:
+        """Every Plotly figure on the page, as the JSON the browser receives."""
+        return [json.loads(e.plotly_chart.spec) for e in self.of("plotly_chart")]
+
+    def texts(self, kind: str) -> list[str]:
+        """The body of every ``kind`` element (alert, markdown...), to read messages."""
+        return [getattr(e, kind).body for e in self.of(kind)]
+
+
+class Tab:
+    """One browser tab on ``base_url`` (``http://127.0.0.1:port``): open, then change widgets."""
+
+    def __init__(self, base_url: str, timeout: float = 60) -> None:
+        self.ws_url = base_url.replace("http://", "ws://", 1).rstrip("/") + "/_stcore/stream"
+        self.page_url = base_url
+        self.timeout = timeout
+        self.page = Page()
+        self.query: dict[str, str] = {}
+        self.values: dict[str, Any] = {}
+        """What the page shows in each widget, as the frontend tracks it between runs."""
+        self._ws: Any = None
+
+    async def __aenter__(self) -> Tab:
+        self._ws = await websockets.connect(
+            self.ws_url, subprotocols=["streamlit"], max_size=None, open_timeout=self.timeout, compression=None
+        )
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._ws.close()
+
+    async def open(self, query: dict[str, str] | None = None) -> Page:
+        """Load the page with ``?query`` in the URL: the first run, no widget states yet."""
+        self.query = dict(query or {})
+        return await self._rerun([])
+
+    async def change(self, **values: Any) -> Page:
+        """Set some widgets (by key) and rerun, sending every widget's state as the browser does."""
+        widgets = self.page.widgets()
+        unknown = set(values) - set(widgets)
+        if unknown:
+            raise KeyError(f"no widget with key {sorted(unknown)} on the page")
+        self.values.update(values)
+        states = [encode(el, self.values[k]) for k, el in widgets.items()]
+        for k, v in values.items():  # a bound widget writes its value into the URL, as the frontend does
+            if _proto(widgets[k]).query_param_key:
+                self.query[k] = str(v).lower() if isinstance(v, bool) else str(v)
+        return await self._rerun(states)
+
+    async def _rerun(self, states: list[WidgetState]) -> Page:
+        msg = BackMsg()
+        cs = msg.rerun_script
+        cs.query_string = urlencode(self.query)
+        cs.widget_states.widgets.extend(states)
+        cs.context_info.url = f"{self.page_url}/?{cs.query_string}"
+        cs.context_info.timezone = "UTC"
+        cs.context_info.locale = "en-US"
+        start = time.perf_counter()
+        await self._ws.send(msg.SerializeToString())
+        self.page = await self._read_run(start)
+        for k, el in self.page.widgets().items():
+            if _proto(el).set_value or k not in self.values:
+                self.values[k] = shown_value(el, self.query)
+        return self.page
+
+    async def _read_run(self, start: float) -> Page:
+        page = Page()
+        deadline = time.monotonic() + self.timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"no script_finished within {self.timeout:.0f} s")
+            async with asyncio.timeout(remaining):
+                raw = await self._ws.recv()
+            fm = ForwardMsg()
+            fm.ParseFromString(raw)
+            kind = fm.WhichOneof("type")
+            if kind == "new_session":
+                page = Page()  # a run (re)started: what came before belongs to an older run
+            elif kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
+                page.elements[tuple(fm.metadata.delta_path)] = fm.delta.new_element
+            elif kind == "ref_hash":
+                raise RuntimeError("the server sent a cached-message reference although none was announced")
+            elif kind == "page_info_changed":
+                self.query = dict(parse_qsl(fm.page_info_changed.query_string, keep_blank_values=True))
+            elif kind == "script_finished" and fm.script_finished in DONE:
+                page.status = fm.script_finished
+                page.seconds = time.perf_counter() - start
+                return page
