@@ -51,6 +51,7 @@ def apply_rope(x: np.ndarray, positions: np.ndarray, base: float = ROPE_BASE) ->
     sin = np.sin(angles).astype(x.dtype)
     even, odd = x[..., 0::2], x[..., 1::2]  # (..., T, d_k/2) each: the two coordinates of every pair
     out = np.empty_like(x)
-    out[..., 0::2] = even * cos - odd * sin
-    out[..., 1::2] = even * sin + odd * cos
+    with np.errstate(under="ignore"):  # a tiny coordinate times a tiny sine rounds to 0: correct, not an error
+        out[..., 0::2] = even * cos - odd * sin
+        out[..., 1::2] = even * sin + odd * cos
     return out
