@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from core import POSITIONAL_KINDS, AttentionConfig, valid_head_counts
+from core import MAX_CHARS, MAX_TOKENS, POSITIONAL_KINDS, AttentionConfig
+from core.pipeline import head_counts
 
 D_MODELS = (8, 16, 32, 64, 128, 256, 512)
 """Model widths offered: powers of two, so every width has head counts 1, 2, 4, 8."""
@@ -60,9 +61,9 @@ KEYS = ("sentence", "d_model", "n_heads", "causal", "positional", "seed")
 """Widget keys, equal to the URL query parameters."""
 
 
-def head_options(d_model: int) -> list[int]:
-    """Head counts offered for ``d_model``: its divisors up to ``MAX_HEADS``."""
-    return [h for h in valid_head_counts(d_model) if h <= MAX_HEADS]
+def head_options(d_model: int, positional: str = "none") -> list[int]:
+    """Head counts offered: divisors of ``d_model`` up to ``MAX_HEADS`` that core accepts (RoPE needs an even d_k)."""
+    return [h for h in head_counts(d_model, positional) if h <= MAX_HEADS]
 
 
 def nearest_heads(n_heads: int, options: list[int]) -> int:
@@ -70,9 +71,9 @@ def nearest_heads(n_heads: int, options: list[int]) -> int:
     return min(options, key=lambda h: (abs(h - n_heads), h))
 
 
-def _keep_heads_valid(d_model: int) -> list[int]:
-    """Before the heads widget exists: move a head count that no longer divides d_model to the nearest valid one."""
-    options = head_options(d_model)
+def _keep_heads_valid(d_model: int, positional: str) -> list[int]:
+    """Before the heads widget exists: move a head count that is no longer valid to the nearest valid one."""
+    options = head_options(d_model, positional)
     current = st.session_state.get("n_heads")
     if current is not None and current not in options:
         st.session_state["n_heads"] = nearest_heads(current, options)
@@ -88,7 +89,18 @@ def sidebar() -> Settings:
             value=DEFAULTS.sentence,
             key="sentence",
             bind="query-params",
-            help="Any text up to 64 tokens. It is lower-cased and split into words and punctuation.",
+            help=f"Any text up to {MAX_TOKENS} tokens ({MAX_CHARS} characters). It is lower-cased and split "
+            "into words, numbers, punctuation marks and emoji.",
+        )
+        positional = st.segmented_control(
+            "Positional encoding",
+            POSITIONAL_KINDS,
+            default=DEFAULTS.positional,
+            required=True,
+            key="positional",
+            bind="query-params",
+            help="sinusoidal and learned add a vector per position to the embeddings; rope rotates each head's "
+            "queries and keys by their position. With none, word order is invisible to attention.",
         )
         d_model = st.selectbox(
             "d_model (width of each token vector)",
@@ -98,15 +110,16 @@ def sidebar() -> Settings:
             bind="query-params",
             help="Every token becomes a vector of d_model numbers; the heads share them out.",
         )
-        options = _keep_heads_valid(d_model)
+        options = _keep_heads_valid(d_model, positional)
         n_heads = st.segmented_control(
             "Heads",
             options,
-            default=DEFAULTS.n_heads,
+            default=nearest_heads(DEFAULTS.n_heads, options),
             required=True,
             key="n_heads",
             bind="query-params",
-            help="Only head counts that divide d_model are offered: each head gets d_k = d_model / h columns.",
+            help="Only head counts that divide d_model are offered (each head gets d_k = d_model / h columns); "
+            "RoPE also needs an even d_k.",
         )
         causal = st.toggle(
             "Causal mask",
@@ -114,15 +127,6 @@ def sidebar() -> Settings:
             key="causal",
             bind="query-params",
             help="As in a decoder (GPT): each token may attend only to itself and the tokens before it.",
-        )
-        positional = st.segmented_control(
-            "Positional encoding",
-            POSITIONAL_KINDS,
-            default=DEFAULTS.positional,
-            required=True,
-            key="positional",
-            bind="query-params",
-            help="Added to the embeddings before attention. Without it, word order is invisible to attention.",
         )
         seed = st.number_input(
             "Seed",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core import POSITIONAL_KINDS
-from dashboard.settings import D_MODELS, KEYS, MAX_HEADS, MAX_SEED, Settings
+from dashboard.settings import D_MODELS, KEYS, MAX_HEADS, MAX_SEED, Settings, head_options
 
 _READ_FLAG = "_link_read"
 
@@ -48,6 +48,8 @@ def _heads_note(raw: str, s: Settings) -> str | None:
         return f"The link asks for {n} heads, which do not divide d_model = {s.d_model}: {shown}."
     if n > MAX_HEADS:
         return f"The link asks for {n} heads; at most {MAX_HEADS} are drawn: {shown}."
+    if n not in head_options(s.d_model, s.positional):
+        return f"The link asks for {n} heads, which these settings do not allow (RoPE needs an even d_k): {shown}."
     return f"The link's head count could not be used: {shown}."
 
 

@@ -7,8 +7,8 @@ single payload with a single colour bar, so heads are compared on the same scale
 Conventions: query tokens on the rows (row 0 at the top), key tokens on the
 columns; axes are categorical with one unique label per position (``"3·river"``),
 so T tokens always give T×T cells and the hover can name both tokens without a
-per-cell string. Masked cells are NaN: a gap over a grey, hatched background,
-and the hover says "masked" instead of a number.
+per-cell string. Masked cells are NaN in the weights (a gap) and filled by a
+flat grey, hatched heatmap of their own whose hover says "masked", not a number.
 """
 
 from __future__ import annotations
@@ -25,11 +25,14 @@ from dashboard.figures.labels import escape, position_labels, tick_step, tick_te
 COLORSCALE = "Viridis"
 """Perceptually uniform and colour-blind safe, dark (0) to yellow (1)."""
 MASK_BG = "#e4e4e4"
-"""Fill under masked (NaN) cells: much lighter than the dark purple of a small weight."""
+"""Colour of masked cells: much lighter than the dark purple of a small weight, and hatched."""
 HATCH = "#a0a0a0"
 """Colour of the hatch lines drawn across masked cells."""
 PANEL_PX = {1: 520, 2: 400, 3: 280, 4: 210}
-"""Nominal panel height in pixels for a grid of 1, 2, 3 or 4 columns."""
+"""Largest panel height in pixels for a grid of 1, 2, 3 or 4 columns (sized for a ~900 px wide chart)."""
+CELL_PX = 40
+"""A short sentence gets cells of at most this size: one token is a 140 px square, not a 520 px one."""
+MIN_PANEL_PX = 140
 MAX_COLS = 4
 
 
@@ -70,29 +73,28 @@ def _hatch_path(allowed: np.ndarray) -> str:
     return "".join(parts)
 
 
-def _fill_path(allowed: np.ndarray) -> str:
-    """SVG path of one rectangle per row-run of masked cells: the grey under the NaN gaps."""
-    parts = []
-    for i, row in enumerate(~allowed):
-        j = 0
-        while j < row.size:
-            if row[j]:
-                j0 = j
-                while j < row.size and row[j]:
-                    j += 1
-                parts.append(f"M{j0 - 0.5},{i - 0.5}H{j - 0.5}V{i + 0.5}H{j0 - 0.5}Z")
-            else:
-                j += 1
-    return "".join(parts)
+def _mask_trace(allowed: np.ndarray, x: list[str], y: list[str], xa: str, ya: str, title: str) -> dict:
+    """A flat grey heatmap on the masked cells only (NaN elsewhere), whose hover says "masked".
 
-
-def _mask_shapes(allowed: np.ndarray, xa: str, ya: str) -> list[dict]:
-    """Grey fill below the heatmap and hatch lines above it, over the masked cells only."""
-    if allowed.all():
-        return []
-    fill = dict(type="path", xref=xa, yref=ya, path=_fill_path(allowed), fillcolor=MASK_BG, line=dict(width=0))
-    hatch = dict(type="path", xref=xa, yref=ya, path=_hatch_path(allowed), line=dict(color=HATCH, width=1))
-    return [fill | dict(layer="below"), hatch]
+    A separate trace because a NaN weight would hover as "NaN": the weights trace
+    skips its gaps (``hoverongaps=False``) and this one answers there instead.
+    """
+    z = np.where(allowed, np.float32(np.nan), np.float32(1))  # (T_q, T_k): 1 on masked cells
+    return dict(
+        type="heatmap",
+        z=z,
+        x=x,
+        y=y,
+        xaxis=xa,
+        yaxis=ya,
+        zmin=0,
+        zmax=1,
+        colorscale=[[0, MASK_BG], [1, MASK_BG]],
+        showscale=False,
+        hoverongaps=False,
+        hovertemplate=f"query %{{y}} → key %{{x}}: masked<extra>{title}</extra>",
+        name="masked",
+    )
 
 
 def _font_size(n: int) -> int:
@@ -114,12 +116,25 @@ def _axis(domain: list[float], tokens: Sequence[str], show: bool, panel_px: int,
         tickvals=cats[::step],
         ticktext=tick_texts(tokens)[::step],
         showticklabels=show,
+        ticks="outside" if show else "",
         tickfont=dict(size=size),
         showgrid=False,
         zeroline=False,
         range=[-0.5, len(cats) - 0.5],
         constrain="domain",
     )
+
+
+def _shows_ticks(panels: Sequence[Panel], ncols: int) -> list[tuple[bool, bool]]:
+    """(x labels?, y labels?) per panel: left column and bottom row, or where tokens differ from a neighbour's."""
+    n = len(panels)
+    out = []
+    for k, p in enumerate(panels):
+        c = k % ncols
+        show_y = c == 0 or list(panels[k - 1].rows) != list(p.rows)
+        show_x = k + ncols >= n or list(panels[k + ncols].cols) != list(p.cols)
+        out.append((show_x, show_y))
+    return out
 
 
 def heatmap_grid(
@@ -143,97 +158,78 @@ def heatmap_grid(
         raise ValueError("heatmap_grid needs at least one panel")
     ncols = ncols or min(n, MAX_COLS)
     nrows = math.ceil(n / ncols)
-    px = panel_px or PANEL_PX.get(ncols, 300)
+    longest_axis = max(max(len(p.rows), len(p.cols)) for p in panels)
+    px = panel_px or min(PANEL_PX.get(ncols, PANEL_PX[MAX_COLS]), max(MIN_PANEL_PX, CELL_PX * longest_axis))
     longest = max(len(tok) for p in panels for tok in (*p.rows, *p.cols))
-    tick_px = 30 + 6 * min(longest + 3, 16)  # room for rotated tick labels under a panel
-    title_px = 28
-    row_px = px + tick_px + title_px
-    margin_t = 34 if any(p.allowed is not None and not p.allowed.all() for p in panels) else 6
-    plot_h = nrows * row_px
-    height = plot_h + margin_t + 6
+    tick_px = 24 + 6 * min(longest + 3, 16)  # room for the rotated labels "i·token" under a panel
+    title_px = 26
+    ticks = _shows_ticks(panels, ncols)
+    row_px = [
+        title_px + px + (tick_px if any(ticks[k][0] for k in range(r * ncols, min(n, (r + 1) * ncols))) else 10)
+        for r in range(nrows)
+    ]
+    row_top = np.concatenate([[0], np.cumsum(row_px)])  # pixel offset of each row from the top
+    plot_h = int(row_top[-1])
+    any_mask = any(p.allowed is not None and not p.allowed.all() for p in panels)
+    margin_t = 30 if any_mask else 4
     gap_x = 0.04 if ncols > 1 else 0.0
     w = (1 - gap_x * (ncols - 1)) / ncols
-    any_mask = margin_t > 6
 
     traces, layout, annotations, shapes = [], {}, [], []
-    path_cache: dict[bytes, list[dict]] = {}  # heads share one mask: build its paths once
+    hatch_cache: dict[bytes, str] = {}
     for k, p in enumerate(panels):
         r, c = divmod(k, ncols)
+        show_x, show_y = ticks[k]
         x_dom = [c * (w + gap_x), c * (w + gap_x) + w]
-        top = 1 - (r * row_px + title_px) / plot_h
-        y_dom = [top - px / plot_h, top]
-        left_rows = panels[k - 1].rows if c > 0 else None
-        below = panels[k + ncols].cols if k + ncols < n else None
-        show_y = c == 0 or list(left_rows) != list(p.rows)
-        show_x = below is None or list(below) != list(p.cols)
+        top = 1 - (row_top[r] + title_px) / plot_h
+        y_dom = [max(0.0, top - px / plot_h), top]
         suffix = "" if k == 0 else str(k + 1)
         xa, ya = f"x{suffix}", f"y{suffix}"
         layout[f"xaxis{suffix}"] = _axis(x_dom, p.cols, show_x, px, ya) | dict(tickangle=-60)
         y_axis = _axis(y_dom, p.rows, show_y, px, xa)
         layout[f"yaxis{suffix}"] = y_axis | dict(range=y_axis["range"][::-1], scaleanchor=xa)  # row 0 on top
 
+        x, y, title = position_labels(p.cols), position_labels(p.rows), escape(p.title)
         z = np.asarray(p.z, dtype=np.float32)  # (T_q, T_k); float32 keeps the payload small
-        if p.allowed is not None:
+        if p.allowed is not None and not p.allowed.all():
             z = np.where(p.allowed, z, np.float32(np.nan))
             key = p.allowed.tobytes() + bytes(str(p.allowed.shape), "ascii")
-            if key not in path_cache:
-                path_cache[key] = _mask_shapes(p.allowed, "x", "y")
-            shapes += [shape | dict(xref=xa, yref=ya) for shape in path_cache[key]]
+            if key not in hatch_cache:  # heads share one mask: build its path once
+                hatch_cache[key] = _hatch_path(p.allowed)
+            shapes.append(dict(type="path", xref=xa, yref=ya, path=hatch_cache[key], line=dict(color=HATCH, width=1)))
+            traces.append(_mask_trace(p.allowed, x, y, xa, ya, title))
         traces.append(
             dict(
                 type="heatmap",
                 z=z,
-                x=position_labels(p.cols),
-                y=position_labels(p.rows),
+                x=x,
+                y=y,
                 xaxis=xa,
                 yaxis=ya,
                 coloraxis="coloraxis",
-                xgap=0,
-                ygap=0,
                 connectgaps=False,
-                hoverongaps=True,
-                hovertemplate=f"query %{{y}} → key %{{x}}: %{{z:{value_format}}}<extra>{escape(p.title)}</extra>",
-                hovertemplatefallback="masked",
-                name=escape(p.title),
+                hoverongaps=False,
+                hovertemplate=f"query %{{y}} → key %{{x}}: %{{z:{value_format}}}<extra>{title}</extra>",
+                name=title,
             )
         )
-        annotations.append(
-            dict(
-                text=escape(p.title),
-                xref="paper",
-                yref="paper",
-                x=(x_dom[0] + x_dom[1]) / 2,
-                y=top,
-                yanchor="bottom",
-                xanchor="center",
-                showarrow=False,
-                font=dict(size=13),
-            )
-        )
+        annotations.append(_title(title, (x_dom[0] + x_dom[1]) / 2, top))
     if any_mask:
         annotations.append(
-            dict(
-                text="hatched grey = masked: the query may not attend to this key",
-                xref="paper",
-                yref="paper",
-                x=1,
-                y=1,
-                xanchor="right",
-                yanchor="bottom",
-                showarrow=False,
-                font=dict(size=12, color="#555"),
-            )
+            _title("hatched grey = masked: the query may not attend to this key", 0, 1, xanchor="left", size=12)
         )
     layout |= dict(
-        height=height,
-        margin=dict(l=10, r=10, t=margin_t, b=6),
+        height=plot_h + margin_t + 4,
+        margin=dict(l=10, r=10, t=margin_t, b=4),
         plot_bgcolor="white",
         paper_bgcolor="rgba(0,0,0,0)",
         coloraxis=dict(
             colorscale=colorscale,
             cmin=zmin,
             cmax=zmax,
-            colorbar=dict(title=dict(text=value_name), lenmode="pixels", len=min(px, 320), y=1, yanchor="top"),
+            colorbar=dict(
+                title=dict(text=value_name), lenmode="pixels", len=max(120, min(px, 320)), y=1, yanchor="top"
+            ),
         ),
         annotations=annotations,
         shapes=shapes,
@@ -241,3 +237,18 @@ def heatmap_grid(
         showlegend=False,
     )
     return go.Figure(data=traces, layout=layout)
+
+
+def _title(text: str, x: float, y: float, *, xanchor: str = "center", size: int = 13) -> dict:
+    """A text annotation in paper coordinates whose bottom edge sits at ``y``; ``text`` already escaped."""
+    return dict(
+        text=text,
+        xref="paper",
+        yref="paper",
+        x=x,
+        y=y,
+        xanchor=xanchor,
+        yanchor="bottom",
+        showarrow=False,
+        font=dict(size=size),
+    )

@@ -26,9 +26,10 @@ def render(settings: Settings) -> None:
     if run is None:
         return
     t, h = len(run.tokens), settings.n_heads
+    maps = f"{h} heads, each a {t}×{t} map" if h > 1 else f"1 head: a {t}×{t} map"
     st.caption(
-        f"{h} head{'s' * (h > 1)}, each a {t}×{t} map. Row = the query token, column = the key token it "
-        f"looks at; every row sums to 1. d_k = {settings.d_model} / {h} = {settings.d_k}."
+        f"{maps}. Row = the query token, column = the key token it looks at; every row sums to 1. "
+        f"d_k = {settings.d_model} / {h} = {settings.d_k}."
     )
     show_average = st.toggle(
         "Average over heads",
@@ -55,9 +56,11 @@ def render(settings: Settings) -> None:
 def _notice(settings: Settings, tokens: tuple[str, ...], weights: np.ndarray) -> None:
     """What to point at, in words that name positions, never the typed text."""
     points = []
+    if len(tokens) == 1:
+        points.append("A single token can only attend to itself: its one weight is 1. Type a longer sentence.")
     repeats = _repeats(tokens)
     if repeats and settings.positional == "none" and not settings.causal:
-        where = "; ".join(" and ".join(map(str, g)) for g in repeats)
+        where = "; ".join(" and ".join(map(str, g)) for g in repeats[:3]) + ("; ..." if len(repeats) > 3 else "")
         points.append(
             f"Positions {where} hold the same word. With no positional encoding they get identical rows "
             "and identical columns in every head: attention cannot tell them apart."
@@ -65,5 +68,6 @@ def _notice(settings: Settings, tokens: tuple[str, ...], weights: np.ndarray) ->
     if settings.causal:
         points.append("Causal mask: row i only has weights on columns 0..i; the first token can only look at itself.")
     peak = compute.mean_row_peak(weights)
-    points.append(f"The largest weight in a row is {peak:.2f} on average (1.00 = one-hot, 1/{len(tokens)} = flat).")
+    if len(tokens) > 1:
+        points.append(f"The largest weight in a row is {peak:.2f} on average (1.00 = one-hot, 1/{len(tokens)} = flat).")
     st.markdown("\n".join(f"- {p}" for p in points))
