@@ -14,7 +14,7 @@ import streamlit as st
 
 from dashboard.settings import sidebar
 from dashboard.url_notes import read_link, show_link_notes
-from dashboard.views import choose_view
+from dashboard.views import VIEWS, choose_view
 
 st.set_page_config(page_title="Attention Lab", page_icon="🔎", layout="wide")
 
@@ -22,5 +22,5 @@ link = read_link()  # before any widget: bound widgets drop bad values from the 
 settings = sidebar()
 view = choose_view()
 st.caption(view.teaches)
-show_link_notes(link, settings)
+show_link_notes(link, settings, view.slug, tuple(VIEWS))
 view.render(settings)

@@ -15,7 +15,7 @@ from dashboard.settings import D_MODELS, KEYS, MAX_HEADS, MAX_SEED, Settings, he
 _READ_FLAG = "_link_read"
 
 
-def read_link(keys: tuple[str, ...] = KEYS) -> dict[str, str]:
+def read_link(keys: tuple[str, ...] = (*KEYS, "view")) -> dict[str, str]:
     """The query parameters the session was opened with; empty on every later rerun.
 
     Call it before any bound widget is created: widgets remove bad values from the URL.
@@ -53,9 +53,11 @@ def _heads_note(raw: str, s: Settings) -> str | None:
     return f"The link's head count could not be used: {shown}."
 
 
-def link_notes(link: dict[str, str], s: Settings) -> list[str]:
+def link_notes(link: dict[str, str], s: Settings, view: str | None = None, views: tuple[str, ...] = ()) -> list[str]:
     """One sentence per link value that differs from what is shown. Pure: testable without Streamlit."""
     notes = []
+    if view is not None and "view" in link and link["view"] != view:
+        notes.append(f"The link's view must be one of {', '.join(views)}: showing {view}.")
     if "d_model" in link and _as_int(link["d_model"]) != s.d_model:
         notes.append(
             f"The link's d_model is not one of {', '.join(map(str, D_MODELS))}: showing d_model = {s.d_model}."
@@ -73,7 +75,7 @@ def link_notes(link: dict[str, str], s: Settings) -> list[str]:
     return notes
 
 
-def show_link_notes(link: dict[str, str], s: Settings) -> None:
+def show_link_notes(link: dict[str, str], s: Settings, view: str | None = None, views: tuple[str, ...] = ()) -> None:
     """A warning per unusable link value."""
-    for note in link_notes(link, s):
+    for note in link_notes(link, s, view, views):
         st.warning(note, icon="🔗")

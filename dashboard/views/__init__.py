@@ -20,8 +20,8 @@ from dashboard.views import heads, permutation, shapes, tokens
 @dataclass(frozen=True)
 class View:
     slug: str
-    """URL value of ``view``; never change it once links are shared."""
-    title: str
+    """The selector's label and the URL value of ``view`` (bound widgets put the label in the URL);
+    short, lower case, and never changed once links are shared."""
     render: Callable[[Settings], None]
     teaches: str
     """One line under the view selector: what this view is for."""
@@ -30,12 +30,11 @@ class View:
 VIEWS: dict[str, View] = {
     v.slug: v
     for v in (
-        View("tokens", "Tokens", tokens.render, "The tokens as the model sees them, with their positions."),
-        View("heads", "Heads", heads.render, "One attention map per head: who looks at whom."),
-        View("shapes", "Shapes", shapes.render, "Every tensor on the data path, its shape and where it comes from."),
+        View("tokens", tokens.render, "The tokens as the model sees them, with their positions."),
+        View("heads", heads.render, "One attention map per head: who looks at whom."),
+        View("shapes", shapes.render, "Every tensor on the data path, its shape and where it comes from."),
         View(
             "permutation",
-            "Permutation",
             permutation.render,
             "Reorder the words: without positions, attention only reorders its map.",
         ),
@@ -51,7 +50,6 @@ def choose_view() -> View:
         list(VIEWS),
         default=DEFAULT_VIEW,
         required=True,
-        format_func=lambda s: VIEWS[s].title,
         key="view",
         bind="query-params",
         label_visibility="collapsed",

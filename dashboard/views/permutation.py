@@ -21,7 +21,8 @@ from dashboard.views.heads import PLOTLY_CONFIG
 
 TOLERANCE = 1e-9
 """Float64 rounding leaves ~1e-16; any real dependence on order is many orders of magnitude larger."""
-MODES = {"reverse": "Reverse", "random": "Random shuffle", "typed": "Type another order"}
+MODES = ("reverse", "shuffle", "retype")
+"""Labels and URL values of ``perm_mode``: backwards, a seeded shuffle, or the same words typed in another order."""
 
 SAME = "Same map, reordered. Attention alone cannot see word order: moving the words only moves rows and columns."
 WHY_POSITIONS = (
@@ -38,15 +39,15 @@ def _choose_permutation(tokens: tuple[str, ...]) -> tuple[int, ...] | None:
     """The reordering widgets; returns a permutation of 0..T-1, or None after a message."""
     mode = st.segmented_control(
         "Reordering",
-        list(MODES),
+        MODES,
         default="reverse",
         required=True,
-        format_func=lambda m: MODES[m],
         key="perm_mode",
         bind="query-params",
-        help="How to reorder the sentence's words before running attention again.",
+        help="reverse: read the sentence backwards; shuffle: a random order with its own seed; "
+        "retype: type the same words in another order yourself.",
     )
-    if mode == "random":
+    if mode == "shuffle":
         seed = st.number_input(
             "Shuffle seed",
             min_value=0,
@@ -57,7 +58,7 @@ def _choose_permutation(tokens: tuple[str, ...]) -> tuple[int, ...] | None:
             help="Its own seed: it changes the shuffle, not the model.",
         )
         return compute.random_permutation(len(tokens), int(seed))
-    if mode == "typed":
+    if mode == "retype":
         typed_text = st.text_input(
             "The same words in another order",
             key="perm_text",

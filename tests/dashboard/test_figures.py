@@ -1,0 +1,245 @@
+"""Figure builders on their own: arrays in, figure JSON checked, no Streamlit."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from dashboard.figures import Panel, average_figure, heads_figure, heatmap_grid, permutation_figure
+from dashboard.figures.grid import _hatch_path
+from dashboard.figures.labels import TICK_CHARS, tick_step
+from tests.dashboard.conftest import array, heatmaps
+
+HOSTILE = [
+    "<b>x</b>",
+    "<img src=x onerror=alert(1)>",
+    '<a href="javascript:alert(1)">y</a>',
+    "&amp;",
+    "it's",
+    "$x$",
+    "a<br>b",
+]
+
+
+def random_weights(h: int, t_q: int, t_k: int | None = None, seed: int = 0) -> np.ndarray:
+    """Rows that sum to 1, like softmax output: (h, T_q, T_k)."""
+    rng = np.random.default_rng(seed)
+    w = rng.random((h, t_q, t_k or t_q))
+    return w / w.sum(axis=-1, keepdims=True)
+
+
+def as_json(fig) -> dict:
+    return json.loads(fig.to_json())
+
+
+def weight_maps(fig: dict) -> list[dict]:
+    """Heatmaps on the shared colour axis: one per panel (the grey "masked" traces excluded)."""
+    return [t for t in heatmaps(fig) if t.get("coloraxis") == "coloraxis"]
+
+
+@pytest.mark.parametrize("h", [1, 2, 4, 8, 16])
+def test_one_heatmap_per_head_of_t_by_t_cells(h):
+    tokens = ["the", "cat", "the", "mat", "."]  # "the" repeats: still 5 rows and 5 columns
+    w = random_weights(h, 5)
+    fig = as_json(heads_figure(w, tokens))
+    maps = weight_maps(fig)
+    assert len(maps) == h
+    for k, trace in enumerate(maps):
+        z = array(trace["z"])
+        assert z.shape == (5, 5)
+        np.testing.assert_allclose(z, w[k], rtol=1e-6)  # float32 on the wire
+        assert len(set(trace["x"])) == 5 and len(set(trace["y"])) == 5
+
+
+def test_one_shared_colour_scale_from_0_to_1():
+    fig = as_json(heads_figure(random_weights(4, 6), list("abcdef")))
+    axis = fig["layout"]["coloraxis"]
+    assert (axis["cmin"], axis["cmax"]) == (0, 1)
+    assert "colorscale" in axis
+    colours = [c for _, c in axis["colorscale"]]
+    assert colours[0].lower() == "#440154" and colours[-1].lower() == "#fde725"  # viridis ends
+    for trace in weight_maps(fig):
+        assert trace["coloraxis"] == "coloraxis"
+        assert "colorscale" not in trace
+
+
+def test_hover_names_query_key_and_weight():
+    fig = as_json(heads_figure(random_weights(1, 3), ["a", "b", "c"]))
+    [trace] = weight_maps(fig)
+    template = trace["hovertemplate"]
+    assert template.index("%{y}") < template.index("→") < template.index("%{x}") < template.index("%{z")
+    assert trace["y"] == ["0·a", "1·b", "2·c"]
+
+
+def test_causal_mask_blanks_exactly_the_strict_upper_triangle():
+    t = 6
+    allowed = np.tri(t, dtype=bool)
+    w = random_weights(2, t) * allowed
+    w /= w.sum(axis=-1, keepdims=True)
+    fig = as_json(heads_figure(w, list("abcdef"), allowed))
+    maps = weight_maps(fig)
+    masked = [tr for tr in heatmaps(fig) if tr.get("name") == "masked"]
+    assert len(maps) == 2 and len(masked) == 2
+    upper = np.triu(np.ones((t, t), dtype=bool), k=1)
+    for trace in maps:
+        z = array(trace["z"])
+        assert np.isnan(z[upper]).all() and not np.isnan(z[~upper]).any()
+        assert trace["hoverongaps"] is False  # the masked trace answers the hover there
+    for trace in masked:
+        z = array(trace["z"])
+        assert (z[upper] == 1).all() and np.isnan(z[~upper]).all()
+        assert "masked" in trace["hovertemplate"]
+        assert "coloraxis" not in trace  # its own flat grey, not a low weight on the shared scale
+    assert len(fig["layout"]["shapes"]) == 2  # one hatch path per panel
+
+
+def test_no_mask_no_masked_trace():
+    fig = as_json(heads_figure(random_weights(3, 4), list("abcd"), np.ones((4, 4), dtype=bool)))
+    assert len(heatmaps(fig)) == 3
+    assert not fig["layout"].get("shapes")
+
+
+def test_hatch_strokes_follow_anti_diagonals_of_the_masked_cells():
+    allowed = np.tri(3, dtype=bool)  # masked: (0, 1), (0, 2), (1, 2)
+    path = _hatch_path(allowed)
+    # one "/" stroke per anti-diagonal run, corner to corner in (column, row) coordinates
+    assert path == "M0.5,0.5L1.5,-0.5" + "M1.5,0.5L2.5,-0.5" + "M1.5,1.5L2.5,0.5"
+
+
+@pytest.mark.parametrize("token", HOSTILE)
+def test_tokens_are_escaped_in_every_label(token):
+    tokens = [token, "ok", token]
+    allowed = np.tri(3, dtype=bool)
+    figs = [
+        heads_figure(random_weights(2, 3), tokens, allowed),
+        average_figure(random_weights(2, 3), tokens),
+        permutation_figure(*random_weights(3, 3), tokens, [2, 0, 1], allowed),
+    ]
+    for fig in figs:
+        data = as_json(fig)  # to_json writes "<" as \u003c: decode before looking
+        for text in all_strings(data):
+            for raw in ("<b>", "<img", "<a ", "<br>"):
+                assert raw not in text, (raw, text)
+            assert not text.startswith("$"), text  # plotly.js would typeset it as LaTeX
+        labels = [s for tr in heatmaps(data) for s in (*tr["x"], *tr["y"])]
+        assert f"0·{_escaped(token)}" in labels
+        for name, axis in data["layout"].items():
+            if name.startswith(("xaxis", "yaxis")):
+                assert all("<" not in s for s in axis["ticktext"])
+
+
+def all_strings(obj) -> list[str]:
+    """Every string inside a JSON value."""
+    if isinstance(obj, str):
+        return [obj]
+    if isinstance(obj, dict):
+        return [s for v in obj.values() for s in all_strings(v)]
+    if isinstance(obj, list):
+        return [s for v in obj for s in all_strings(v)]
+    return []
+
+
+def _escaped(token: str) -> str:
+    """HTML escaping written out by hand, independent of the code under test."""
+    return (
+        token.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace('"', "&quot;")
+        .replace("'", "&#x27;")
+    )
+
+
+def test_long_tokens_are_cut_in_ticks_but_whole_in_hover():
+    long = "supercalifragilisticexpialidocious"
+    fig = as_json(heads_figure(random_weights(1, 2), [long, "x"]))
+    [trace] = weight_maps(fig)
+    assert trace["x"][0] == f"0·{long}"
+    tick = fig["layout"]["xaxis"]["ticktext"][0]
+    assert tick.startswith("0·super") and tick.endswith("…") and len(tick) == len("0·") + TICK_CHARS
+
+
+def test_64_tokens_16_heads_thin_the_ticks_and_stay_under_2_mb():
+    t, h = 64, 16
+    tokens = [f"w{i}" for i in range(t)]
+    fig = heads_figure(random_weights(h, t), tokens, np.tri(t, dtype=bool))
+    size = len(fig.to_json())
+    assert size < 2_000_000, size
+    data = json.loads(fig.to_json())
+    assert len(weight_maps(data)) == h
+    assert 4 <= len(data["layout"]["xaxis"]["tickvals"]) < t
+    assert all(len(tr["x"]) == t for tr in heatmaps(data))
+
+
+def test_tick_labels_only_on_outer_panels_when_tokens_are_shared():
+    fig = as_json(heads_figure(random_weights(8, 3), list("abc")))  # 4 columns x 2 rows
+    layout = fig["layout"]
+    shown_y = [layout[f"yaxis{'' if k == 0 else k + 1}"]["showticklabels"] for k in range(8)]
+    shown_x = [layout[f"xaxis{'' if k == 0 else k + 1}"]["showticklabels"] for k in range(8)]
+    assert shown_y == [True, False, False, False, True, False, False, False]
+    assert shown_x == [False] * 4 + [True] * 4
+
+
+def test_panels_are_square_and_inside_the_figure():
+    fig = as_json(heads_figure(random_weights(5, 4), list("abcd")))  # 4 + 1 panels: a ragged last row
+    layout = fig["layout"]
+    for k in range(5):
+        s = "" if k == 0 else str(k + 1)
+        x0, x1 = layout[f"xaxis{s}"]["domain"]
+        y0, y1 = layout[f"yaxis{s}"]["domain"]
+        assert 0 <= x0 < x1 <= 1 and 0 <= y0 < y1 <= 1
+        assert layout[f"yaxis{s}"]["scaleanchor"] == f"x{s}"
+        assert layout[f"yaxis{s}"]["range"][0] > layout[f"yaxis{s}"]["range"][1]  # row 0 on top
+
+
+def test_average_is_the_mean_of_heads():
+    w = random_weights(4, 5)
+    [trace] = weight_maps(as_json(average_figure(w, list("abcde"))))
+    np.testing.assert_allclose(array(trace["z"]), w.mean(axis=0), rtol=1e-6)
+    np.testing.assert_allclose(array(trace["z"]).sum(axis=1), 1, rtol=1e-5)
+
+
+def test_permutation_figure_shows_the_reordered_sentence_in_its_own_order():
+    tokens = ["man", "bites", "dog"]
+    perm = [2, 1, 0]
+    w, pw, back = random_weights(3, 3)
+    fig = as_json(permutation_figure(w, pw, back, tokens, perm))
+    original, permuted, realigned = weight_maps(fig)
+    assert permuted["y"] == ["0·dog", "1·bites", "2·man"]
+    assert original["y"] == realigned["y"] == ["0·man", "1·bites", "2·dog"]
+    np.testing.assert_allclose(array(permuted["z"]), pw, rtol=1e-6)
+    assert fig["layout"]["yaxis2"]["showticklabels"]  # its rows differ from its left neighbour's
+
+
+def test_realigned_mask_moves_with_the_map():
+    allowed = np.tri(3, dtype=bool)
+    w, pw, back = random_weights(3, 3)
+    fig = as_json(permutation_figure(w, pw, back, ["a", "b", "c"], [2, 0, 1], allowed))
+    *_, realigned = weight_maps(fig)
+    z = array(realigned["z"])
+    inverse = np.argsort([2, 0, 1])
+    np.testing.assert_array_equal(np.isnan(z), ~allowed[inverse][:, inverse])
+
+
+def test_non_square_panels_for_cross_attention():
+    w = random_weights(2, 3, 5)
+    panels = [Panel(w[k], ["a", "b", "c"], list("vwxyz"), f"head {k + 1}") for k in range(2)]
+    fig = as_json(heatmap_grid(panels))
+    for trace in weight_maps(fig):
+        assert array(trace["z"]).shape == (3, 5)
+        assert len(trace["x"]) == 5 and len(trace["y"]) == 3
+
+
+def test_empty_grid_is_refused_and_shape_mismatch_too():
+    with pytest.raises(ValueError):
+        heatmap_grid([])
+    with pytest.raises(ValueError):
+        heads_figure(random_weights(2, 3), ["a", "b"])
+
+
+def test_tick_step():
+    assert tick_step(10, 20) == 1
+    assert tick_step(64, 16) == 4
+    assert tick_step(64, 20) == 4  # 64 / 4 = 16 labels <= 20
