@@ -161,3 +161,30 @@ def wait_idle(page: Page, action: Callable[[], object] | None = None, timeout: f
         action()
         page.wait_for_function("() => window.__alRerun === true", timeout=ms)
     page.wait_for_selector(APP_IDLE, timeout=ms)
+
+
+# The dashboard's heads chart: st.plotly_chart(key="heads_chart") gets the class "st-key-heads_chart".
+HEADS_CHART = ".st-key-heads_chart .js-plotly-plot"
+# plotly.js draws each heatmap trace as one SVG <image> inside a "g.hm" group whose d3 datum is
+# the trace's calcdata (cd[0].trace is the full trace). A weights map is a heatmap on the shared
+# colour axis; the dashboard's grey "masked" overlay is a heatmap too, but on no colour axis.
+_COUNT_WEIGHT_MAPS = """(chart) => [...document.querySelectorAll(chart + ' g.hm')]
+    .filter((g) => g.querySelector('image') && g.__data__ && g.__data__[0].trace.coloraxis).length"""
+
+
+def heatmap_count(page: Page) -> int:
+    """Attention-weight heatmaps drawn in the heads chart right now (masked-cell overlays excluded)."""
+    return page.evaluate(_COUNT_WEIGHT_MAPS, HEADS_CHART)
+
+
+def wait_heatmaps(page: Page, n: int, timeout: float = 60) -> None:
+    """Wait until the heads chart shows exactly ``n`` drawn weight heatmaps; the error names the count seen."""
+    try:
+        page.wait_for_function(
+            f"(chart) => ({_COUNT_WEIGHT_MAPS})(chart) === {int(n)}",
+            arg=HEADS_CHART,
+            polling="raf",
+            timeout=timeout * 1000,
+        )
+    except Exception as err:  # playwright's TimeoutError: say what was on the page instead
+        raise AssertionError(f"expected {n} heatmaps drawn, found {heatmap_count(page)}") from err

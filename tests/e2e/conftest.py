@@ -1,0 +1,65 @@
+"""Fixtures for the browser tests: one Streamlit server per module, one chromium, one fresh page per test.
+
+Every page records, from before the app's first byte, whether an ``stException``
+element was ever inserted and whether the page threw an uncaught JavaScript
+error; the ``page`` fixture fails the test on either, so "no exception" is
+checked for every state a test passes through, not only the last one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from bench.streamlit_server import chromium, streamlit_server
+from tests.conftest import require_chromium
+
+# Installed before any page script: counts stException elements as they are added.
+WATCH_EXCEPTIONS = """
+window.__alExceptions = [];
+new MutationObserver((records) => {
+    for (const r of records) {
+        for (const n of r.addedNodes) {
+            if (n.nodeType !== 1) continue;
+            const hits = n.matches("[data-testid='stException']") ? [n]
+                : [...n.querySelectorAll("[data-testid='stException']")];
+            for (const h of hits) window.__alExceptions.push(h.innerText || '(empty)');
+        }
+    }
+}).observe(document, {childList: true, subtree: true});
+"""
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    """Base URL of the dashboard running in a real Streamlit server (started once per module)."""
+    require_chromium()
+    with streamlit_server() as (url, _proc):
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser(server):
+    """One headless Debian chromium for the module (depends on ``server`` so it starts after it)."""
+    with chromium(require_chromium()) as b:
+        yield b
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh browser context (its own Streamlit session); fails the test on any exception seen."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(60_000)  # shared 2-core machine: generous
+    context.add_init_script(WATCH_EXCEPTIONS)
+    page = context.new_page()
+    js_errors: list[str] = []
+    page.on("pageerror", lambda e: js_errors.append(str(e)))
+    yield page
+    try:
+        seen = page.evaluate("() => window.__alExceptions || []")
+        now = page.locator("[data-testid='stException']").all_inner_texts()
+    finally:
+        context.close()
+    assert not seen and not now, f"Streamlit exception on the page: {seen or now}"
+    assert not js_errors, f"uncaught JavaScript errors: {js_errors}"
