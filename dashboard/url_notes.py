@@ -7,12 +7,15 @@ Markdown or HTML): only the key's name and numbers parsed from it.
 
 from __future__ import annotations
 
+import math
+
 import streamlit as st
 
 from core import POSITIONAL_KINDS
 from dashboard.settings import D_MODELS, KEYS, MAX_HEADS, MAX_SEED, Settings, head_options
 
 _READ_FLAG = "_link_read"
+_PENDING = "_link_pending"
 
 
 def read_link(keys: tuple[str, ...] = (*KEYS, "view")) -> dict[str, str]:
@@ -20,10 +23,30 @@ def read_link(keys: tuple[str, ...] = (*KEYS, "view")) -> dict[str, str]:
 
     Call it before any bound widget is created: widgets remove bad values from the URL.
     """
+    if _PENDING in st.session_state:  # the run restarted below, with the cleaned URL
+        return st.session_state.pop(_PENDING)
     if st.session_state.get(_READ_FLAG):
         return {}
     st.session_state[_READ_FLAG] = True
-    return {k: st.query_params[k] for k in keys if k in st.query_params}
+    link = {k: st.query_params[k] for k in keys if k in st.query_params}
+    broken = [k for k in st.query_params if _not_finite(st.query_params[k])]
+    if broken:
+        # Streamlit 1.67 bug: a bound integer st.number_input raises OverflowError when the URL seeds it
+        # with "inf" or "1e999" (int() before its finiteness check). Widgets seed from the URL the run
+        # started with, so drop those values and start the run again; the note still reports them.
+        for k in broken:
+            del st.query_params[k]
+        st.session_state[_PENDING] = link
+        st.rerun()
+    return link
+
+
+def _not_finite(raw: str) -> bool:
+    """True for text that parses as an infinite or NaN float: ``"inf"``, ``"-Infinity"``, ``"1e999"``, ``"nan"``."""
+    try:
+        return not math.isfinite(float(raw))
+    except ValueError:
+        return False
 
 
 def _as_int(raw: str) -> int | None:
