@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from dashboard.figures.labels import escape, position_labels, tick_step, tick_texts
+from dashboard.figures.labels import TICK_CHARS, escape, position_labels, tick_step, tick_texts
 
 COLORSCALE = "Viridis"
 """Perceptually uniform and colour-blind safe, dark (0) to yellow (1)."""
@@ -33,6 +33,8 @@ PANEL_PX = {1: 520, 2: 400, 3: 280, 4: 210}
 CELL_PX = 40
 """A short sentence gets cells of at most this size: one token is a 140 px square, not a 520 px one."""
 MIN_PANEL_PX = 140
+ASSUMED_WIDTH_PX = 900
+"""Chart width the layout plans for (wide layout on a laptop); Plotly scales the domains to the real width."""
 MAX_COLS = 4
 
 
@@ -172,7 +174,9 @@ def heatmap_grid(
     plot_h = int(row_top[-1])
     any_mask = any(p.allowed is not None and not p.allowed.all() for p in panels)
     margin_t = 30 if any_mask else 4
-    gap_x = 0.04 if ncols > 1 else 0.0
+    inner_y_labels = any(show_y for k, (_, show_y) in enumerate(ticks) if k % ncols)
+    label_px = 6.5 * min(longest, TICK_CHARS) + 30  # "i·token" at ~6.5 px a character, and the tick
+    gap_x = 0.0 if ncols == 1 else min(0.2, label_px / ASSUMED_WIDTH_PX) if inner_y_labels else 0.04
     w = (1 - gap_x * (ncols - 1)) / ncols
 
     traces, layout, annotations, shapes = [], {}, [], []

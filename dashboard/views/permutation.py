@@ -12,11 +12,11 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from core import AttentionConfig, causal_mask
+from core import POSITIONAL_KINDS, AttentionConfig, causal_mask
 from dashboard import compute
 from dashboard.figures import permutation_figure
 from dashboard.inputs import tokens_or_message
-from dashboard.settings import MAX_SEED, Settings
+from dashboard.settings import MAX_SEED, Settings, head_options
 from dashboard.views.heads import PLOTLY_CONFIG
 
 TOLERANCE = 1e-9
@@ -28,6 +28,10 @@ SAME = "Same map, reordered. Attention alone cannot see word order: moving the w
 WHY_POSITIONS = (
     "A positional encoding adds a different vector at each position, so a word that moves gets a different "
     "vector, and its queries, keys and values change."
+)
+WHY_ROPE = (
+    "RoPE rotates each query and key by its position, so a score depends on how far apart two words are, "
+    "and reordering changes those distances."
 )
 WHY_MASK = (
     "The causal mask depends on positions: query i sees keys 0..i only, so after reordering a word sees a "
@@ -85,18 +89,20 @@ def _verdict(diff: float, config: AttentionConfig) -> tuple[bool, str]:
     """(order visible?, one plain sentence saying why)."""
     if diff <= TOLERANCE:
         return False, SAME
-    reasons = ([WHY_POSITIONS] if config.positional != "none" else []) + ([WHY_MASK] if config.causal else [])
+    reasons = {"none": [], "rope": [WHY_ROPE]}.get(config.positional, [WHY_POSITIONS])
+    reasons += [WHY_MASK] if config.causal else []
     return True, "Different maps: word order now matters. " + " ".join(reasons)
 
 
 def _breakers(tokens: tuple[str, ...], perm: tuple[int, ...], config: AttentionConfig) -> pd.DataFrame:
     """The same reordering under the symmetric setting and under each thing that breaks it."""
-    cases = [
-        ("no positional encoding, no mask", replace(config, positional="none", causal=False)),
-        ("sinusoidal positional encoding", replace(config, positional="sinusoidal", causal=False)),
-        ("learned positional encoding", replace(config, positional="learned", causal=False)),
-        ("causal mask", replace(config, positional="none", causal=True)),
+    cases = [("no positional encoding, no mask", replace(config, positional="none", causal=False))]
+    cases += [
+        (f"{kind} positional encoding", replace(config, positional=kind, causal=False))
+        for kind in POSITIONAL_KINDS
+        if kind != "none" and config.n_heads in head_options(config.d_model, kind)  # RoPE needs an even d_k
     ]
+    cases.append(("causal mask", replace(config, positional="none", causal=True)))
     rows = []
     for label, cfg in cases:
         diff = compute.permutation_run(tokens, perm, cfg).max_abs_diff
@@ -144,4 +150,4 @@ def render(settings: Settings) -> None:
     st.subheader("What breaks the symmetry")
     st.caption("The same reordering, with the other settings as in the sidebar.")
     st.dataframe(_breakers(tokens, perm, config), hide_index=True, width="stretch")
-    st.markdown(f"- {WHY_POSITIONS}\n- {WHY_MASK}")
+    st.markdown(f"- {WHY_POSITIONS}\n- {WHY_ROPE}\n- {WHY_MASK}")

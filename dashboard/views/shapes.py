@@ -12,6 +12,9 @@ from core import Run
 from dashboard.inputs import run_or_message
 from dashboard.settings import Settings
 
+ROW_PX = 35
+"""Height of one st.dataframe row: the table is sized to show every row without scrolling."""
+
 
 def _shape(shape: tuple[int, ...]) -> str:
     return "(" + ", ".join(map(str, shape)) + ")"
@@ -57,4 +60,5 @@ def render(settings: Settings) -> None:
         f"T = {t} tokens, h = {h} heads. Scores are scaled by 1/√d_k = 1/√{d_k} = {1 / math.sqrt(d_k):.4g}. "
         "The heads are not separate matrices: one (d_model, d_model) projection is cut into h slices of d_k columns."
     )
-    st.dataframe(shape_table(run, settings), hide_index=True, width="stretch")
+    table = shape_table(run, settings)
+    st.dataframe(table, hide_index=True, width="stretch", height=ROW_PX * (len(table) + 1) + 3)  # every row visible

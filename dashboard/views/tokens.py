@@ -18,14 +18,14 @@ def token_table(tokens: tuple[str, ...]) -> pd.DataFrame:
     first: dict[str, int] = {}
     same = []
     for i, t in enumerate(tokens):
-        same.append(first.get(t))
+        same.append(str(first[t]) if t in first else "")
         first.setdefault(t, i)
     return pd.DataFrame(
         {
             "position": range(len(tokens)),
             "token": list(tokens),
             "code points": [" ".join(f"U+{ord(c):04X}" for c in t) for t in tokens],
-            "same embedding as position": pd.array(same, dtype="Int64"),
+            "same embedding as position": same,
         }
     )
 
@@ -44,11 +44,12 @@ def render(settings: Settings) -> None:
         token_table(tokens),
         hide_index=True,
         width="stretch",
+        height=min(600, 35 * (len(tokens) + 1) + 3),  # up to 16 rows without scrolling
         column_config={
             "position": st.column_config.NumberColumn("position", help="Row and column index in every heatmap"),
             "token": st.column_config.TextColumn("token", help="Exactly the string the model embeds"),
             "code points": st.column_config.TextColumn("code points", help="The Unicode characters of the token"),
-            "same embedding as position": st.column_config.NumberColumn(
+            "same embedding as position": st.column_config.TextColumn(
                 "same embedding as position", help="A repeated token reuses the first occurrence's vector"
             ),
         },

@@ -118,7 +118,7 @@ def test_only_the_chosen_view_is_drawn(app):
     table = app.dataframe[0].value
     assert list(table["token"]) == tokenize("The bank of the river gave a loan")
     assert list(table["position"]) == list(range(8))
-    assert table["same embedding as position"].iloc[3] == 0  # the second "the"
+    assert list(table["same embedding as position"]) == ["", "", "", "0", "", "", "", ""]  # the second "the"
 
 
 def test_shapes_view_states_every_shape_for_the_current_numbers():
@@ -154,6 +154,7 @@ def test_permutation_verdict_flips_with_positional_encoding_and_causal_mask():
         "no positional encoding, no mask": "no",
         "sinusoidal positional encoding": "yes",
         "learned positional encoding": "yes",
+        "rope positional encoding": "yes",
         "causal mask": "yes",
     }
 
@@ -162,6 +163,10 @@ def test_permutation_verdict_flips_with_positional_encoding_and_causal_mask():
     assert at.warning and not at.success
     assert float(at.metric[0].value) > 1e-3
     assert "positional encoding" in at.warning[0].value
+
+    at.button_group(key="positional").set_value("rope").run()
+    no_exception(at)
+    assert at.warning and "RoPE" in at.warning[0].value
 
     at.button_group(key="positional").set_value("none").run()
     at.toggle(key="causal").set_value(True).run()
