@@ -194,7 +194,7 @@ def test_typed_reordering_of_hostile_text_is_escaped_too() -> None:
     """The permutation view's own text box: a reordering of markup, and a non-rearrangement."""
     sentence = f"{CANARY} <b>x</b>"
     tokens = tokenize(sentence)
-    at = make_app(view="permutation", sentence=sentence, perm_mode="typed", perm_text=" ".join(reversed(tokens)))
+    at = make_app(view="permutation", sentence=sentence, perm_mode="retype", perm_text=" ".join(reversed(tokens)))
     at.run()
     no_exception(at)
     assert not user_text_leaks(at, CANARY)
@@ -247,7 +247,7 @@ BAD_LINKS = {
     "seed=inf": ({"seed": "inf"}, "seed"),  # crashed Streamlit's number_input (OverflowError) before url_notes drops it
     "seed=-Infinity": ({"seed": "-Infinity"}, "seed"),
     "seed=1e999": ({"seed": "1e999"}, "seed"),
-    "perm_seed=inf": ({"view": "permutation", "perm_mode": "random", "perm_seed": "inf"}, None),
+    "perm_seed=inf": ({"view": "permutation", "perm_mode": "shuffle", "perm_seed": "inf"}, None),
     "causal=maybe": ({"causal": "maybe"}, "causal"),
     "positional=markup": ({"positional": "<img src=x onerror=alert(1)>"}, "positional"),
     "view=nope": ({"view": "nope"}, "view"),
@@ -275,7 +275,9 @@ def test_bad_link_falls_back_to_defaults_with_a_note(query: dict, word: str | No
         assert any(word in n for n in notes), f"no note about {word!r} in {notes}"
         [fig] = figures(at)
         assert fig == default_heads, "a bad link must show the default settings"
-    elif query.get("view") != "permutation":
+    elif query.get("view") == "permutation":
+        assert len(figures(at)) == 1  # the reordering is drawn with the default shuffle seed
+    else:
         assert not notes and figures(at) == [default_heads]
     for raw in (*query.values(), *query.keys()):
         if set(raw) & set("<>[]$:"):  # markup-like link text is never quoted on the page
@@ -334,3 +336,18 @@ def test_figure_json_is_parsed_from_the_chart_proto() -> None:
     bad = {"data": [{"type": "heatmap", "x": ["0·<b>"], "y": ["0·<b>"]}], "layout": {"xaxis": {"ticktext": []}}}
     with pytest.raises(AssertionError):
         check_figure_escapes_tokens(json.loads(json.dumps(bad)), ["<b>"])
+
+
+def test_leak_scan_finds_user_text_in_markdown() -> None:
+    """Guard for ``user_text_leaks``: text in a Markdown element, a caption or a widget label is found."""
+    at = AppTest.from_string(
+        f"""
+import streamlit as st
+st.text_input("box", value="{CANARY}")
+st.markdown("{CANARY}")
+st.caption("{CANARY}")
+st.toggle("{CANARY}")
+"""
+    ).run()
+    leaks = user_text_leaks(at, CANARY)
+    assert len(leaks) == 3, leaks  # markdown, caption, toggle label; not the text box's own value
