@@ -101,4 +101,4 @@ def link_notes(link: dict[str, str], s: Settings, view: str | None = None, views
 def show_link_notes(link: dict[str, str], s: Settings, view: str | None = None, views: tuple[str, ...] = ()) -> None:
     """A warning per unusable link value."""
     for note in link_notes(link, s, view, views):
-        st.warning(note, icon="🔗")
+        st.warning(note, icon=":material/link:")
