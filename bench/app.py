@@ -1,0 +1,326 @@
+"""How fast the dashboard answers a teacher, against the targets of issue 3.
+
+    python -m bench.app             # about a minute on 2 shared cores
+    python -m bench.app --profile   # also: where a rerun at the largest settings spends its time
+
+(a) Server side, with AppTest (the real script, the real Streamlit runtime, no
+    browser): the median wall time of one full rerun at the defaults, after
+    changing each control, and at the largest settings. "cold" clears
+    ``st.cache_data`` before every rerun, so the engine runs as it does the first
+    time a setting is chosen: that is the number held against the target.
+    "warm" alternates between two settings already cached (figures and page only).
+(b) The Plotly figure JSON the browser receives (sum over the charts on the page).
+(c) In headless Chromium: from the click on a head-count button to the new
+    heatmaps being in the DOM, timed inside the page (``performance.now()``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import streamlit as st
+from streamlit import config as st_config
+from streamlit.logger import set_log_level
+from streamlit.testing.v1 import AppTest
+
+from bench.streamlit_server import (
+    APP,
+    HEADS_CHART,
+    ROOT,
+    chromium,
+    heatmap_count,
+    streamlit_server,
+    wait_heatmaps,
+    wait_idle,
+)
+from core import MAX_TOKENS, tokenize
+from dashboard.settings import D_MODELS, DEFAULTS, MAX_HEADS
+
+RERUN_DEFAULT_S = 0.150
+RERUN_LARGEST_S = 0.400
+DRAWN_S = 1.0
+PAYLOAD_BYTES = 2_000_000
+REPEATS = 7
+BROWSER_REPEATS = 5
+
+# One other value per control: each timed rerun flips the control between its default and this.
+OTHER = {
+    "sentence": "the dog bites the man",
+    "d_model": 128,
+    "n_heads": 8,
+    "causal": True,
+    "positional": "sinusoidal",
+    "seed": DEFAULTS.seed + 1,
+}
+
+
+def largest_sentence() -> str:
+    """MAX_TOKENS distinct words: the longest sentence the app accepts, with no repeated row to cache."""
+    text = " ".join(f"word{i}" for i in range(MAX_TOKENS))
+    assert len(tokenize(text)) == MAX_TOKENS
+    return text
+
+
+LARGEST = {
+    "sentence": largest_sentence(),
+    "d_model": max(D_MODELS),
+    "n_heads": MAX_HEADS,
+    "causal": True,  # adds one masked-cell overlay per head: the biggest figure
+    "positional": "learned",
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    value: float
+    target: float
+    unit: str
+    note: str = ""
+
+    def line(self) -> str:
+        verdict = "PASS" if self.value <= self.target else "FAIL"
+        if self.unit == "ms":
+            shown, goal = f"{self.value * 1000:.1f} ms", f"<= {self.target * 1000:.0f} ms"
+        else:
+            shown, goal = f"{self.value:,.0f} B", f"<= {self.target:,.0f} B"
+        return f"  {self.name:<52}{shown:>13}  {goal:<16}{verdict}  {self.note}"
+
+
+# ---------------------------------------------------------------- (a) and (b): AppTest
+
+
+def new_app(**query: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / APP), default_timeout=60)
+    for key, value in query.items():
+        at.query_params[key] = value
+    return at
+
+
+def run_once(at: AppTest, cold: bool) -> float:
+    """Seconds for one full rerun; the cache cleared first when ``cold``."""
+    if cold:
+        st.cache_data.clear()
+    start = time.perf_counter()
+    at.run()
+    elapsed = time.perf_counter() - start
+    if at.exception:
+        raise RuntimeError(f"the app raised: {[e.message for e in at.exception]}")
+    return elapsed
+
+
+def set_all(at: AppTest, values: dict) -> None:
+    """Set widgets in sidebar order (d_model before n_heads, which depends on it), one rerun each."""
+    for key in ("sentence", "positional", "d_model", "n_heads", "causal", "seed", "view"):
+        if key in values:
+            at.get_by_key(key).set_value(values[key])
+            at.run()
+
+
+def flip_medians(at: AppTest, key: str, values: tuple) -> tuple[float, float]:
+    """Median (cold, warm) rerun seconds when ``key`` alternates between ``values``."""
+    out = []
+    for cold in (True, False):
+        times = []
+        for i in range(REPEATS + (0 if cold else 2)):
+            at.get_by_key(key).set_value(values[i % 2])
+            times.append(run_once(at, cold))
+        out.append(statistics.median(times if cold else times[2:]))  # warm: both values cached by then
+    return out[0], out[1]
+
+
+def payload(at: AppTest) -> int:
+    """Bytes of Plotly figure JSON on the page (every chart the browser must parse and draw)."""
+    return sum(len(chart.proto.spec.encode()) for chart in at.get("plotly_chart"))
+
+
+def server_side() -> tuple[list[Row], list[str]]:
+    rows: list[Row] = []
+    info: list[str] = []
+    at = new_app()
+    at.run()  # imports, first compile: not what a teacher waits for on a change
+    run_once(at, cold=False)
+
+    defaults = {key: getattr(DEFAULTS, key) for key in OTHER}
+    cold, warm = flip_medians(at, "seed", (DEFAULTS.seed, DEFAULTS.seed))  # no change: a plain rerun
+    rows.append(Row("rerun at the defaults (cold)", cold, RERUN_DEFAULT_S, "ms", f"warm {warm * 1000:.1f} ms"))
+    rows.append(Row("figure JSON at the defaults", payload(at), PAYLOAD_BYTES, "B"))
+    for key, other in OTHER.items():
+        cold, warm = flip_medians(at, key, (other, defaults[key]))
+        rows.append(
+            Row(f"rerun after changing {key} (cold)", cold, RERUN_DEFAULT_S, "ms", f"warm {warm * 1000:.1f} ms")
+        )
+
+    for view in ("heads", "permutation"):
+        at = new_app()
+        at.run()
+        set_all(at, LARGEST | {"view": view})
+        cold, warm = flip_medians(at, "seed", (DEFAULTS.seed, DEFAULTS.seed + 1))
+        name = f"largest settings, {view} view"
+        rows.append(Row(f"rerun at {name} (cold)", cold, RERUN_LARGEST_S, "ms", f"warm {warm * 1000:.1f} ms"))
+        rows.append(Row(f"figure JSON at {name}", payload(at), PAYLOAD_BYTES, "B"))
+    largest = ", ".join(f"{k}={v}" for k, v in LARGEST.items() if k != "sentence")
+    info.insert(0, f"largest settings: {MAX_TOKENS} tokens, {largest}")
+    return rows, info
+
+
+def breakdown() -> list[str]:
+    """Where a cold rerun at the largest settings goes, stage by stage, outside Streamlit.
+
+    AppTest runs the script in its own thread, so a profiler on this thread sees
+    nothing; the stages are timed directly instead (median of REPEATS each).
+    Plotly serialises with orjson when it is importable and with the standard
+    ``json`` module otherwise: requirements.txt decides which one a deployment gets.
+    """
+    import plotly.graph_objects as go
+    import plotly.io as pio
+
+    from core import AttentionConfig, run
+    from dashboard.figures import heads_figure
+
+    def median_s(fn: Callable[[], object]) -> float:
+        times = []
+        for _ in range(REPEATS):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+        return statistics.median(times)
+
+    tokens = tokenize(LARGEST["sentence"])
+    config = AttentionConfig(**{k: v for k, v in LARGEST.items() if k != "sentence"}, seed=DEFAULTS.seed)
+    result = run(tokens, config)
+    w, mask = result.trace.weights, result.trace.mask
+    fig = heads_figure(w, tokens, mask)
+    stages = {
+        "core.run (embed, positions, attention)": lambda: run(tokens, config),
+        "heads_figure (pure builder)": lambda: heads_figure(w, tokens, mask),
+        "plotly.tools.return_figure_from_figure_or_data (validate)": lambda: go.Figure(fig),
+        "plotly.io.to_json, engine json": lambda: pio.to_json(fig, validate=False, engine="json"),
+    }
+    try:
+        import orjson  # noqa: F401 - only whether it is there
+
+        stages["plotly.io.to_json, engine orjson"] = lambda: pio.to_json(fig, validate=False, engine="orjson")
+    except ImportError:
+        pass
+    lines = [f"stages of one cold rerun at the largest settings (heads view), median of {REPEATS}:"]
+    lines += [f"    {name:<62}{median_s(fn) * 1000:8.1f} ms" for name, fn in stages.items()]
+    for threads in ("1", None):
+        name = f"core.run, fresh process, OPENBLAS_NUM_THREADS={threads or 'unset (one per core)'}"
+        lines.append(f"    {name:<62}{core_run_in_subprocess(threads) * 1000:8.1f} ms")
+    return lines
+
+
+_CORE_RUN = """
+import statistics, sys, time
+from core import AttentionConfig, run, tokenize
+tokens, config = tokenize(sys.argv[1]), AttentionConfig(**eval(sys.argv[2]))
+run(tokens, config)
+times = []
+for _ in range(int(sys.argv[3])):
+    start = time.perf_counter(); run(tokens, config); times.append(time.perf_counter() - start)
+print(statistics.median(times))
+"""
+
+
+def core_run_in_subprocess(blas_threads: str | None) -> float:
+    """Median seconds of ``core.run`` at the largest settings in a new process with its own BLAS thread count.
+
+    The count is fixed when NumPy loads OpenBLAS, so it takes a fresh process to change it.
+    """
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    if blas_threads is not None:
+        env["OPENBLAS_NUM_THREADS"] = blas_threads
+    config = {k: v for k, v in LARGEST.items() if k != "sentence"} | {"seed": DEFAULTS.seed}
+    args = [sys.executable, "-c", _CORE_RUN, LARGEST["sentence"], repr(config), str(REPEATS * 2)]
+    out = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    return float(out.stdout.strip())
+
+
+# ---------------------------------------------------------------- (c): a real browser
+
+# Stamps the time of the first click after it is installed; the wait below stamps "drawn".
+_STAMP_CLICK = """() => {
+    window.__alClick = null;
+    const stamp = () => { window.__alClick ??= performance.now(); };
+    document.addEventListener('click', stamp, {capture: true, once: true});
+}"""
+
+
+def click_to_drawn(page, heads: int) -> float:
+    """Seconds from a click on the ``heads`` button to ``heads`` weight heatmaps drawn, timed in the page."""
+    page.evaluate(_STAMP_CLICK)
+    page.locator(".st-key-n_heads").get_by_role("radio", name=str(heads), exact=True).click()
+    wait_heatmaps(page, heads)
+    drawn = page.evaluate("() => performance.now()")
+    elapsed = (drawn - page.evaluate("() => window.__alClick")) / 1000
+    wait_idle(page)  # let the script finish before the next click
+    return elapsed
+
+
+def browser_side() -> tuple[list[Row], list[str]]:
+    """Median click-to-drawn time: cold (a seed never computed in this server) and warm (cached)."""
+    cold, warm = [], []
+    with streamlit_server() as (url, _proc), chromium() as browser:
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        for i in range(BROWSER_REPEATS + 1):
+            page.goto(f"{url}/?seed={1000 + i}&n_heads={DEFAULTS.n_heads}")
+            wait_idle(page)
+            wait_heatmaps(page, DEFAULTS.n_heads)
+            times = [click_to_drawn(page, OTHER["n_heads"]), click_to_drawn(page, DEFAULTS.n_heads)]
+            if i > 0:  # the first page load also loads plotly.js: not a teacher's change
+                cold.append(times[0])
+                warm.append(times[1])
+        assert heatmap_count(page) == DEFAULTS.n_heads and page.locator(HEADS_CHART).count() == 1
+        context.close()
+    note = f"warm {statistics.median(warm) * 1000:.0f} ms; cold runs {', '.join(f'{t * 1000:.0f}' for t in cold)} ms"
+    rows = [
+        Row(
+            f"click {DEFAULTS.n_heads}->{OTHER['n_heads']} heads to drawn (cold)",
+            statistics.median(cold),
+            DRAWN_S,
+            "ms",
+            note,
+        )
+    ]
+    return rows, []
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--profile", action="store_true", help="time the stages of a rerun at the largest settings")
+    parser.add_argument("--no-browser", action="store_true", help="skip (c), e.g. where chromium is missing")
+    args = parser.parse_args()
+
+    # Clearing caches outside a server logs a warning per cache, and AppTest re-applies
+    # the configured level on every run: set the option, not just the loggers.
+    st_config.set_option("logger.level", "error")
+    set_log_level("error")
+    start = time.perf_counter()
+    rows, info = server_side()
+    if args.profile:
+        info += breakdown()
+    if not args.no_browser:
+        more, _ = browser_side()
+        rows += more
+    print(f"Attention Lab app benchmark: medians of {REPEATS} reruns (AppTest), {BROWSER_REPEATS} clicks (chromium)")
+    for line in info:
+        print(line)
+    for row in rows:
+        print(row.line())
+    failed = [row.name for row in rows if row.value > row.target]
+    print(f"{len(rows) - len(failed)}/{len(rows)} PASS in {time.perf_counter() - start:.0f} s")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
