@@ -9,6 +9,8 @@ columns; axes are categorical with one unique label per position (``"3·river"``
 so T tokens always give T×T cells and the hover can name both tokens without a
 per-cell string. Masked cells are NaN in the weights (a gap) and filled by a
 flat grey, hatched heatmap of their own whose hover says "masked", not a number.
+A matrix of vectors (X, Q, K, V: one row per token) passes ``cols=None``: its
+columns are coordinates, labelled "0".."d-1", and its hover names them.
 """
 
 from __future__ import annotations
@@ -43,14 +45,17 @@ class Panel:
     """One heatmap: ``z (T_q, T_k)`` values in [zmin, zmax], row and column tokens, a title.
 
     ``allowed (T_q, T_k)`` bool, True = may attend, or None when nothing is masked.
-    Token strings are raw: the builder escapes them.
+    Token strings are raw: the builder escapes them. ``cols=None``: the columns
+    are the coordinates ``0..z.shape[1]-1`` of one vector per row (X, Q, K, V).
     """
 
     z: np.ndarray
     rows: Sequence[str]
-    cols: Sequence[str]
+    cols: Sequence[str] | None
     title: str
     allowed: np.ndarray | None = None
+    hover: str = "query %{y} → key %{x}"
+    """What the hover says before the value; ``%{y}`` and ``%{x}`` are the row and column labels."""
 
 
 def _hatch_path(allowed: np.ndarray) -> str:
@@ -103,9 +108,17 @@ def _font_size(n: int) -> int:
     return 11 if n <= 24 else 9 if n <= 40 else 8
 
 
-def _axis(domain: list[float], tokens: Sequence[str], show: bool, panel_px: int, anchor: str) -> dict:
-    """A categorical axis over ``tokens`` with thinned, escaped tick labels."""
-    cats = position_labels(tokens)
+def _labels(tokens: Sequence[str] | None, n: int) -> tuple[list[str], list[str]]:
+    """(categories, tick texts) of one axis: escaped ``"i·token"``, or ``"0".."n-1"`` for vector coordinates."""
+    if tokens is None:
+        cats = [str(i) for i in range(n)]
+        return cats, cats
+    return position_labels(tokens), tick_texts(tokens)
+
+
+def _axis(domain: list[float], labels: tuple[list[str], list[str]], show: bool, panel_px: int, anchor: str) -> dict:
+    """A categorical axis over ``labels`` (categories, tick texts) with thinned tick labels."""
+    cats, texts = labels
     size = _font_size(len(cats))
     step = tick_step(len(cats), max(4, int(panel_px / (size + 3))))
     return dict(
@@ -116,7 +129,7 @@ def _axis(domain: list[float], tokens: Sequence[str], show: bool, panel_px: int,
         categoryarray=cats,
         tickmode="array",
         tickvals=cats[::step],
-        ticktext=tick_texts(tokens)[::step],
+        ticktext=texts[::step],
         showticklabels=show,
         ticks="outside" if show else "",
         tickfont=dict(size=size),
@@ -134,9 +147,14 @@ def _shows_ticks(panels: Sequence[Panel], ncols: int) -> list[tuple[bool, bool]]
     for k, p in enumerate(panels):
         c = k % ncols
         show_y = c == 0 or list(panels[k - 1].rows) != list(p.rows)
-        show_x = k + ncols >= n or list(panels[k + ncols].cols) != list(p.cols)
+        show_x = k + ncols >= n or _cols(panels[k + ncols]) != _cols(p)
         out.append((show_x, show_y))
     return out
+
+
+def _cols(p: Panel) -> tuple[str, ...] | int:
+    """What a panel's column labels depend on: its tokens, or its number of coordinates."""
+    return p.z.shape[1] if p.cols is None else tuple(p.cols)
 
 
 def heatmap_grid(
@@ -149,20 +167,23 @@ def heatmap_grid(
     value_format: str = ".3f",
     colorscale: str = COLORSCALE,
     panel_px: int | None = None,
+    square: bool = True,
 ) -> go.Figure:
     """One figure, ``len(panels)`` heatmaps on a grid, one colour bar ``[zmin, zmax]``.
 
     Tick labels are drawn on the left column and bottom row, and on any panel
     whose tokens differ from its neighbour's (e.g. a reordered sentence).
+    ``square=False`` lets cells stretch to fill ``panel_px`` by the panel width:
+    a (T, 512) matrix of vectors would otherwise be a strip a few pixels high.
     """
     n = len(panels)
     if n == 0:
         raise ValueError("heatmap_grid needs at least one panel")
     ncols = ncols or min(n, MAX_COLS)
     nrows = math.ceil(n / ncols)
-    longest_axis = max(max(len(p.rows), len(p.cols)) for p in panels)
+    longest_axis = max(max(p.z.shape) for p in panels)
     px = panel_px or min(PANEL_PX.get(ncols, PANEL_PX[MAX_COLS]), max(MIN_PANEL_PX, CELL_PX * longest_axis))
-    longest = max(len(tok) for p in panels for tok in (*p.rows, *p.cols))
+    longest = max(len(tok) for p in panels for tok in (*p.rows, *(p.cols or [str(p.z.shape[1])])))
     tick_px = 24 + 6 * min(longest + 3, 16)  # room for the rotated labels "i·token" under a panel
     title_px = 26
     ticks = _shows_ticks(panels, ncols)
@@ -189,11 +210,13 @@ def heatmap_grid(
         y_dom = [max(0.0, top - px / plot_h), top]
         suffix = "" if k == 0 else str(k + 1)
         xa, ya = f"x{suffix}", f"y{suffix}"
-        layout[f"xaxis{suffix}"] = _axis(x_dom, p.cols, show_x, px, ya) | dict(tickangle=-60)
-        y_axis = _axis(y_dom, p.rows, show_y, px, xa)
-        layout[f"yaxis{suffix}"] = y_axis | dict(range=y_axis["range"][::-1], scaleanchor=xa)  # row 0 on top
+        x_labels, y_labels = _labels(p.cols, p.z.shape[1]), _labels(p.rows, p.z.shape[0])
+        layout[f"xaxis{suffix}"] = _axis(x_dom, x_labels, show_x, px, ya) | dict(tickangle=-60)
+        y_axis = _axis(y_dom, y_labels, show_y, px, xa)
+        y_axis |= dict(range=y_axis["range"][::-1])  # row 0 on top
+        layout[f"yaxis{suffix}"] = y_axis | (dict(scaleanchor=xa) if square else {})
 
-        x, y, title = position_labels(p.cols), position_labels(p.rows), escape(p.title)
+        x, y, title = x_labels[0], y_labels[0], escape(p.title)
         z = np.asarray(p.z, dtype=np.float32)  # (T_q, T_k); float32 keeps the payload small
         if p.allowed is not None and not p.allowed.all():
             z = np.where(p.allowed, z, np.float32(np.nan))
@@ -213,7 +236,7 @@ def heatmap_grid(
                 coloraxis="coloraxis",
                 connectgaps=False,
                 hoverongaps=False,
-                hovertemplate=f"query %{{y}} → key %{{x}}: %{{z:{value_format}}}<extra>{title}</extra>",
+                hovertemplate=f"{p.hover}: %{{z:{value_format}}}<extra>{title}</extra>",
                 name=title,
             )
         )
