@@ -1,8 +1,13 @@
 """Attention Lab: the entry file. It routes; the views render.
 
 Run from the repository root: ``streamlit run dashboard/app.py``.
-One page, one view at a time: the view is a query parameter like every setting,
-so a link carries the whole state and only the chosen view computes.
+
+One page, one view at a time, chosen by a selector bound to the ``view`` query
+parameter like every setting: a link carries the whole state, and only the
+chosen view computes. Why not ``st.navigation``: it works in the browser, but
+``AppTest.switch_page`` reaches file-based pages only, so each ``render(settings)``
+view would need a stub script plus a Session State hand-off of the settings, and
+the view would live in the URL path while everything else lives in the query.
 """
 
 import sys
