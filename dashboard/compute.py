@@ -11,7 +11,20 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core import AttentionConfig, PermutationResult, Run, permutation_experiment, run, tokenize
+from core import (
+    AttentionConfig,
+    HeadSummary,
+    PermutationResult,
+    Run,
+    ScalingResult,
+    ShiftResult,
+    head_summary,
+    permutation_experiment,
+    run,
+    scaling_experiment,
+    shift_experiment,
+    tokenize,
+)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -32,6 +45,28 @@ def permutation_run(
 ) -> PermutationResult:
     """Attention on ``tokens`` and on ``tokens`` reordered, compared position by position."""
     return permutation_experiment(tokens, list(permutation), config)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def shift_run(tokens: tuple[str, ...], shift: int, config: AttentionConfig) -> ShiftResult:
+    """Attention on ``tokens`` at positions 0..T-1 and at shift..shift+T-1 (``core.shift_experiment``)."""
+    return shift_experiment(tokens, shift, config)
+
+
+@st.cache_data(max_entries=1, show_spinner=False)
+def scaling_curves() -> ScalingResult:
+    """``core.scaling_experiment`` on its default grid: the same for every sentence, so computed once."""
+    return scaling_experiment()
+
+
+def summary_of(trace_run: Run) -> HeadSummary:
+    """Per-head entropy and weight on self, previous and first token, read from the run's own weights and mask."""
+    return head_summary(trace_run.trace.weights, trace_run.trace.mask)
+
+
+def unscaled_scores(scores: np.ndarray, scale: float) -> np.ndarray:
+    """``QK^T`` before the factor, recovered from the trace's scaled scores: ``(..., T_q, T_k)``, same shape."""
+    return scores / scale
 
 
 def reverse_permutation(t: int) -> tuple[int, ...]:
