@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from core import MAX_CHARS, MAX_TOKENS, POSITIONAL_KINDS, AttentionConfig
+from core import MAX_CHARS, MAX_TOKENS, POSITIONAL_KINDS, WEIGHT_KINDS, AttentionConfig
 from core.pipeline import head_counts
+from dashboard.toy_weights import WEIGHT_PROMISES
 
 D_MODELS = (8, 16, 32, 64, 128, 256, 512)
 """Model widths offered: powers of two, so every width has head counts 1, 2, 4, 8."""
@@ -40,6 +41,10 @@ class Settings:
     seed: int = 18
     """With these random weights, head 1 happens to link "bank" to "river" and head 2 "bank" to "loan"
     (the course's two senses); a trained model learns such heads, here it is chance, and the seed says so."""
+    weights: str = "random"
+    """Random first: patterns exist; then "identity" and "previous" show weights *making* a pattern."""
+    presenter: bool = False
+    """Off: laptop-sized figures; on, larger type and cells for a projector (the figures only, see below)."""
 
     @property
     def d_k(self) -> int:
@@ -53,17 +58,19 @@ class Settings:
             causal=self.causal,
             positional=self.positional,
             seed=self.seed,
+            weights=self.weights,
         )
 
 
 DEFAULTS = Settings()
-KEYS = ("sentence", "d_model", "n_heads", "causal", "positional", "seed")
+KEYS = ("sentence", "d_model", "n_heads", "causal", "positional", "seed", "weights", "presenter")
 """Widget keys, equal to the URL query parameters."""
 
 
-def head_options(d_model: int, positional: str = "none") -> list[int]:
-    """Head counts offered: divisors of ``d_model`` up to ``MAX_HEADS`` that core accepts (RoPE needs an even d_k)."""
-    return [h for h in head_counts(d_model, positional) if h <= MAX_HEADS]
+def head_options(d_model: int, positional: str = "none", weights: str = "random") -> list[int]:
+    """Head counts offered: divisors of ``d_model`` up to ``MAX_HEADS`` that core accepts
+    (RoPE needs an even d_k, the previous-token head d_k >= 4)."""
+    return [h for h in head_counts(d_model, positional, weights) if h <= MAX_HEADS]
 
 
 def nearest_heads(n_heads: int, options: list[int]) -> int:
@@ -71,9 +78,9 @@ def nearest_heads(n_heads: int, options: list[int]) -> int:
     return min(options, key=lambda h: (abs(h - n_heads), h))
 
 
-def _keep_heads_valid(d_model: int, positional: str) -> list[int]:
+def _keep_heads_valid(d_model: int, positional: str, weights: str) -> list[int]:
     """Before the heads widget exists: move a head count that is no longer valid to the nearest valid one."""
-    options = head_options(d_model, positional)
+    options = head_options(d_model, positional, weights)
     current = st.session_state.get("n_heads")
     if current is not None and current not in options:
         st.session_state["n_heads"] = nearest_heads(current, options)
@@ -102,6 +109,17 @@ def sidebar() -> Settings:
             help="sinusoidal and learned add a vector per position to the embeddings; rope rotates each head's "
             "queries and keys by their position. With none, word order is invisible to attention.",
         )
+        weights = st.segmented_control(
+            "Weights",
+            WEIGHT_KINDS,
+            default=DEFAULTS.weights,
+            required=True,
+            key="weights",
+            bind="query-params",
+            help="random: seeded W_Q, W_K, W_V, W_O. identity and previous are built by hand to draw a "
+            "known pattern: look-alikes, or the previous token.",
+        )
+        st.caption(WEIGHT_PROMISES.get(weights, ""))
         d_model = st.selectbox(
             "d_model (width of each token vector)",
             D_MODELS,
@@ -110,7 +128,7 @@ def sidebar() -> Settings:
             bind="query-params",
             help="Every token becomes a vector of d_model numbers; the heads share them out.",
         )
-        options = _keep_heads_valid(d_model, positional)
+        options = _keep_heads_valid(d_model, positional, weights)
         n_heads = st.segmented_control(
             "Heads",
             options,
@@ -119,7 +137,7 @@ def sidebar() -> Settings:
             key="n_heads",
             bind="query-params",
             help="Only head counts that divide d_model are offered (each head gets d_k = d_model / h columns); "
-            "RoPE also needs an even d_k.",
+            "RoPE also needs an even d_k, and the previous-token head d_k >= 4.",
         )
         causal = st.toggle(
             "Causal mask",
@@ -138,6 +156,14 @@ def sidebar() -> Settings:
             bind="query-params",
             help="Fixes the random embeddings and weight matrices: the same seed always gives the same maps.",
         )
+        presenter = st.toggle(
+            "Presenter mode",
+            value=DEFAULTS.presenter,
+            key="presenter",
+            bind="query-params",
+            help="For a projector: larger type and cells in every figure, fewer panels per row. "
+            "For the rest of the page use the browser's zoom (Ctrl or Cmd and +).",
+        )
     return Settings(
         sentence=sentence,
         d_model=int(d_model),
@@ -145,4 +171,6 @@ def sidebar() -> Settings:
         causal=bool(causal),
         positional=str(positional),
         seed=int(seed),
+        weights=str(weights),
+        presenter=bool(presenter),
     )

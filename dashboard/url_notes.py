@@ -11,7 +11,7 @@ import math
 
 import streamlit as st
 
-from core import POSITIONAL_KINDS
+from core import POSITIONAL_KINDS, WEIGHT_KINDS
 from dashboard.settings import D_MODELS, KEYS, MAX_HEADS, MAX_SEED, Settings, head_options
 
 _READ_FLAG = "_link_read"
@@ -71,8 +71,10 @@ def _heads_note(raw: str, s: Settings) -> str | None:
         return f"The link asks for {n} heads, which do not divide d_model = {s.d_model}: {shown}."
     if n > MAX_HEADS:
         return f"The link asks for {n} heads; at most {MAX_HEADS} are drawn: {shown}."
-    if n not in head_options(s.d_model, s.positional):
-        return f"The link asks for {n} heads, which these settings do not allow (RoPE needs an even d_k): {shown}."
+    if n not in head_options(s.d_model, s.positional, s.weights):
+        needs = ["RoPE needs an even d_k"] if s.positional == "rope" else []
+        needs += ["the previous-token head needs d_k >= 4"] if s.weights == "previous" else []
+        return f"The link asks for {n} heads, which these settings do not allow ({'; '.join(needs) or 'see the head options'}): {shown}."
     return f"The link's head count could not be used: {shown}."
 
 
@@ -92,6 +94,12 @@ def link_notes(link: dict[str, str], s: Settings, view: str | None = None, views
     if "positional" in link and link["positional"] != s.positional:
         notes.append(
             f"The link's positional encoding must be one of {', '.join(POSITIONAL_KINDS)}: showing {s.positional}."
+        )
+    if "weights" in link and link["weights"] != s.weights:
+        notes.append(f"The link's weights must be one of {', '.join(WEIGHT_KINDS)}: showing {s.weights}.")
+    if "presenter" in link and link["presenter"].strip().lower() != str(s.presenter).lower():
+        notes.append(
+            f"The link's presenter value must be true or false: presenter mode is {'on' if s.presenter else 'off'}."
         )
     if "seed" in link and _as_int(link["seed"]) != s.seed:
         notes.append(f"The link's seed must be a whole number from 0 to {MAX_SEED}: showing seed {s.seed}.")
