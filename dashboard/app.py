@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `core` lives at 
 import streamlit as st
 
 from dashboard.settings import sidebar
+from dashboard.toy_weights import show_weights_note
 from dashboard.url_notes import read_link, show_link_notes
 from dashboard.views import VIEWS, choose_view
 
@@ -26,6 +27,10 @@ st.set_page_config(page_title="Attention Lab", page_icon="🔎", layout="wide")
 link = read_link()  # before any widget: bound widgets drop bad values from the URL
 settings = sidebar()
 view = choose_view()
-st.caption(view.teaches)
+if settings.presenter:  # our own constant text: safe as a heading; the rest of the page keeps its size
+    st.subheader(view.teaches, anchor=False)
+else:
+    st.caption(view.teaches)
 show_link_notes(link, settings, view.slug, tuple(VIEWS))
+show_weights_note(settings)
 view.render(settings)
