@@ -45,6 +45,8 @@ class Settings:
     """Random first: patterns exist; then "identity" and "previous" show weights *making* a pattern."""
     presenter: bool = False
     """Off: laptop-sized figures; on, larger type and cells for a projector (the figures only, see below)."""
+    scaled: bool = True
+    """On, as every transformer does; off shows the heads collapse toward one-hot (the "why ÷√d_k" lesson)."""
 
     @property
     def d_k(self) -> int:
@@ -59,11 +61,12 @@ class Settings:
             positional=self.positional,
             seed=self.seed,
             weights=self.weights,
+            scaled=self.scaled,
         )
 
 
 DEFAULTS = Settings()
-KEYS = ("sentence", "d_model", "n_heads", "causal", "positional", "seed", "weights", "presenter")
+KEYS = ("sentence", "d_model", "n_heads", "causal", "positional", "seed", "weights", "presenter", "scaled")
 """Widget keys, equal to the URL query parameters."""
 
 
@@ -146,6 +149,14 @@ def sidebar() -> Settings:
             bind="query-params",
             help="As in a decoder (GPT): each token may attend only to itself and the tokens before it.",
         )
+        scaled = st.toggle(
+            "Scale scores by 1/√d_k",
+            value=DEFAULTS.scaled,
+            key="scaled",
+            bind="query-params",
+            help="Divide QKᵀ by √d_k before the softmax, as every transformer does. Turn it off to see the "
+            "heads collapse toward one-hot: unscaled scores grow like √d_k.",
+        )
         seed = st.number_input(
             "Seed",
             min_value=0,
@@ -173,4 +184,5 @@ def sidebar() -> Settings:
         seed=int(seed),
         weights=str(weights),
         presenter=bool(presenter),
+        scaled=bool(scaled),
     )

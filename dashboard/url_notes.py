@@ -101,6 +101,8 @@ def link_notes(link: dict[str, str], s: Settings, view: str | None = None, views
         notes.append(
             f"The link's presenter value must be true or false: presenter mode is {'on' if s.presenter else 'off'}."
         )
+    if "scaled" in link and link["scaled"].strip().lower() != str(s.scaled).lower():
+        notes.append(f"The link's scaled value must be true or false: scaling is {'on' if s.scaled else 'off'}.")
     if "seed" in link and _as_int(link["seed"]) != s.seed:
         notes.append(f"The link's seed must be a whole number from 0 to {MAX_SEED}: showing seed {s.seed}.")
     return notes
