@@ -64,6 +64,15 @@ def summary_of(trace_run: Run) -> HeadSummary:
     return head_summary(trace_run.trace.weights, trace_run.trace.mask)
 
 
+def attention_input(trace_run: Run) -> tuple[np.ndarray, np.ndarray | None]:
+    """What attention was given: ``X + P`` for the queries ``(T_q, d_model)``, and for the source ``(T_k, d_model)``
+    in cross-attention (None in self-attention, where keys and values read the same rows)."""
+    x = trace_run.x + trace_run.positions
+    if trace_run.source_x is None:
+        return x, None
+    return x, trace_run.source_x + trace_run.source_positions
+
+
 def unscaled_scores(scores: np.ndarray, scale: float) -> np.ndarray:
     """``QK^T`` before the factor, recovered from the trace's scaled scores: ``(..., T_q, T_k)``, same shape."""
     return scores / scale
