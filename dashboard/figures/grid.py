@@ -38,6 +38,13 @@ MIN_PANEL_PX = 140
 ASSUMED_WIDTH_PX = 900
 """Chart width the layout plans for (wide layout on a laptop); Plotly scales the domains to the real width."""
 MAX_COLS = 4
+PRESENTER_SCALE = 1.5
+"""Presenter mode: every font, cell and label margin 1.5 times larger, for a projector read from the back row."""
+PRESENTER_PANEL_PX = {1: 640, 2: 560, 3: 380}
+"""Presenter panel heights for 1, 2 or 3 columns, sized for a ~1200 px wide chart (a projector's wide layout)."""
+PRESENTER_WIDTH_PX = 1200
+PRESENTER_MAX_COLS = 3
+"""Fewer, larger panels: 2 per row up to 4 panels (4 heads are 2 × 2), 3 per row beyond."""
 
 
 @dataclass(frozen=True)
@@ -116,10 +123,12 @@ def _labels(tokens: Sequence[str] | None, n: int) -> tuple[list[str], list[str]]
     return position_labels(tokens), tick_texts(tokens)
 
 
-def _axis(domain: list[float], labels: tuple[list[str], list[str]], show: bool, panel_px: int, anchor: str) -> dict:
-    """A categorical axis over ``labels`` (categories, tick texts) with thinned tick labels."""
+def _axis(
+    domain: list[float], labels: tuple[list[str], list[str]], show: bool, panel_px: int, anchor: str, scale: float = 1
+) -> dict:
+    """A categorical axis over ``labels`` (categories, tick texts) with thinned tick labels, fonts times ``scale``."""
     cats, texts = labels
-    size = _font_size(len(cats))
+    size = round(_font_size(len(cats)) * scale)
     step = tick_step(len(cats), max(4, int(panel_px / (size + 3))))
     return dict(
         domain=domain,
@@ -168,6 +177,7 @@ def heatmap_grid(
     colorscale: str = COLORSCALE,
     panel_px: int | None = None,
     square: bool = True,
+    presenter: bool = False,
 ) -> go.Figure:
     """One figure, ``len(panels)`` heatmaps on a grid, one colour bar ``[zmin, zmax]``.
 
@@ -175,17 +185,26 @@ def heatmap_grid(
     whose tokens differ from its neighbour's (e.g. a reordered sentence).
     ``square=False`` lets cells stretch to fill ``panel_px`` by the panel width:
     a (T, 512) matrix of vectors would otherwise be a strip a few pixels high.
+    ``presenter=True`` is for a projector: fonts, cells and margins ``PRESENTER_SCALE`` times
+    larger, at most ``PRESENTER_MAX_COLS`` panels per row (an explicit ``panel_px`` is scaled too).
     """
     n = len(panels)
     if n == 0:
         raise ValueError("heatmap_grid needs at least one panel")
-    ncols = ncols or min(n, MAX_COLS)
+    s = PRESENTER_SCALE if presenter else 1.0
+    if presenter:
+        ncols = min(ncols or min(n, 2 if n <= 4 else 3), PRESENTER_MAX_COLS)
+        sizes, width_px = PRESENTER_PANEL_PX, PRESENTER_WIDTH_PX
+    else:
+        ncols = ncols or min(n, MAX_COLS)
+        sizes, width_px = PANEL_PX, ASSUMED_WIDTH_PX
     nrows = math.ceil(n / ncols)
     longest_axis = max(max(p.z.shape) for p in panels)
-    px = panel_px or min(PANEL_PX.get(ncols, PANEL_PX[MAX_COLS]), max(MIN_PANEL_PX, CELL_PX * longest_axis))
+    fit_px = min(sizes.get(ncols, sizes[max(sizes)]), max(MIN_PANEL_PX * s, CELL_PX * s * longest_axis))
+    px = round(panel_px * s) if panel_px else round(fit_px)
     longest = max(len(tok) for p in panels for tok in (*p.rows, *(p.cols or [str(p.z.shape[1])])))
-    tick_px = 24 + 6 * min(longest + 3, 16)  # room for the rotated labels "i·token" under a panel
-    title_px = 26
+    tick_px = (24 + 6 * min(longest + 3, 16)) * s  # room for the rotated labels "i·token" under a panel
+    title_px = 26 * s
     ticks = _shows_ticks(panels, ncols)
     row_px = [
         title_px + px + (tick_px if any(ticks[k][0] for k in range(r * ncols, min(n, (r + 1) * ncols))) else 10)
@@ -194,10 +213,10 @@ def heatmap_grid(
     row_top = np.concatenate([[0], np.cumsum(row_px)])  # pixel offset of each row from the top
     plot_h = int(row_top[-1])
     any_mask = any(p.allowed is not None and not p.allowed.all() for p in panels)
-    margin_t = 30 if any_mask else 4
+    margin_t = round(30 * s) if any_mask else 4
     inner_y_labels = any(show_y for k, (_, show_y) in enumerate(ticks) if k % ncols)
-    label_px = 6.5 * min(longest, TICK_CHARS) + 30  # "i·token" at ~6.5 px a character, and the tick
-    gap_x = 0.0 if ncols == 1 else min(0.2, label_px / ASSUMED_WIDTH_PX) if inner_y_labels else 0.04
+    label_px = (6.5 * min(longest, TICK_CHARS) + 30) * s  # "i·token" at ~6.5 px a character, and the tick
+    gap_x = 0.0 if ncols == 1 else min(0.2, label_px / width_px) if inner_y_labels else 0.04
     w = (1 - gap_x * (ncols - 1)) / ncols
 
     traces, layout, annotations, shapes = [], {}, [], []
@@ -211,8 +230,8 @@ def heatmap_grid(
         suffix = "" if k == 0 else str(k + 1)
         xa, ya = f"x{suffix}", f"y{suffix}"
         x_labels, y_labels = _labels(p.cols, p.z.shape[1]), _labels(p.rows, p.z.shape[0])
-        layout[f"xaxis{suffix}"] = _axis(x_dom, x_labels, show_x, px, ya) | dict(tickangle=-60)
-        y_axis = _axis(y_dom, y_labels, show_y, px, xa)
+        layout[f"xaxis{suffix}"] = _axis(x_dom, x_labels, show_x, px, ya, s) | dict(tickangle=-60)
+        y_axis = _axis(y_dom, y_labels, show_y, px, xa, s)
         y_axis |= dict(range=y_axis["range"][::-1])  # row 0 on top
         layout[f"yaxis{suffix}"] = y_axis | (dict(scaleanchor=xa) if square else {})
 
@@ -240,11 +259,10 @@ def heatmap_grid(
                 name=title,
             )
         )
-        annotations.append(_title(title, (x_dom[0] + x_dom[1]) / 2, top))
+        annotations.append(_title(title, (x_dom[0] + x_dom[1]) / 2, top, size=round(13 * s)))
     if any_mask:
-        annotations.append(
-            _title("hatched grey = masked: the query may not attend to this key", 0, 1, xanchor="left", size=12)
-        )
+        note = "hatched grey = masked: the query may not attend to this key"
+        annotations.append(_title(note, 0, 1, xanchor="left", size=round(12 * s)))
     layout |= dict(
         height=plot_h + margin_t + 4,
         margin=dict(l=10, r=10, t=margin_t, b=4),
@@ -255,9 +273,15 @@ def heatmap_grid(
             cmin=zmin,
             cmax=zmax,
             colorbar=dict(
-                title=dict(text=value_name), lenmode="pixels", len=max(120, min(px, 320)), y=1, yanchor="top"
+                title=dict(text=value_name, font=dict(size=round(12 * s))),
+                tickfont=dict(size=round(12 * s)),
+                lenmode="pixels",
+                len=max(120, min(px, 320 * s)),
+                y=1,
+                yanchor="top",
             ),
         ),
+        hoverlabel=dict(font=dict(size=round(13 * s))),
         annotations=annotations,
         shapes=shapes,
         hovermode="closest",

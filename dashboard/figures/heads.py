@@ -10,20 +10,41 @@ import plotly.graph_objects as go
 from dashboard.figures.grid import Panel, heatmap_grid
 
 
-def heads_figure(weights: np.ndarray, tokens: Sequence[str], allowed: np.ndarray | None = None) -> go.Figure:
-    """One heatmap per head: ``weights (h, T, T)``, ``tokens (T,)``, ``allowed (T, T)`` bool or None."""
+def heads_figure(
+    weights: np.ndarray,
+    tokens: Sequence[str],
+    allowed: np.ndarray | None = None,
+    *,
+    key_tokens: Sequence[str] | None = None,
+    presenter: bool = False,
+) -> go.Figure:
+    """One heatmap per head: ``weights (h, T_q, T_k)``, ``tokens (T_q,)`` on the rows, ``allowed (T_q, T_k)``.
+
+    ``key_tokens (T_k,)`` label the columns; None means self-attention (the keys are ``tokens``).
+    Cross-attention passes the source sentence's tokens, and the panels are T_q x T_k.
+    """
+    keys = tokens if key_tokens is None else key_tokens
     h, t_q, t_k = weights.shape
-    if (t_q, t_k) != (len(tokens), len(tokens)):
-        raise ValueError(f"weights {weights.shape} do not match {len(tokens)} tokens")
-    panels = [Panel(weights[i], tokens, tokens, f"head {i + 1}", allowed) for i in range(h)]
-    return heatmap_grid(panels)
+    if (t_q, t_k) != (len(tokens), len(keys)):
+        raise ValueError(f"weights {weights.shape} do not match {len(tokens)} query and {len(keys)} key tokens")
+    panels = [Panel(weights[i], tokens, keys, f"head {i + 1}", allowed) for i in range(h)]
+    return heatmap_grid(panels, presenter=presenter)
 
 
-def average_figure(weights: np.ndarray, tokens: Sequence[str], allowed: np.ndarray | None = None) -> go.Figure:
-    """The mean over heads, ``(h, T, T) -> (T, T)``: still a distribution per row, so the 0-1 scale holds."""
+def average_figure(
+    weights: np.ndarray,
+    tokens: Sequence[str],
+    allowed: np.ndarray | None = None,
+    *,
+    key_tokens: Sequence[str] | None = None,
+    presenter: bool = False,
+) -> go.Figure:
+    """The mean over heads, ``(h, T_q, T_k) -> (T_q, T_k)``: still a distribution per row, so the 0-1 scale holds."""
     h = weights.shape[0]
-    mean = weights.mean(axis=0)  # (h, T, T) -> (T, T)
-    return heatmap_grid([Panel(mean, tokens, tokens, f"average over {h} head{'s' * (h > 1)}", allowed)], ncols=2)
+    keys = tokens if key_tokens is None else key_tokens
+    mean = weights.mean(axis=0)  # (h, T_q, T_k) -> (T_q, T_k)
+    title = f"average over {h} head{'s' * (h > 1)}"
+    return heatmap_grid([Panel(mean, tokens, keys, title, allowed)], ncols=2, presenter=presenter)
 
 
 def permutation_figure(
@@ -33,6 +54,8 @@ def permutation_figure(
     tokens: Sequence[str],
     permutation: Sequence[int],
     allowed: np.ndarray | None = None,
+    *,
+    presenter: bool = False,
 ) -> go.Figure:
     """Three maps of one head, each ``(T, T)``: original order, reordered sentence, reordered map moved back.
 
@@ -48,4 +71,4 @@ def permutation_figure(
         Panel(permuted_weights, permuted_tokens, permuted_tokens, "reordered sentence", allowed),
         Panel(realigned, tokens, tokens, "reordered map, moved back", realigned_allowed),
     ]
-    return heatmap_grid(panels, ncols=3)
+    return heatmap_grid(panels, ncols=3, presenter=presenter)
