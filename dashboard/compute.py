@@ -40,6 +40,12 @@ def attention_run(tokens: tuple[str, ...], config: AttentionConfig) -> Run:
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
+def cross_run(tokens: tuple[str, ...], source: tuple[str, ...], config: AttentionConfig) -> Run:
+    """Cross-attention: queries from ``tokens`` (T_q), keys and values from ``source`` (T_k)."""
+    return run(tokens, config, source=source)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
 def permutation_run(
     tokens: tuple[str, ...], permutation: tuple[int, ...], config: AttentionConfig
 ) -> PermutationResult:

@@ -12,11 +12,13 @@ from core import Run
 from dashboard import compute
 from dashboard.settings import Settings
 
+EMPTY_SENTENCE = "Type a sentence in the sidebar to see its attention maps."
 
-def tokens_or_message(sentence: str) -> tuple[str, ...] | None:
-    """The tokens of ``sentence``, or None after showing why there are none."""
+
+def tokens_or_message(sentence: str, empty: str = EMPTY_SENTENCE) -> tuple[str, ...] | None:
+    """The tokens of ``sentence``, or None after showing why there are none (``empty`` when it is blank)."""
     if not sentence.strip():
-        st.info("Type a sentence in the sidebar to see its attention maps.")
+        st.info(empty)
         return None
     try:
         return compute.tokens_of(sentence)
