@@ -1,0 +1,155 @@
+"""Figures of one head's steps: matrices of vectors (X, Q, K, V, context, concat, output) and score maps.
+
+Signed numbers sit on a diverging scale symmetric about 0 (blue negative, white 0,
+red positive: ColorBrewer RdBu, colour-blind safe); weights keep the heads' 0-1
+Viridis scale. Every figure is one ``heatmap_grid``, so labels, escaping and
+masked cells look exactly as in the other views.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from dashboard.figures.grid import (
+    ASSUMED_WIDTH_PX,
+    CELL_PX,
+    MAX_COLS,
+    PANEL_PX,
+    PRESENTER_MAX_COLS,
+    PRESENTER_PANEL_PX,
+    PRESENTER_SCALE,
+    PRESENTER_WIDTH_PX,
+    Panel,
+    heatmap_grid,
+)
+
+DIVERGING = "RdBu_r"
+"""Blue (negative) through white (0) to red (positive)."""
+VECTOR_HOVER = "token %{y}, coordinate %{x}"
+"""Hover of a matrix of vectors: the row is a token, the column one coordinate of its vector."""
+MIN_CELL_PX = 6
+"""Narrower than this, square cells are unreadable: a wide matrix stretches its cells instead."""
+ROW_PX = 14
+"""Row height of a stretched (wide) matrix."""
+MIN_VECTOR_PX = 40
+"""Smallest panel height: one token is still a visible strip."""
+HEAD_BOX = "#111111"
+"""Outline of the chosen head's columns in the concatenated heads."""
+
+
+def symmetric_limit(*arrays: np.ndarray) -> float:
+    """``max |value|`` over all ``arrays``, or 1 if they are all 0: the colour range is ``[-limit, limit]``."""
+    peak = max(float(np.max(np.abs(a))) if np.size(a) else 0.0 for a in arrays)
+    return peak if peak > 0 else 1.0
+
+
+def vector_panel(z: np.ndarray, tokens: Sequence[str], title: str) -> Panel:
+    """One matrix of vectors ``(T, d)``: a row per token, a column per coordinate."""
+    if z.shape[0] != len(tokens):
+        raise ValueError(f"{z.shape[0]} rows do not match {len(tokens)} tokens")
+    return Panel(z, tokens, None, title, hover=VECTOR_HOVER)
+
+
+def vectors_figure(
+    panels: Sequence[Panel],
+    *,
+    ncols: int | None = None,
+    limit: float | None = None,
+    value_name: str = "value",
+    presenter: bool = False,
+) -> go.Figure:
+    """Matrices of vectors on one diverging scale ``[-limit, limit]`` (default: their largest |value|).
+
+    Cells are square while they stay at least ``MIN_CELL_PX`` wide; a wider matrix
+    (d_model = 512) stretches them to ``ROW_PX``-high rows across the panel width.
+    Sizes are planned in normal-mode pixels; ``heatmap_grid`` scales them for a presenter.
+    """
+    if presenter:
+        ncols = min(ncols or min(len(panels), PRESENTER_MAX_COLS), PRESENTER_MAX_COLS)
+        width, cap = PRESENTER_WIDTH_PX / PRESENTER_SCALE, PRESENTER_PANEL_PX[ncols] / PRESENTER_SCALE
+    else:
+        ncols = ncols or min(len(panels), MAX_COLS)
+        width, cap = ASSUMED_WIDTH_PX, PANEL_PX.get(ncols, PANEL_PX[MAX_COLS])
+    t = max(p.z.shape[0] for p in panels)
+    d = max(p.z.shape[1] for p in panels)
+    cell = min(CELL_PX, width / ncols / d)  # px per coordinate if the panel is as wide as planned
+    square = cell >= MIN_CELL_PX
+    rows_px = t * (cell if square else ROW_PX)
+    limit = symmetric_limit(*(p.z for p in panels)) if limit is None else limit
+    return heatmap_grid(
+        panels,
+        ncols=ncols,
+        zmin=-limit,
+        zmax=limit,
+        value_name=value_name,
+        colorscale=DIVERGING,
+        panel_px=int(min(cap, max(MIN_VECTOR_PX, rows_px))),
+        square=square,
+        presenter=presenter,
+    )
+
+
+def scores_figure(
+    z: np.ndarray,
+    rows: Sequence[str],
+    cols: Sequence[str],
+    title: str,
+    *,
+    limit: float | None = None,
+    allowed: np.ndarray | None = None,
+    presenter: bool = False,
+) -> go.Figure:
+    """One score map ``(T_q, T_k)`` on a diverging scale; ``allowed`` marks masked cells as the heads do.
+
+    Pass the same ``limit`` to two score maps (QKᵀ, then ÷√d_k) to see the factor shrink them.
+    """
+    limit = symmetric_limit(z if allowed is None else z[allowed]) if limit is None else limit
+    panel = Panel(z, rows, cols, title, allowed)
+    return heatmap_grid(
+        [panel], ncols=2, zmin=-limit, zmax=limit, value_name="score", colorscale=DIVERGING, presenter=presenter
+    )
+
+
+def weights_figure(
+    weights: np.ndarray,
+    rows: Sequence[str],
+    cols: Sequence[str],
+    title: str,
+    allowed: np.ndarray | None = None,
+    *,
+    presenter: bool = False,
+) -> go.Figure:
+    """One head's weights ``(T_q, T_k)`` on the heads' shared 0-1 scale, masked cells marked."""
+    return heatmap_grid([Panel(weights, rows, cols, title, allowed)], ncols=2, presenter=presenter)
+
+
+def concat_figure(
+    concat: np.ndarray, output: np.ndarray, tokens: Sequence[str], head: int, d_k: int, *, presenter: bool = False
+) -> go.Figure:
+    """``concat (T, d_model)`` above ``output = concat W_O (T, d_model)``; head ``head`` (0-based) outlined.
+
+    The head's context fills columns ``head*d_k .. (head+1)*d_k - 1`` of concat; the
+    outline sits on them, in the panel's category-index coordinates.
+    """
+    first, last = head * d_k, (head + 1) * d_k - 1
+    panels = [
+        vector_panel(concat, tokens, f"concat: head {head + 1} fills columns {first}–{last}"),
+        vector_panel(output, tokens, "output = concat · W_O"),
+    ]
+    fig = vectors_figure(panels, ncols=1, presenter=presenter)
+    t = concat.shape[0]
+    fig.add_shape(
+        type="rect",
+        xref="x",
+        yref="y",
+        x0=first - 0.5,
+        x1=last + 0.5,
+        y0=-0.5,
+        y1=t - 0.5,
+        line=dict(color=HEAD_BOX, width=2),
+        name="head columns",
+    )
+    return fig

@@ -1,0 +1,65 @@
+"""Head summary as grouped bars: per head, where its weight goes, and how spread out it is.
+
+Every bar is a number in [0, 1], so one axis serves them all. A value core could
+not compute (NaN: no previous token in a one-token sentence) gets no bar and the
+text "n/a" at its foot, never a bar of height 0 that would read as "no weight".
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+
+from core import HeadSummary
+from dashboard.figures.grid import PRESENTER_SCALE
+
+BARS = (
+    ("self_weight", "on itself", "#0072B2"),
+    ("previous_weight", "on the previous token", "#D55E00"),
+    ("first_weight", "on the first token", "#009E73"),
+    ("normalized_entropy", "spread (entropy ÷ log keys)", "#999999"),
+)
+"""(HeadSummary field, legend name, Okabe-Ito colour): colour-blind safe, and each bar is also labelled."""
+NA = "n/a"
+
+
+def bar_texts(values: np.ndarray) -> list[str]:
+    """Bar labels: the value to two decimals, or "n/a" for NaN."""
+    return [NA if math.isnan(v) else f"{v:.2f}" for v in values.tolist()]
+
+
+def summary_figure(summary: HeadSummary, *, presenter: bool = False) -> go.Figure:
+    """One group of four bars per head (``summary`` arrays are ``(h,)``), on a shared 0-1 axis; larger type for a
+    presenter."""
+    s = PRESENTER_SCALE if presenter else 1.0
+    h = summary.entropy.shape[-1]
+    heads = [f"head {i + 1}" for i in range(h)]
+    fig = go.Figure()
+    for field, name, colour in BARS:
+        values = np.asarray(getattr(summary, field), dtype=float)  # (h,)
+        fig.add_trace(
+            go.Bar(
+                x=heads,
+                y=np.nan_to_num(values, nan=0.0).tolist(),
+                text=bar_texts(values),
+                textposition="outside",
+                cliponaxis=False,
+                name=name,
+                marker=dict(color=colour),
+                hovertemplate=f"%{{x}}, {name}: %{{text}}<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        barmode="group",
+        height=round((380 if h <= 8 else 440) * s),
+        font=dict(size=round(12 * s)),
+        margin=dict(l=10, r=10, t=10, b=10),
+        yaxis=dict(range=[0, 1.12], title_text="mean over query rows", tickvals=[0, 0.25, 0.5, 0.75, 1]),
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0),
+        uniformtext=dict(minsize=8, mode="hide"),
+        paper_bgcolor="rgba(0,0,0,0)",
+        hovermode="closest",
+    )
+    return fig

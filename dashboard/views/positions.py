@@ -1,0 +1,119 @@
+"""Positions: shift every position by the same amount. RoPE's maps stay put; absolute encodings' maps move.
+
+``core.shift_experiment`` runs the sentence at positions 0..T-1 and at
+s..s+T-1 with everything else equal. RoPE scores depend only on how far apart
+two tokens are, so the maps agree to rounding; an encoding added to X gives every
+token a new vector after the shift, so they do not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pandas as pd
+import streamlit as st
+
+from core import POSITIONAL_KINDS, causal_mask
+from dashboard import compute
+from dashboard.figures.shift import ShiftRow, shift_figure
+from dashboard.inputs import tokens_or_message
+from dashboard.settings import Settings, head_options
+from dashboard.views.heads import PLOTLY_CONFIG
+
+TOLERANCE = 1e-9
+"""Float64 rounding of RoPE's angles leaves ~1e-15; a real dependence on absolute position is far larger."""
+MAX_SHIFT = 1000
+"""Large enough to leave any sentence's positions far behind; bounded so a link cannot ask for a huge table."""
+DEFAULT_SHIFT = 10
+SHOWN = ("rope", "sinusoidal", "learned")
+"""Encodings drawn side by side: the relative one against the two absolute ones."""
+
+WHY = {
+    "rope": "RoPE turns query i by angle i·θ and key j by j·θ, so their dot product sees only the difference "
+    "j − i; moving every token by the same amount leaves every difference, and so every score, as it was.",
+    "sinusoidal": "The sinusoidal encoding adds the vector of position p to the token at p. After the shift each "
+    "token gets another position's vector, so its query, key and scores change.",
+    "learned": "The learned encoding adds row p of a table to the token at p. After the shift each token reads "
+    "another row, so its query, key and scores change.",
+    "none": "With no positional encoding attention sees no positions at all, so a shift cannot change it "
+    "(nor can reordering the words: see the permutation view).",
+}
+
+
+def _available(settings: Settings) -> list[str]:
+    """Encodings these head settings allow (RoPE needs an even d_k)."""
+    return [
+        kind for kind in POSITIONAL_KINDS if settings.n_heads in head_options(settings.d_model, kind, settings.weights)
+    ]
+
+
+def verdict(kind: str, diff: float) -> tuple[bool, str]:
+    """(map unchanged?, a plain sentence for the sidebar's encoding)."""
+    same = diff <= TOLERANCE
+    head = (
+        f"Unchanged (max |difference| {diff:.1e}, rounding). " if same else f"Changed (max |difference| {diff:.2f}). "
+    )
+    return same, head + WHY[kind]
+
+
+def render(settings: Settings) -> None:
+    tokens = tokens_or_message(settings.sentence)
+    if tokens is None:
+        return
+    shift = st.number_input(
+        "Shift every position by",
+        min_value=1,
+        max_value=MAX_SHIFT,
+        value=DEFAULT_SHIFT,
+        step=1,
+        key="shift",
+        bind="query-params",
+        help="The same sentence again, starting at this position instead of 0; nothing else changes.",
+    )
+    head = st.segmented_control(
+        "Head",
+        list(range(1, settings.n_heads + 1)),
+        default=1,
+        required=True,
+        key="shift_head",
+        bind="query-params",
+        help="The maps show this head; the differences in the table are over all heads.",
+    )
+    shift, k = int(shift), int(head) - 1
+    kinds = _available(settings)
+    results = {kind: compute.shift_run(tokens, shift, replace(settings.config, positional=kind)) for kind in kinds}
+
+    if settings.positional in results:
+        same, sentence = verdict(settings.positional, results[settings.positional].max_abs_diff)
+        st.markdown(f"**Your setting ({settings.positional}):**")
+        (st.success if same else st.warning)(sentence)
+    if len(tokens) == 1:
+        st.info("A single token can only attend to itself (weight 1) at any position: type a longer sentence.")
+
+    rows = [
+        (kind, f"{r.max_abs_diff:.2e}", "unchanged" if r.max_abs_diff <= TOLERANCE else "changed")
+        for kind, r in results.items()
+    ]
+    st.dataframe(
+        pd.DataFrame(rows, columns=["positional encoding", "max |difference|, all heads", "map after the shift"]),
+        hide_index=True,
+        width="stretch",
+    )
+    if "rope" not in results:
+        st.info(f"RoPE needs an even d_k and d_k = {settings.d_k} here: choose another head count to compare it.")
+
+    shown = [
+        ShiftRow(kind, results[kind].weights[k], results[kind].shifted_weights[k]) for kind in SHOWN if kind in results
+    ]
+    st.plotly_chart(
+        shift_figure(
+            shown, tokens, shift, causal_mask(len(tokens)) if settings.causal else None, presenter=settings.presenter
+        ),
+        width="stretch",
+        key="shift_chart",
+        config=PLOTLY_CONFIG,
+    )
+    st.caption(
+        f"Head {k + 1}. Left: positions 0 to {len(tokens) - 1}; middle: {shift} to {shift + len(tokens) - 1}; "
+        "right: |left − middle|, dark where nothing moved. Each row is one encoding, everything else as in the sidebar."
+    )

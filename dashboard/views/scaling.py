@@ -1,0 +1,87 @@
+"""Why ÷√d_k: the experiment over head widths, and the current sentence with and without the factor.
+
+The sidebar's "scaled" toggle turns the factor off for every view, so the heads
+view shows the collapse on the class's own sentence; this view explains it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import compute
+from dashboard.figures.scaling import scaling_figure
+from dashboard.inputs import tokens_or_message
+from dashboard.settings import Settings
+from dashboard.views.heads import PLOTLY_CONFIG
+
+
+def unscaled_warning(settings: Settings) -> None:
+    """Say so on the page when the sidebar's scaling toggle is off (any view that draws weights)."""
+    if not settings.scaled:
+        st.warning(
+            f"Scaling is off: the scores are QKᵀ, not QKᵀ ÷ √d_k = QKᵀ ÷ {math.sqrt(settings.d_k):.3g}. "
+            "Scores √d_k times larger make each softmax row collapse toward one-hot. "
+            "Turn “Scale scores by 1/√d_k” back on in the sidebar to compare.",
+            icon=":material/warning:",
+        )
+
+
+def render(settings: Settings) -> None:
+    result = compute.scaling_curves()
+    d_k = settings.d_k
+    st.caption(
+        f"For each head width d_k, {result.n_seeds} random draws of {result.t} queries and {result.t} keys with "
+        "unit-variance entries; each curve is the mean over draws and rows. A dot product of two such vectors "
+        "has standard deviation √d_k, so without the factor the scores spread wider as heads widen."
+    )
+    st.plotly_chart(
+        scaling_figure(result, d_k, presenter=settings.presenter),
+        width="stretch",
+        key="scaling_chart",
+        config=PLOTLY_CONFIG,
+    )
+    st.markdown(
+        "- **With ÷√d_k** (solid) the largest weight and the entropy stay the same at every width: "
+        "the softmax sees scores of the same spread whatever d_k is.\n"
+        "- **Without it** (dashed) the largest weight climbs toward 1 and the entropy falls toward 0: "
+        "each row puts almost all its weight on one key, and training gets almost no gradient through it."
+    )
+    _current_sentence(settings)
+    unscaled_warning(settings)
+
+
+def _current_sentence(settings: Settings) -> None:
+    """The sidebar's sentence and heads, with the factor and without it, in two numbers per case."""
+    tokens = tokens_or_message(settings.sentence)
+    if tokens is None:
+        return
+    st.subheader("Your sentence", anchor=False)
+    if len(tokens) == 1:
+        st.info("A single token has one key: its weight is 1 with or without scaling. Type a longer sentence.")
+        return
+    rows = []
+    for scaled in (True, False):
+        run = compute.attention_run(tokens, replace(settings.config, scaled=scaled))
+        summary = compute.summary_of(run)
+        rows.append(
+            (
+                "with ÷√d_k" if scaled else "without ÷√d_k",
+                compute.mean_row_peak(run.trace.weights),
+                float(summary.normalized_entropy.mean()),
+            )
+        )
+    table = pd.DataFrame(rows, columns=["scores", "largest weight in a row", "spread (entropy ÷ log keys)"])
+    st.dataframe(
+        table.style.format({"largest weight in a row": "{:.3f}", "spread (entropy ÷ log keys)": "{:.3f}"}),
+        hide_index=True,
+        width="stretch",
+    )
+    st.caption(
+        f"Means over all {settings.n_heads} heads and {len(tokens)} query rows at d_k = {settings.d_model} / "
+        f"{settings.n_heads} = {settings.d_k}. Largest weight 1 and spread 0 mean one-hot; spread 1 means even. "
+        "Flip “Scale scores by 1/√d_k” in the sidebar, then open the heads view to see the maps."
+    )
