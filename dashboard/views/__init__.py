@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from dashboard.settings import Settings
-from dashboard.views import heads, permutation, shapes, tokens
+from dashboard.views import cross, heads, permutation, shapes, tokens
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,7 @@ VIEWS: dict[str, View] = {
             permutation.render,
             "Reorder the words: without positions, attention only reorders its map.",
         ),
+        View("cross", cross.render, "Cross-attention: one sentence's queries read another sentence's keys and values."),
     )
 }
 DEFAULT_VIEW = "heads"

@@ -1,0 +1,48 @@
+"""Download buttons for the run a view shows: the weights as CSV, every array as .npz.
+
+The files are built only when a button is clicked (``data`` is a callable, which
+Streamlit runs on click), so a rerun never pays for a 4 MB CSV nobody asked for;
+``on_click="ignore"`` keeps the click from rerunning the page. The PNG of a
+figure is Plotly's own camera button in the chart's mode bar.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core import Run
+from dashboard.exports import trace_npz, weights_csv
+
+CSV_NOTE = (
+    "CSV: one row per head, query and key (heads from 1, positions from 0, as in the maps). A token that "
+    "starts with = + - or @ is written with a leading ' so a spreadsheet shows it as text instead of "
+    "running it as a formula. .npz: every array of this run, for numpy.load."
+)
+
+
+def download_buttons(run: Run, stem: str) -> None:
+    """Two buttons, keyed ``<stem>_csv`` and ``<stem>_npz``, for ``<stem>_weights.csv`` and ``<stem>_trace.npz``."""
+    with st.container(horizontal=True):
+        st.download_button(
+            "Weights (CSV)",
+            data=lambda: weights_csv(run),
+            file_name=f"{stem}_weights.csv",
+            mime="text/csv",
+            key=f"{stem}_csv",
+            on_click="ignore",
+            icon=":material/download:",
+            help="Every head's weights in long form: head, query position and token, key position and token, "
+            "weight, masked.",
+        )
+        st.download_button(
+            "All arrays (.npz)",
+            data=lambda: trace_npz(run),
+            file_name=f"{stem}_trace.npz",
+            mime="application/octet-stream",
+            key=f"{stem}_npz",
+            on_click="ignore",
+            icon=":material/download:",
+            help="X, positions, Q, K, V, scores, weights, context, concat, output and the mask, "
+            "as saved by numpy.savez.",
+        )
+    st.caption(CSV_NOTE)

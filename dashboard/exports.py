@@ -1,0 +1,112 @@
+"""The numbers behind the pictures, as files a student can open: pure functions, no ``st.`` call.
+
+- ``weights_csv``: every head's weights in long form, one row per (head, query, key),
+  so a student can filter one query row in a spreadsheet and check it sums to 1.
+- ``trace_npz``: every array of the run (embeddings, positions, Q, K, V, scores,
+  weights, context, concat, output, mask...) for ``np.load``, nothing pickled.
+
+Numbering follows the figures: heads count from 1 ("head 1"), positions from 0
+(the "0·the" labels). Floats are written by pandas' default formatter, which
+prints the shortest text that reads back as the same float64 (``repr``), so the
+CSV read with ``pandas.read_csv`` gives the trace's weights bit for bit.
+
+CSV injection: a spreadsheet runs a cell that starts with ``=``, ``+``, ``-`` or ``@``
+(and tab or carriage return) as a formula. Our tokenizer makes these characters
+tokens of their own ("=", "+"), so no token can carry a working formula, but this
+module does not rely on that: following OWASP's advice, a token cell that starts
+with one of them is written with a leading single quote (``'=``), which spreadsheets
+show as text. A token that itself starts with a quote gets one more, so
+``token_from_cell`` (drop one leading quote) gives every token back exactly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from core import Run
+
+CSV_COLUMNS = ("head", "query_position", "query_token", "key_position", "key_token", "weight", "masked")
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""First characters that make a spreadsheet read a cell as a formula (OWASP, "CSV Injection")."""
+QUOTE = "'"
+
+
+def cell_from_token(token: str) -> str:
+    """The CSV cell for ``token``: a leading ``'`` when it starts like a formula (or with a quote)."""
+    return QUOTE + token if token.startswith((*FORMULA_STARTS, QUOTE)) else token
+
+
+def token_from_cell(cell: str) -> str:
+    """Invert ``cell_from_token``: drop one leading ``'``."""
+    return cell[1:] if cell.startswith(QUOTE) else cell
+
+
+def weights_frame(
+    weights: np.ndarray,
+    tokens: Sequence[str],
+    key_tokens: Sequence[str] | None = None,
+    mask: np.ndarray | None = None,
+) -> pd.DataFrame:
+    """Long form of ``weights (h, T_q, T_k)``: h·T_q·T_k rows in head, query, key order.
+
+    ``key_tokens (T_k,)`` default to ``tokens`` (self-attention); ``mask`` (True = may
+    attend, broadcastable to the weights) marks the cells the mask removed, whose
+    weight is exactly 0. Token cells are made spreadsheet-safe (``cell_from_token``).
+    """
+    keys = tokens if key_tokens is None else key_tokens
+    h, t_q, t_k = weights.shape
+    if (t_q, t_k) != (len(tokens), len(keys)):
+        raise ValueError(f"weights {weights.shape} do not match {len(tokens)} query and {len(keys)} key tokens")
+    head, query, key = np.indices((h, t_q, t_k)).reshape(3, -1)  # (3, h·T_q·T_k), C order = weights.ravel()
+    allowed = np.ones(weights.shape, dtype=bool) if mask is None else np.broadcast_to(mask, weights.shape)
+    query_cells = np.array([cell_from_token(t) for t in tokens], dtype=object)
+    key_cells = np.array([cell_from_token(t) for t in keys], dtype=object)
+    return pd.DataFrame(
+        {
+            "head": head + 1,
+            "query_position": query,
+            "query_token": query_cells[query],
+            "key_position": key,
+            "key_token": key_cells[key],
+            "weight": weights.ravel(),
+            "masked": ~allowed.ravel(),
+        },
+        columns=list(CSV_COLUMNS),
+    )
+
+
+def weights_csv(run: Run) -> bytes:
+    """Every head's weights of ``run`` as UTF-8 CSV bytes (with a BOM, so Excel reads accents and emoji)."""
+    frame = weights_frame(run.trace.weights, run.tokens, run.key_tokens, run.trace.mask)
+    return frame.to_csv(index=False, lineterminator="\n").encode("utf-8-sig")
+
+
+def trace_arrays(run: Run) -> dict[str, np.ndarray]:
+    """Every array of ``run``: its own (x, positions, source_x...) and its trace's, plus the tokens and the scale.
+
+    Fields that are None (no mask, no RoPE, no source) are left out. Tokens are
+    Unicode arrays, so ``np.load`` reads everything with ``allow_pickle=False``.
+    """
+    arrays: dict[str, np.ndarray] = {
+        "tokens": np.array(run.tokens, dtype=str),
+        "key_tokens": np.array(run.key_tokens, dtype=str),
+    }
+    for owner in (run, run.trace):
+        for field in dataclasses.fields(owner):
+            value = getattr(owner, field.name)
+            if isinstance(value, np.ndarray):
+                arrays[field.name] = value
+    arrays["scale"] = np.array(run.trace.scale)
+    return arrays
+
+
+def trace_npz(run: Run) -> bytes:
+    """``trace_arrays(run)`` written by ``np.savez`` into memory: the bytes of a ``.npz`` file."""
+    buffer = io.BytesIO()
+    np.savez(buffer, **trace_arrays(run))
+    return buffer.getvalue()

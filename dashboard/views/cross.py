@@ -1,0 +1,124 @@
+"""Cross-attention: queries from one sentence, keys and values from another (a decoder reading an encoder).
+
+The sidebar's sentence asks (its tokens are the rows, T_q of them); the source
+sentence typed here answers (its tokens are the columns, T_k of them). So every
+map is T_q × T_k, not square, and the output has one row per query token: the
+source only supplies the content that is mixed in.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from core import MAX_CHARS, MAX_TOKENS, Run
+from dashboard import compute
+from dashboard.downloads import download_buttons
+from dashboard.figures import heads_figure
+from dashboard.inputs import tokens_or_message
+from dashboard.settings import Settings
+from dashboard.views.heads import PLOTLY_CONFIG
+from dashboard.views.shapes import ROW_PX
+
+DEFAULT_SOURCE = "Die Bank am Fluss gab einen Kredit"
+"""The default sentence in German: a translation decoder writing the English reads it. 7 tokens against
+8, so the maps are visibly not square; "bank" is in both, which the identity weights pick out."""
+EMPTY_SOURCE = "Type a source sentence above: its words give the keys and values the sentence's queries read."
+
+CAUSAL_HERE = (
+    "Causal mask in cross-attention: it stays top-left aligned (tril over T_q × T_k), so query i may attend "
+    "to source positions 0..i only, and a query past the end of the source sees all of it. That fits two "
+    "sequences aligned position by position. A translation decoder normally uses no mask here: the whole "
+    "source is known before decoding starts; its causal mask belongs to the decoder's self-attention."
+)
+
+
+def _shape(shape: tuple[int, ...]) -> str:
+    return "(" + ", ".join(map(str, shape)) + ")"
+
+
+def cross_shape_table(run: Run, settings: Settings) -> pd.DataFrame:
+    """Rows of (tensor, shape, formula) for cross-attention, read from the run's own arrays.
+
+    T_q counts the sentence's tokens (queries), T_k the source's (keys and values).
+    """
+    tr = run.trace
+    d = settings.d_model
+    rows = [
+        ("X (sentence)", run.x.shape, "embedding row of each query token: T_q rows"),
+        ("X_src (source)", run.source_x.shape, "embedding row of each source token: T_k rows"),
+    ]
+    if settings.positional not in ("none", "rope"):
+        rows += [
+            ("X + P", (run.x + run.positions).shape, f"{settings.positional} positions 0..T_q−1"),
+            ("X_src + P", (run.source_x + run.source_positions).shape, "the source's own positions 0..T_k−1"),
+        ]
+    rope = " (then rotated by position, RoPE)" if settings.positional == "rope" else ""
+    rows += [
+        ("W_Q, W_K, W_V", (d, d), "one set of projections for both sentences"),
+        ("Q", (tr.q.shape[-2], d), "Q = X W_Q: from the sentence"),
+        ("K, V", (tr.k.shape[-2], d), "K = X_src W_K,  V = X_src W_V: from the source"),
+        ("Q per head", tr.q.shape, "split into h heads of d_k columns" + rope),
+        ("K, V per head", tr.k.shape, "split into h heads of d_k columns" + rope),
+        ("Kᵀ", np.swapaxes(tr.k, -1, -2).shape, "swap the last two axes of K, per head"),
+        ("scores", tr.scores.shape, "Q Kᵀ / √d_k: one row per query token, one column per source token"),
+    ]
+    if tr.mask is not None:
+        rows.append(("causal mask", tr.mask.shape, "True where source position j ≤ query position i (tril)"))
+    rows += [
+        ("weights", tr.weights.shape, "softmax over the source: each row sums to 1"),
+        ("context", tr.context.shape, "weights V: source content, one vector per query token"),
+        ("concat", tr.concat.shape, "merge the heads back to (T_q, h·d_k)"),
+        ("W_O", (d, d), "output projection"),
+        ("output", tr.output.shape, "concat W_O: one row per query token, none per source token"),
+    ]
+    return pd.DataFrame([(name, _shape(s), f) for name, s, f in rows], columns=["tensor", "shape", "formula"])
+
+
+def _source_tokens() -> tuple[str, ...] | None:
+    """The source-sentence box (key and query parameter ``source``); its tokens, or None after a message."""
+    source = st.text_input(
+        "Source sentence (keys and values)",
+        value=DEFAULT_SOURCE,
+        key="source",
+        bind="query-params",
+        help=f"The sentence being read, as an encoder's output is read by a decoder. Up to {MAX_TOKENS} tokens "
+        f"({MAX_CHARS} characters), split like the sentence in the sidebar. The sidebar's sentence gives the queries.",
+    )
+    return tokens_or_message(source, empty=EMPTY_SOURCE)
+
+
+def render(settings: Settings) -> None:
+    source = _source_tokens()
+    tokens = tokens_or_message(settings.sentence)
+    if tokens is None or source is None:
+        return
+    try:
+        run = compute.cross_run(tokens, source, settings.config)
+    except ValueError as err:
+        st.error(str(err))
+        return
+    t_q, t_k, h = len(tokens), len(source), settings.n_heads
+    maps = f"{h} heads, each a {t_q}×{t_k} map" if h > 1 else f"1 head: a {t_q}×{t_k} map"
+    st.caption(
+        f"{maps}: T_q = {t_q} query tokens (the sidebar's sentence) on the rows, T_k = {t_k} source tokens on "
+        "the columns. Every row sums to 1 over the source: each query word takes a mix of the source's values."
+    )
+    if settings.causal:
+        st.info(CAUSAL_HERE, icon=":material/change_history:")
+    st.plotly_chart(
+        heads_figure(
+            run.trace.weights, run.tokens, run.trace.mask, key_tokens=run.key_tokens, presenter=settings.presenter
+        ),
+        width="stretch",
+        key="cross_chart",
+        config=PLOTLY_CONFIG,
+    )
+    download_buttons(run, "cross")
+    st.subheader("Shapes", anchor=False)
+    st.caption(f"T_q = {t_q}, T_k = {t_k}, h = {h}, d_k = {settings.d_model} / {h} = {settings.d_k}.")
+    table = cross_shape_table(run, settings)
+    st.dataframe(table, hide_index=True, width="stretch", height=ROW_PX * (len(table) + 1) + 3)
+    if not settings.causal:
+        st.caption(CAUSAL_HERE)
