@@ -6,7 +6,6 @@ view shows the collapse on the class's own sentence; this view explains it.
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 
 import pandas as pd
@@ -15,19 +14,9 @@ import streamlit as st
 from dashboard import compute
 from dashboard.figures.scaling import scaling_figure
 from dashboard.inputs import tokens_or_message
+from dashboard.scaling_note import unscaled_warning
 from dashboard.settings import Settings
 from dashboard.views.heads import PLOTLY_CONFIG
-
-
-def unscaled_warning(settings: Settings) -> None:
-    """Say so on the page when the sidebar's scaling toggle is off (any view that draws weights)."""
-    if not settings.scaled:
-        st.warning(
-            f"Scaling is off: the scores are QKᵀ, not QKᵀ ÷ √d_k = QKᵀ ÷ {math.sqrt(settings.d_k):.3g}. "
-            "Scores √d_k times larger make each softmax row collapse toward one-hot. "
-            "Turn “Scale scores by 1/√d_k” back on in the sidebar to compare.",
-            icon=":material/warning:",
-        )
 
 
 def render(settings: Settings) -> None:

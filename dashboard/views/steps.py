@@ -23,9 +23,9 @@ from dashboard.figures.steps import (
     weights_figure,
 )
 from dashboard.inputs import run_or_message
+from dashboard.scaling_note import unscaled_warning
 from dashboard.settings import Settings
 from dashboard.views.heads import PLOTLY_CONFIG
-from dashboard.views.scaling import unscaled_warning
 
 NO_MASK = (
     "No mask: the causal mask is off, so every query may attend to every key and the scores go to the "

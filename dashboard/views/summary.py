@@ -17,9 +17,9 @@ from core import HeadSummary
 from dashboard import compute
 from dashboard.figures.summary import NA, summary_figure
 from dashboard.inputs import run_or_message
+from dashboard.scaling_note import unscaled_warning
 from dashboard.settings import Settings
 from dashboard.views.heads import PLOTLY_CONFIG
-from dashboard.views.scaling import unscaled_warning
 
 FOCUS = 0.5
 """A head "looks at" a place when it puts at least half its weight there on average."""
