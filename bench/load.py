@@ -104,7 +104,8 @@ class Student:
         return " ".join([self.word, *self.rng.sample(VOCAB, self.rng.randint(3, 15))])
 
     def next_change(self, values: dict) -> dict:
-        """One control at a time, as students poke at it; d_model moves n_heads to a valid count with it."""
+        """One control per rerun, as in a browser (a head count offered only after d_model changed cannot be
+        clicked in the same rerun); the app itself moves n_heads when a new d_model no longer allows it."""
         what = self.rng.choice(["sentence", "d_model", "n_heads", "causal", "positional", "seed"])
         d_model, positional = int(values["d_model"]), str(values["positional"])
         if what == "sentence":
@@ -114,13 +115,11 @@ class Student:
         if what == "seed":
             return {"seed": self.rng.randrange(MAX_SEED)}
         if what == "positional":
-            positional = self.rng.choice([p for p in ("none", "sinusoidal", "learned") if p != positional])
-            return {"positional": positional}
+            return {"positional": self.rng.choice([p for p in ("none", "sinusoidal", "learned") if p != positional])}
         if what == "d_model":
-            d_model = self.rng.choice([d for d in D_MODELS if d != d_model and d <= 256])
+            return {"d_model": self.rng.choice([d for d in D_MODELS if d != d_model and d <= 256])}
         options = head_options(d_model, positional)
-        change = {"n_heads": self.rng.choice([h for h in options if h != int(values["n_heads"])] or options)}
-        return change | ({"d_model": d_model} if what == "d_model" else {})
+        return {"n_heads": self.rng.choice([h for h in options if h != int(values["n_heads"])] or options)}
 
 
 async def student(url: str, s: Student, deadline: float, think: tuple[float, float]) -> None:
