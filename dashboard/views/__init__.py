@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from dashboard.settings import Settings
-from dashboard.views import cross, heads, permutation, shapes, tokens
+from dashboard.views import cross, heads, permutation, positions, scaling, shapes, steps, summary, tokens
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,10 @@ VIEWS: dict[str, View] = {
             permutation.render,
             "Reorder the words: without positions, attention only reorders its map.",
         ),
+        View("steps", steps.render, "One head step by step, from X to its place in W_O, with shapes and equations."),
+        View("scaling", scaling.render, "Why ÷√d_k: without it, wider heads collapse toward one-hot."),
+        View("positions", positions.render, "Shift every position: RoPE's maps stay put, absolute encodings' move."),
+        View("summary", summary.render, "Per head: where the weight goes (itself, previous, first) and how spread."),
         View("cross", cross.render, "Cross-attention: one sentence's queries read another sentence's keys and values."),
     )
 }
