@@ -6,6 +6,7 @@ import numpy as np
 import streamlit as st
 
 from dashboard import compute
+from dashboard.downloads import download_buttons
 from dashboard.figures import average_figure, heads_figure
 from dashboard.inputs import run_or_message
 from dashboard.settings import Settings
@@ -38,19 +39,20 @@ def render(settings: Settings) -> None:
         help="The mean of all heads' maps: still a distribution over keys for every query.",
     )
     st.plotly_chart(
-        heads_figure(run.trace.weights, run.tokens, run.trace.mask),
+        heads_figure(run.trace.weights, run.tokens, run.trace.mask, presenter=settings.presenter),
         width="stretch",
         key="heads_chart",
         config=PLOTLY_CONFIG,
     )
     if show_average:
         st.plotly_chart(
-            average_figure(run.trace.weights, run.tokens, run.trace.mask),
+            average_figure(run.trace.weights, run.tokens, run.trace.mask, presenter=settings.presenter),
             width="stretch",
             key="average_chart",
             config=PLOTLY_CONFIG,
         )
     _notice(settings, run.tokens, run.trace.weights)
+    download_buttons(run, "heads")
 
 
 def _notice(settings: Settings, tokens: tuple[str, ...], weights: np.ndarray) -> None:

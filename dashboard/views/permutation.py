@@ -142,6 +142,7 @@ def render(settings: Settings) -> None:
             tokens,
             perm,
             causal_mask(len(tokens)) if config.causal else None,
+            presenter=settings.presenter,
         ),
         width="stretch",
         key="permutation_chart",
