@@ -8,7 +8,9 @@
 Numbering follows the figures: heads count from 1 ("head 1"), positions from 0
 (the "0·the" labels). Floats are written by pandas' default formatter, which
 prints the shortest text that reads back as the same float64 (``repr``), so the
-CSV read with ``pandas.read_csv`` gives the trace's weights bit for bit.
+CSV read with ``pandas.read_csv`` gives the trace's weights bit for bit. Read the
+token columns with ``dtype=str, keep_default_na=False``: by default pandas turns the
+word "nan" or "null" into a missing value and "1" into a number.
 
 CSV injection: a spreadsheet runs a cell that starts with ``=``, ``+``, ``-`` or ``@``
 (and tab or carriage return) as a formula. Our tokenizer makes these characters
@@ -80,10 +82,15 @@ def weights_frame(
     )
 
 
+def csv_bytes(frame: pd.DataFrame) -> bytes:
+    """``frame`` as RFC 4180 CSV: CRLF line ends (so a cell holding a line break is quoted, not split),
+    UTF-8 with a BOM (so Excel reads accents and emoji), shortest round-trip float text."""
+    return frame.to_csv(index=False, lineterminator="\r\n").encode("utf-8-sig")
+
+
 def weights_csv(run: Run) -> bytes:
-    """Every head's weights of ``run`` as UTF-8 CSV bytes (with a BOM, so Excel reads accents and emoji)."""
-    frame = weights_frame(run.trace.weights, run.tokens, run.key_tokens, run.trace.mask)
-    return frame.to_csv(index=False, lineterminator="\n").encode("utf-8-sig")
+    """Every head's weights of ``run`` as CSV bytes, in the long form of ``weights_frame``."""
+    return csv_bytes(weights_frame(run.trace.weights, run.tokens, run.key_tokens, run.trace.mask))
 
 
 def trace_arrays(run: Run) -> dict[str, np.ndarray]:

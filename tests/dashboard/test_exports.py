@@ -1,0 +1,182 @@
+"""Exports: the weights CSV reads back to the trace's weights exactly, every array survives the .npz,
+token cells cannot run as spreadsheet formulas, and the page offers both files and keeps Plotly's PNG button."""
+
+from __future__ import annotations
+
+import ast
+import csv
+import dataclasses
+import io
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core import AttentionConfig, AttentionTrace, run, tokenize
+from dashboard.exports import (
+    CSV_COLUMNS,
+    FORMULA_STARTS,
+    cell_from_token,
+    csv_bytes,
+    token_from_cell,
+    trace_arrays,
+    trace_npz,
+    weights_csv,
+    weights_frame,
+)
+from tests.conftest import ROOT
+from tests.dashboard.conftest import make_app, no_exception
+
+RUNS = {
+    "self": (tokenize("The bank of the river gave a loan"), None, AttentionConfig()),
+    "causal-learned": (
+        tokenize("a b c a"),
+        None,
+        AttentionConfig(d_model=32, n_heads=8, causal=True, positional="learned"),
+    ),
+    "cross-rope-causal": (
+        tokenize("the cat sat"),
+        tokenize("le chat est assis sur le tapis"),
+        AttentionConfig(d_model=16, n_heads=2, causal=True, positional="rope"),
+    ),
+    "one-token": (["x"], None, AttentionConfig(d_model=8, n_heads=1)),
+}
+
+
+def read_back(data: bytes) -> pd.DataFrame:
+    """The CSV as a student's pandas reads it: tokens kept as text ("nan", "1" stay strings)."""
+    return pd.read_csv(
+        io.BytesIO(data),
+        encoding="utf-8-sig",
+        dtype={"query_token": str, "key_token": str},
+        keep_default_na=False,
+    )
+
+
+@pytest.mark.parametrize("name", RUNS)
+def test_csv_reads_back_to_the_traces_weights_exactly(name):
+    tokens, source, config = RUNS[name]
+    r = run(tokens, config, source=source)
+    w = r.trace.weights  # (h, T_q, T_k) float64
+    back = read_back(weights_csv(r))
+    assert tuple(back.columns) == CSV_COLUMNS
+    assert len(back) == w.size
+    # each row names its cell: look the weight up by (head, query, key), independent of row order
+    head = back["head"].to_numpy() - 1  # heads count from 1, as in the figure titles
+    q, k = back["query_position"].to_numpy(), back["key_position"].to_numpy()
+    assert back["weight"].dtype == np.float64
+    np.testing.assert_array_equal(back["weight"].to_numpy(), w[head, q, k])  # bit for bit, no tolerance
+    assert set(zip(head, q, k, strict=True)) == {tuple(i) for i in np.ndindex(w.shape)}  # every cell once
+    keys = r.key_tokens
+    assert [token_from_cell(c) for c in back["query_token"]] == [tokens[i] for i in q]
+    assert [token_from_cell(c) for c in back["key_token"]] == [keys[j] for j in k]
+    mask = np.ones(w.shape, dtype=bool) if r.trace.mask is None else np.broadcast_to(r.trace.mask, w.shape)
+    np.testing.assert_array_equal(back["masked"].to_numpy(), ~mask[head, q, k])
+    assert (back.loc[back["masked"], "weight"] == 0).all()
+
+
+def test_csv_float_text_round_trips_hard_values():
+    """Values whose shortest text needs 17 digits, subnormals and exact 0 and 1 survive the text form."""
+    hard = np.array([[[1 / 3, 0.1, 2 / 3], [5e-324, 1e-300, 1 - 2**-53], [0.0, 1.0, np.nextafter(0.5, 1)]]])
+    back = read_back(csv_bytes(weights_frame(hard, ["a", "b", "c"])))
+    np.testing.assert_array_equal(back["weight"].to_numpy(), hard.ravel())
+
+
+def test_words_pandas_would_read_as_missing_or_numbers_stay_text():
+    r = run(tokenize("nan null 1 2.5"), AttentionConfig(d_model=8, n_heads=1))
+    data = weights_csv(r)
+    assert list(read_back(data)["query_token"][:: len(r.tokens)]) == ["nan", "null", "1", "2.5"]
+    assert pd.read_csv(io.BytesIO(data))["query_token"].isna().any()  # why read_back passes dtype and NA options
+
+
+FORMULAS = ["=cmd|' /C calc'!A0", "+1+1", "-2+3", "@SUM(A1:A2)", "\t=1", "\r=1", '=HYPERLINK("x")']
+
+
+def raw_cells(data: bytes) -> list[list[str]]:
+    """The CSV's cells exactly as written (the csv module does no type guessing)."""
+    return list(csv.reader(io.StringIO(data.decode("utf-8-sig"), newline="")))
+
+
+def test_formula_tokens_are_written_as_text_and_come_back_exactly():
+    tokens = [*FORMULAS, "'already quoted", "plain", "−1"]  # U+2212 minus is not a formula start
+    w = np.full((1, len(tokens), len(tokens)), 1 / len(tokens))
+    data = csv_bytes(weights_frame(w, tokens))
+    rows = raw_cells(data)[1:]
+    for row in rows:
+        for cell in row:  # no cell of any column starts like a formula (weights are never negative)
+            assert not cell.startswith(FORMULA_STARTS), row
+    query_cells = [row[2] for row in rows[:: len(tokens)]]
+    assert query_cells[: len(FORMULAS)] == ["'" + f for f in FORMULAS]
+    assert query_cells[len(FORMULAS) :] == ["''already quoted", "plain", "−1"]
+    assert [token_from_cell(c) for c in query_cells] == tokens
+
+
+def test_formula_characters_typed_in_a_sentence_are_quoted():
+    tokens = tokenize("=1+2 @home -x")
+    assert {"=", "+", "@", "-"} <= set(tokens)  # the tokenizer makes them tokens of their own
+    r = run(tokens, AttentionConfig(d_model=8, n_heads=2, causal=True))
+    cells = {row[2] for row in raw_cells(weights_csv(r))[1:]}
+    assert {"'=", "'+", "'@", "'-"} <= cells and "=" not in cells
+
+
+@pytest.mark.parametrize("token", ["", "a", "=", "'", "''", "'=", "==", "-", "+x", "@", "\t", "é", "👨‍👩‍👧"])
+def test_cell_from_token_is_invertible(token):
+    cell = cell_from_token(token)
+    assert token_from_cell(cell) == token
+    assert not cell.startswith(FORMULA_STARTS)
+
+
+def test_weights_frame_refuses_mismatched_tokens():
+    with pytest.raises(ValueError):
+        weights_frame(np.ones((1, 2, 3)), ["a", "b"])  # 3 keys, no key tokens given
+
+
+@pytest.mark.parametrize("name", RUNS)
+def test_npz_round_trips_every_array(name):
+    tokens, source, config = RUNS[name]
+    r = run(tokens, config, source=source)
+    with np.load(io.BytesIO(trace_npz(r)), allow_pickle=False) as npz:
+        loaded = {key: npz[key] for key in npz.files}
+    expected = {f.name: getattr(r.trace, f.name) for f in dataclasses.fields(AttentionTrace)}
+    expected |= {f.name: getattr(r, f.name) for f in dataclasses.fields(r) if f.name not in ("tokens", "trace")}
+    expected = {k: v for k, v in expected.items() if isinstance(v, np.ndarray | float)}  # None fields are left out
+    assert set(expected) | {"tokens", "key_tokens"} == set(loaded)
+    for key, value in expected.items():
+        value = np.asarray(value)
+        assert loaded[key].dtype == value.dtype, key
+        np.testing.assert_array_equal(loaded[key], value, err_msg=key)  # exact
+    assert list(loaded["tokens"]) == list(tokens)
+    assert list(loaded["key_tokens"]) == list(source or tokens)
+    if source is not None:
+        assert loaded["weights"].shape == (config.n_heads, len(tokens), len(source))
+        assert {"source_x", "source_positions", "mask", "q_unrotated", "k_unrotated"} <= set(loaded)
+
+
+def test_trace_arrays_names_the_run_and_the_trace_fields():
+    r = run(tokenize("a b"), AttentionConfig(d_model=8, n_heads=2))
+    names = set(trace_arrays(r))
+    assert {"x", "positions", "q", "k", "v", "scores", "weights", "context", "concat", "output", "scale"} <= names
+    assert "mask" not in names and "source_x" not in names  # no mask, no source: nothing to save
+
+
+def test_exports_module_is_pure():
+    """No Streamlit in the builders: they are testable (and reusable) without a server."""
+    tree = ast.parse((ROOT / "dashboard" / "exports.py").read_text(encoding="utf-8"))
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert not any(name and name.startswith("streamlit") for name in imported)
+
+
+@pytest.mark.parametrize(("view", "stem"), [("heads", "heads"), ("cross", "cross")])
+def test_views_offer_both_downloads_and_keep_the_png_button(view, stem):
+    at = make_app(view=view).run()
+    no_exception(at)
+    buttons = {b.proto.id.rsplit("-", 1)[-1]: b.proto for b in at.get("download_button")}
+    assert set(buttons) == {f"{stem}_csv", f"{stem}_npz"}
+    assert all(b.ignore_rerun and b.deferred_file_id for b in buttons.values())  # built on click, no rerun
+    for chart in at.get("plotly_chart"):
+        config = json.loads(chart.proto.config)
+        assert config.get("displayModeBar", True) is not False
+        assert "toImage" not in config.get("modeBarButtonsToRemove", [])
+        assert config["toImageButtonOptions"]["format"] == "png"
