@@ -28,6 +28,7 @@ import argparse
 import asyncio
 import contextlib
 import html
+import os
 import random
 import statistics
 import threading
@@ -151,6 +152,15 @@ class PeakRss:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
+    def cpu(self) -> float:
+        """CPU seconds (user + system) used so far by the server and its children."""
+        total = 0.0
+        for p in [self.proc, *self.proc.children(recursive=True)]:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                t = p.cpu_times()
+                total += t.user + t.system
+        return total
+
     def now(self) -> int:
         total = 0
         for p in [self.proc, *self.proc.children(recursive=True)]:
@@ -251,15 +261,16 @@ def main() -> int:
     ok = True
     with streamlit_server() as (url, proc), PeakRss(proc.pid) as rss:
         idle_mb = rss.now() / 2**20
-        t0 = time.monotonic()
+        cpu0, t0 = rss.cpu(), time.monotonic()
         students = asyncio.run(classroom(url, args.sessions, args.seconds, tuple(args.think), args.seed))
-        wall = time.monotonic() - t0
+        cpu, wall = rss.cpu() - cpu0, time.monotonic() - t0
         lat = [x for s in students for x in s.latencies]
         loads = [s.first_load for s in students if s.first_load is not None]
         failed = [s for s in students if s.error]
         peak_mb = rss.peak / 2**20
         print(
-            f"protocol clients: {args.sessions} sessions, {args.seconds:.0f} s, think {args.think[0]}-{args.think[1]} s"
+            f"protocol clients: {args.sessions} sessions, {args.seconds:.0f} s each, "
+            f"think time {args.think[0]}-{args.think[1]} s, machine load average {os.getloadavg()[0]:.1f}"
         )
         print(f"  interactions {len(lat)} in {wall:.0f} s ({len(lat) / wall:.1f}/s), failed sessions {len(failed)}")
         for s in failed:
@@ -272,6 +283,11 @@ def main() -> int:
             f"  (mean {statistics.fmean(lat) if lat else 0:.3f} s)"
         )
         print(f"  server RSS idle {idle_mb:.0f} MB, peak {peak_mb:.0f} MB")
+        reruns = len(lat) + len(loads)
+        print(
+            f"  server CPU {cpu:.0f} s in {wall:.0f} s ({cpu / wall:.2f} cores), {1000 * cpu / max(1, reruns):.0f} ms "
+            f"per rerun: one core serves ~{reruns / max(cpu, 1e-9):.1f} reruns/s (scripts share one GIL)"
+        )
         print("  every figure matched its own session's settings (tokens, heads, weights)" if not failed else "")
         ok &= not failed and pct(lat, 95) <= TARGET_P95_S and peak_mb <= TARGET_RSS_MB
 
