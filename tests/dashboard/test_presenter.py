@@ -1,0 +1,110 @@
+"""Presenter mode: larger type and cells and fewer columns in the figures, the same numbers, kept in the link."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from dashboard.figures import heads_figure
+from dashboard.figures.grid import PRESENTER_MAX_COLS, PRESENTER_SCALE
+from tests.dashboard.conftest import array, figures, heatmaps, make_app, no_exception
+
+
+def weights(h: int, t: int) -> np.ndarray:
+    rng = np.random.default_rng(0)
+    w = rng.random((h, t, t))
+    return w / w.sum(axis=-1, keepdims=True)  # (h, T, T) rows sum to 1
+
+
+def axes(fig: dict, kind: str) -> list[dict]:
+    return [v for k, v in fig["layout"].items() if k.startswith(kind)]
+
+
+def columns(fig: dict) -> int:
+    """Number of panel columns: distinct x domains."""
+    return len({tuple(a["domain"]) for a in axes(fig, "xaxis")})
+
+
+def panel_px(fig: dict) -> float:
+    """Height in pixels of the first panel: its y domain times the plot height."""
+    lo, hi = fig["layout"]["yaxis"]["domain"]
+    return (hi - lo) * fig["layout"]["height"]
+
+
+def fonts(fig: dict) -> dict[str, float]:
+    layout = fig["layout"]
+    return {
+        "ticks": layout["xaxis"]["tickfont"]["size"],
+        "title": layout["annotations"][0]["font"]["size"],
+        "colorbar": layout["coloraxis"]["colorbar"]["tickfont"]["size"],
+        "hover": layout["hoverlabel"]["font"]["size"],
+    }
+
+
+def both(h: int, t: int, allowed=None) -> tuple[dict, dict]:
+    w = weights(h, t)
+    tokens = [f"w{i}" for i in range(t)]
+    normal = json.loads(heads_figure(w, tokens, allowed).to_json())
+    big = json.loads(heads_figure(w, tokens, allowed, presenter=True).to_json())
+    return normal, big
+
+
+@pytest.mark.parametrize(("h", "t"), [(1, 1), (4, 8), (16, 64), (2, 30)])
+def test_presenter_fonts_are_scaled_up(h, t):
+    normal, big = both(h, t)
+    small, large = fonts(normal), fonts(big)
+    for name in small:
+        assert large[name] == pytest.approx(small[name] * PRESENTER_SCALE, abs=0.5), name
+
+
+@pytest.mark.parametrize(("h", "t", "cols"), [(1, 8, 1), (2, 8, 2), (4, 8, 2), (8, 8, 3), (16, 64, 3)])
+def test_presenter_has_fewer_larger_panels(h, t, cols):
+    normal, big = both(h, t)
+    assert columns(big) == cols <= min(columns(normal), PRESENTER_MAX_COLS)
+    assert panel_px(big) > panel_px(normal)
+    assert big["layout"]["height"] > normal["layout"]["height"]
+
+
+def test_presenter_draws_the_same_numbers_and_mask():
+    allowed = np.tril(np.ones((6, 6), dtype=bool))
+    normal, big = both(4, 6, allowed)
+    assert [t["name"] for t in normal["data"]] == [t["name"] for t in big["data"]]
+    for a, b in zip(normal["data"], big["data"], strict=True):
+        np.testing.assert_array_equal(array(a["z"]), array(b["z"]))
+        assert a["x"] == b["x"] and a["y"] == b["y"]
+    assert big["layout"]["annotations"][-1]["font"]["size"] > normal["layout"]["annotations"][-1]["font"]["size"]
+
+
+def test_panels_stay_square_and_inside_the_figure_in_presenter_mode():
+    _, big = both(16, 64)
+    for axis in axes(big, "xaxis") + axes(big, "yaxis"):
+        lo, hi = axis["domain"]
+        assert 0 <= lo < hi <= 1
+    assert all(a.get("scaleanchor") for a in axes(big, "yaxis"))
+
+
+@pytest.mark.parametrize("view", ["heads", "cross", "permutation"])
+def test_a_presenter_link_turns_it_on_and_enlarges_the_views_figures(view):
+    normal = make_app(view=view).run()
+    big = make_app(view=view, presenter="true").run()
+    no_exception(big)
+    assert big.toggle(key="presenter").value is True and normal.toggle(key="presenter").value is False
+    [fig_small], [fig_big] = figures(normal), figures(big)
+    assert fonts(fig_big)["ticks"] > fonts(fig_small)["ticks"]
+    assert panel_px(fig_big) > panel_px(fig_small)
+    small_maps = [array(t["z"]) for t in heatmaps(fig_small)]
+    big_maps = [array(t["z"]) for t in heatmaps(fig_big)]
+    assert len(small_maps) == len(big_maps)
+    for a, b in zip(small_maps, big_maps, strict=True):
+        np.testing.assert_array_equal(a, b)  # the same numbers, drawn larger
+
+
+def test_presenter_shows_the_views_line_as_a_heading():
+    at = make_app().run()
+    assert not at.subheader
+    at.toggle(key="presenter").set_value(True).run()
+    no_exception(at)
+    assert [s.value for s in at.subheader] == ["One attention map per head: who looks at whom."]
+    assert fonts(figures(at)[0])["ticks"] > 11
