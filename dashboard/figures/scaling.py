@@ -13,6 +13,8 @@ SCALED = "#0072B2"
 UNSCALED = "#D55E00"
 """Okabe-Ito vermillion: without it (dashed, so the curves differ without colour too)."""
 REFERENCE = "#888888"
+CURRENT = "your d_k"
+"""Name of the vertical line at the sidebar's head width."""
 
 
 def scaling_figure(result: ScalingResult, current_d_k: int | None = None, *, presenter: bool = False) -> go.Figure:
@@ -69,12 +71,22 @@ def scaling_figure(result: ScalingResult, current_d_k: int | None = None, *, pre
             col=col,
         )
     if current_d_k is not None:
-        for col in (1, 2):
-            fig.add_vline(
-                x=current_d_k,
-                line=dict(color="#000000", dash="dashdot", width=1),
-                annotation=dict(text=f"your d_k = {current_d_k}", font=dict(size=round(11 * s))),
-                annotation_position="top right",
+        # A trace, not add_vline: a shape on a log axis is placed and autoranged inconsistently by plotly.js.
+        tops = (1.0, result.uniform_entropy)
+        for col, top in zip((1, 2), tops, strict=True):
+            fig.add_trace(
+                go.Scatter(
+                    x=[current_d_k, current_d_k],
+                    y=[0.0, top],
+                    mode="lines+text",
+                    text=["", f"your d_k = {current_d_k}"],
+                    textposition="top center",
+                    textfont=dict(size=round(11 * s)),
+                    line=dict(color="#000000", dash="dashdot", width=1),
+                    name=CURRENT,
+                    showlegend=False,
+                    hovertemplate=f"your d_k = {current_d_k}<extra></extra>",
+                ),
                 row=1,
                 col=col,
             )

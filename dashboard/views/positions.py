@@ -56,11 +56,30 @@ def verdict(kind: str, diff: float) -> tuple[bool, str]:
     return same, head + WHY[kind]
 
 
+def comparison(diffs: dict[str, float]) -> tuple[bool, str]:
+    """(RoPE unchanged and every absolute encoding changed?, the sentence saying so) from max |difference| per kind."""
+    rope = diffs["rope"]
+    absolute = {kind: diffs[kind] for kind in ("sinusoidal", "learned") if kind in diffs}
+    largest = max(absolute.values())
+    holds = rope <= TOLERANCE and all(d > TOLERANCE for d in absolute.values())
+    if holds:
+        return True, (
+            f"RoPE keeps the map (max |difference| {rope:.1e}, rounding); sinusoidal and learned change it "
+            f"(max |difference| up to {largest:.2f}). RoPE scores depend only on how far apart two tokens are; "
+            "an absolute encoding ties each token to its own position."
+        )
+    return False, (
+        f"Unexpected here: RoPE max |difference| {rope:.1e}, absolute encodings up to {largest:.1e}. "
+        "With this sentence and these settings the shift does not separate them."
+    )
+
+
 def render(settings: Settings) -> None:
     tokens = tokens_or_message(settings.sentence)
     if tokens is None:
         return
-    shift = st.number_input(
+    left, right = st.columns(2)
+    shift = left.number_input(
         "Shift every position by",
         min_value=1,
         max_value=MAX_SHIFT,
@@ -70,7 +89,7 @@ def render(settings: Settings) -> None:
         bind="query-params",
         help="The same sentence again, starting at this position instead of 0; nothing else changes.",
     )
-    head = st.segmented_control(
+    head = right.segmented_control(
         "Head",
         list(range(1, settings.n_heads + 1)),
         default=1,
@@ -83,12 +102,14 @@ def render(settings: Settings) -> None:
     kinds = _available(settings)
     results = {kind: compute.shift_run(tokens, shift, replace(settings.config, positional=kind)) for kind in kinds}
 
-    if settings.positional in results:
-        same, sentence = verdict(settings.positional, results[settings.positional].max_abs_diff)
-        st.markdown(f"**Your setting ({settings.positional}):**")
-        (st.success if same else st.warning)(sentence)
     if len(tokens) == 1:
         st.info("A single token can only attend to itself (weight 1) at any position: type a longer sentence.")
+    elif "rope" in results:
+        holds, sentence = comparison({kind: r.max_abs_diff for kind, r in results.items()})
+        (st.success if holds else st.warning)(sentence)
+    if settings.positional in results:
+        _, sentence = verdict(settings.positional, results[settings.positional].max_abs_diff)
+        st.markdown(f"**Your setting ({settings.positional}):** {sentence}")
 
     rows = [
         (kind, f"{r.max_abs_diff:.2e}", "unchanged" if r.max_abs_diff <= TOLERANCE else "changed")

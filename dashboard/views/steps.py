@@ -199,7 +199,7 @@ def render_steps(run: Run, k: int, settings: Settings) -> None:
     _step(
         7,
         "weights · V: each query's weighted mix of values",
-        vectors_figure([vector_panel(tr.context[k], rows, f"Z{n} = A·V{n}")], ncols=1, presenter=p),
+        vectors_figure([vector_panel(tr.context[k], rows, f"Z{n} = A·V{n}")], ncols=3, presenter=p),
         "step_context_chart",
         f"Shape {_shape(t_q, d_k)}: row i is the average of the value rows, weighted by row i of A.",
         rf"Z_{{{n}}} = A\,V_{{{n}}} \qquad ({t_q} \times {t_k})\,({t_k} \times {d_k}) \to ({t_q} \times {d_k})",
