@@ -1,0 +1,158 @@
+"""The steps view (AppTest): one panel per step with the right shape, and numbers that chain step to step.
+
+The chain is checked with arithmetic written here on the numbers the page sends
+(float32 on the wire): Q Kᵀ gives the QKᵀ map, ÷√d_k the next, a row softmax
+the weights, weights · V the context, and the context sits in its head's columns
+of concat. The drawn arrays are also the one core trace's, not a recomputation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from core import run, tokenize
+from dashboard.settings import DEFAULTS
+from tests.dashboard.conftest import make_app, no_exception
+from tests.dashboard.views import charts, grids, masked, softmax_rows
+
+T = len(tokenize(DEFAULTS.sentence))  # 8
+STEPS = [
+    "step_x_chart",
+    "step_qkv_chart",
+    "step_qk_chart",
+    "step_scaled_chart",
+    "step_weights_chart",
+    "step_context_chart",
+    "step_concat_chart",
+]
+F32 = dict(rtol=1e-5, atol=1e-5)
+"""The page sends float32: products of ~1-sized float32 numbers agree to ~1e-6."""
+
+
+def steps(**query: str):
+    at = make_app(view="steps", **query).run()
+    no_exception(at)
+    return at
+
+
+def trace(**changes):
+    return run(tokenize(DEFAULTS.sentence), replace(DEFAULTS.config, **changes))
+
+
+def test_each_step_has_its_panel_shape_and_equation():
+    at = steps()
+    c = charts(at)
+    assert list(c) == STEPS  # no mask step without the causal mask: a message instead
+    shapes = {key: [g.shape for g in grids(fig)] for key, fig in c.items()}
+    assert shapes == {
+        "step_x_chart": [(T, 64)],
+        "step_qkv_chart": [(T, 16)] * 3,
+        "step_qk_chart": [(T, T)],
+        "step_scaled_chart": [(T, T)],
+        "step_weights_chart": [(T, T)],
+        "step_context_chart": [(T, 16)],
+        "step_concat_chart": [(T, 64), (T, 64)],
+    }
+    assert len(at.get("latex")) == 8  # one equation under each of the 8 steps
+    captions = " ".join(e.value for e in at.caption)
+    for shape in (f"({T}, 64)", f"({T}, 16)", f"({T}, {T})"):
+        assert f"Shape {shape}" in captions
+    assert any("No mask" in i.value for i in at.info)
+
+
+def test_the_numbers_chain_from_step_to_step():
+    c = charts(steps())
+    q, k, v = grids(c["step_qkv_chart"])
+    [qk] = grids(c["step_qk_chart"])
+    [scaled] = grids(c["step_scaled_chart"])
+    [weights] = grids(c["step_weights_chart"])
+    [context] = grids(c["step_context_chart"])
+    concat, output = grids(c["step_concat_chart"])
+    np.testing.assert_allclose(qk, q @ k.T, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(scaled, qk / 4, **F32)  # d_k = 16
+    np.testing.assert_allclose(weights, softmax_rows(scaled), **F32)
+    np.testing.assert_allclose(context, weights @ v, **F32)
+    np.testing.assert_array_equal(concat[:, :16], context)  # head 1 fills columns 0-15
+    # the panels hold the one trace's arrays
+    tr = trace().trace
+    np.testing.assert_array_equal(weights, tr.weights[0].astype(np.float32))
+    np.testing.assert_array_equal(output, tr.output.astype(np.float32))
+    np.testing.assert_array_equal(grids(c["step_x_chart"])[0], trace().x.astype(np.float32))
+
+
+def test_the_head_selector_picks_that_heads_slice():
+    at = steps(step_head="3")
+    assert at.button_group(key="step_head").value == 3
+    c = charts(at)
+    tr = trace().trace
+    q, k, v = grids(c["step_qkv_chart"])
+    np.testing.assert_array_equal(q, tr.q[2].astype(np.float32))
+    np.testing.assert_array_equal(k, tr.k[2].astype(np.float32))
+    np.testing.assert_array_equal(v, tr.v[2].astype(np.float32))
+    concat, _ = grids(c["step_concat_chart"])
+    [context] = grids(c["step_context_chart"])
+    np.testing.assert_array_equal(concat[:, 32:48], context)
+    [box] = [s for s in c["step_concat_chart"]["layout"]["shapes"] if s["type"] == "rect"]
+    assert (box["x0"], box["x1"]) == (31.5, 47.5)
+    assert any("Q_{3}" in e.value for e in at.get("latex"))
+    at.button_group(key="step_head").set_value(2).run()
+    np.testing.assert_array_equal(grids(charts(at)["step_qkv_chart"])[0], tr.q[1].astype(np.float32))
+
+
+def test_causal_mask_adds_the_mask_step_with_masked_cells_marked():
+    at = steps(causal="true")
+    c = charts(at)
+    assert list(c) == [*STEPS[:4], "step_mask_chart", *STEPS[4:]]
+    future = np.triu(np.ones((T, T), dtype=bool), k=1)
+    [cover] = masked(c["step_mask_chart"])
+    assert np.array_equal(cover, future)
+    [scores] = grids(c["step_mask_chart"])
+    assert np.isnan(scores[future]).all() and not np.isnan(scores[~future]).any()
+    [weights] = grids(c["step_weights_chart"])
+    assert np.isnan(weights[future]).all()
+    np.testing.assert_allclose(np.nansum(weights, axis=1), 1, rtol=1e-5)
+    assert not any("No mask" in i.value for i in at.info)
+
+
+def test_rope_shows_q_and_k_before_and_after_their_rotation():
+    c = charts(steps(positional="rope"))
+    q0, q1, k0, k1, v = grids(c["step_qkv_chart"])
+    assert all(g.shape == (T, 16) for g in (q0, q1, k0, k1, v))
+    # a rotation keeps every row's length; row 0 (position 0) is not turned, the others are
+    np.testing.assert_allclose(np.linalg.norm(q1, axis=1), np.linalg.norm(q0, axis=1), rtol=1e-5)
+    np.testing.assert_allclose(np.linalg.norm(k1, axis=1), np.linalg.norm(k0, axis=1), rtol=1e-5)
+    np.testing.assert_array_equal(q1[0], q0[0])
+    assert not np.allclose(q1[1:], q0[1:], atol=1e-3)
+    [qk] = grids(c["step_qk_chart"])
+    np.testing.assert_allclose(qk, q1 @ k1.T, rtol=1e-4, atol=1e-4)  # scores use the rotated Q and K
+
+
+def test_scaling_off_keeps_the_scores_as_large_as_qk_and_says_so():
+    at = steps(scaled="false")
+    assert any("Scaling is off" in w.value for w in at.warning)
+    c = charts(at)
+    [qk] = grids(c["step_qk_chart"])
+    [scaled] = grids(c["step_scaled_chart"])
+    np.testing.assert_array_equal(scaled, qk)
+    assert any(r"S \cdot 1" in e.value for e in at.get("latex"))
+
+
+@pytest.mark.parametrize(
+    ("query", "t", "d", "d_k"),
+    [
+        (dict(sentence="word"), 1, 64, 16),
+        (dict(sentence=" ".join(f"w{i}" for i in range(64)), d_model="512", n_heads="16", causal="true"), 64, 512, 32),
+        (dict(d_model="8", n_heads="8", positional="learned"), T, 8, 1),
+        (dict(positional="sinusoidal", step_head="4"), T, 64, 16),
+    ],
+    ids=["one-token", "64-tokens-16-heads-causal", "d_k-1", "sinusoidal"],
+)
+def test_extremes_render_every_step_with_its_shape(query, t, d, d_k):
+    c = charts(steps(**query))
+    assert [g.shape for g in grids(c["step_x_chart"])] == [(t, d)]
+    assert [g.shape for g in grids(c["step_qkv_chart"])] == [(t, d_k)] * 3
+    assert [g.shape for g in grids(c["step_weights_chart"])] == [(t, t)]
+    assert [g.shape for g in grids(c["step_concat_chart"])] == [(t, d), (t, d)]

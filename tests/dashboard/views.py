@@ -1,0 +1,41 @@
+"""Reading the issue-4 views back from an AppTest: charts by their key, heatmap grids, tables."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow as pa
+from streamlit.testing.v1 import AppTest
+
+from tests.dashboard.conftest import array, heatmaps
+
+
+def charts(at: AppTest) -> dict[str, dict]:
+    """Every Plotly chart on the page as figure JSON, keyed by its widget key, in page order.
+
+    Streamlit ends a keyed element's id with ``-<key>``.
+    """
+    return {chart.proto.id.rsplit("-", 1)[-1]: json.loads(chart.proto.spec) for chart in at.get("plotly_chart")}
+
+
+def grids(fig: dict) -> list[np.ndarray]:
+    """The value heatmaps of a figure, in panel order (grey "masked" overlays left out)."""
+    return [array(t["z"]).astype(np.float64) for t in heatmaps(fig) if t.get("name") != "masked"]
+
+
+def masked(fig: dict) -> list[np.ndarray]:
+    """True where each masked-cell overlay covers a cell."""
+    return [~np.isnan(array(t["z"])) for t in heatmaps(fig) if t.get("name") == "masked"]
+
+
+def shown_table(at: AppTest, i: int = 0):
+    """The text a styled ``st.dataframe`` displays (e.g. "n/a" for NaN), as a pandas DataFrame."""
+    styler = at.dataframe[i].proto.arrow_data.styler
+    return pa.ipc.open_stream(styler.display_values).read_all().to_pandas()
+
+
+def softmax_rows(s: np.ndarray) -> np.ndarray:
+    """Row softmax written out here, independent of core."""
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
