@@ -9,6 +9,7 @@ from dashboard import compute
 from dashboard.downloads import download_buttons
 from dashboard.figures import average_figure, heads_figure
 from dashboard.inputs import run_or_message
+from dashboard.scaling_note import unscaled_warning
 from dashboard.settings import Settings
 
 PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": "attention", "scale": 2}}
@@ -32,6 +33,7 @@ def render(settings: Settings) -> None:
         f"{maps}. Row = the query token, column = the key token it looks at; every row sums to 1. "
         f"d_k = {settings.d_model} / {h} = {settings.d_k}."
     )
+    unscaled_warning(settings)  # the sidebar's scaling toggle is off: say so above the maps
     show_average = st.toggle(
         "Average over heads",
         key="average",
