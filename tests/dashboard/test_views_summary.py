@@ -1,0 +1,87 @@
+"""The head summary view (AppTest): the table is core.head_summary's numbers, NaN shows as n/a, words fit."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from core import head_summary, run, tokenize
+from dashboard.settings import DEFAULTS
+from dashboard.views.summary import COLUMNS
+from tests.dashboard.conftest import array, make_app, no_exception
+from tests.dashboard.views import charts, shown_table
+
+
+def summary(**query: str):
+    at = make_app(view="summary", **query).run()
+    no_exception(at)
+    return at
+
+
+def expected(sentence: str = DEFAULTS.sentence, **changes):
+    tr = run(tokenize(sentence), replace(DEFAULTS.config, **changes)).trace
+    return head_summary(tr.weights, tr.mask)
+
+
+@pytest.mark.parametrize("query", [{}, dict(causal="true", positional="rope", n_heads="8")], ids=["default", "causal"])
+def test_the_table_holds_core_head_summary(query):
+    at = summary(**query)
+    changes = dict(causal=True, positional="rope", n_heads=8) if query else {}
+    want = expected(**changes)
+    df = at.dataframe[0].value
+    assert list(df["head"]) == list(range(1, want.entropy.shape[0] + 1))
+    for field, column in COLUMNS.items():
+        np.testing.assert_array_equal(df[column].to_numpy(), getattr(want, field))
+    shown = shown_table(at)
+    assert shown[COLUMNS["entropy"]].iloc[0] == f"{want.entropy[0]:.3f}"
+
+
+def test_the_bars_are_the_same_numbers():
+    at = summary()
+    want = expected()
+    bars = {t["name"]: array(t["y"]) for t in charts(at)["summary_chart"]["data"]}
+    np.testing.assert_allclose(bars["on itself"], want.self_weight)
+    np.testing.assert_allclose(bars["on the previous token"], want.previous_weight)
+    np.testing.assert_allclose(bars["on the first token"], want.first_weight)
+    np.testing.assert_allclose(bars["spread (entropy ÷ log keys)"], want.normalized_entropy)
+
+
+def test_one_token_shows_n_a_where_core_has_no_number():
+    at = summary(sentence="word")
+    df = at.dataframe[0].value
+    assert df[COLUMNS["previous_weight"]].isna().all()
+    assert df[COLUMNS["normalized_entropy"]].isna().all()
+    np.testing.assert_array_equal(df[COLUMNS["self_weight"]], 1.0)
+    shown = shown_table(at)
+    assert set(shown[COLUMNS["previous_weight"]]) == {"n/a"}
+    assert set(shown[COLUMNS["self_weight"]]) == {"1.000"}
+    for trace in charts(at)["summary_chart"]["data"]:
+        if trace["name"] == "on the previous token":
+            assert trace["text"] == ["n/a"] * 4
+    assert list(df["in words"]) == ["looks at itself (100%)"] * 4
+
+
+def test_a_hand_built_previous_token_head_reads_as_one():
+    at = summary(weights="previous", positional="learned")
+    df = at.dataframe[0].value
+    assert (df[COLUMNS["previous_weight"]] > 0.9).all()
+    assert all(words.startswith("looks at the previous token") for words in df["in words"])
+
+
+def test_identity_weights_look_at_themselves():
+    at = summary(weights="identity", sentence="alpha beta gamma delta")
+    df = at.dataframe[0].value
+    assert all(words.startswith("looks at itself") for words in df["in words"])
+
+
+def test_64_tokens_16_heads():
+    sentence = " ".join(f"w{i}" for i in range(64))
+    at = summary(sentence=sentence, d_model="512", n_heads="16", causal="true")
+    df = at.dataframe[0].value
+    assert len(df) == 16
+    np.testing.assert_array_equal(
+        df[COLUMNS["first_weight"]], expected(sentence, d_model=512, n_heads=16, causal=True).first_weight
+    )
+    assert all(len(t["x"]) == 16 for t in charts(at)["summary_chart"]["data"])
