@@ -35,10 +35,12 @@ from bench.streamlit_server import (
     HEADS_CHART,
     ROOT,
     chromium,
+    finished_runs,
     heatmap_count,
     streamlit_server,
     wait_heatmaps,
     wait_idle,
+    watch_runs,
 )
 from core import MAX_TOKENS, tokenize
 from dashboard.settings import D_MODELS, DEFAULTS, MAX_HEADS
@@ -257,11 +259,14 @@ _STAMP_CLICK = """() => {
 def click_to_drawn(page, heads: int) -> float:
     """Seconds from a click on the ``heads`` button to ``heads`` weight heatmaps drawn, timed in the page."""
     page.evaluate(_STAMP_CLICK)
+    runs = finished_runs(page)
     page.locator(".st-key-n_heads").get_by_role("radio", name=str(heads), exact=True).click()
     wait_heatmaps(page, heads)
     drawn = page.evaluate("() => performance.now()")
     elapsed = (drawn - page.evaluate("() => window.__alClick")) / 1000
-    wait_idle(page)  # let the script finish before the next click
+    while finished_runs(page) == runs:  # let the script finish before the next click
+        page.wait_for_timeout(20)
+    wait_idle(page)
     return elapsed
 
 
@@ -270,7 +275,7 @@ def browser_side() -> tuple[list[Row], list[str]]:
     cold, warm = [], []
     with streamlit_server() as (url, _proc), chromium() as browser:
         context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        page = context.new_page()
+        page = watch_runs(context.new_page())
         page.set_default_timeout(60_000)
         for i in range(BROWSER_REPEATS + 1):
             page.goto(f"{url}/?seed={1000 + i}&n_heads={DEFAULTS.n_heads}")

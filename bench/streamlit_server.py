@@ -6,9 +6,10 @@ and one way to wait for a rerun to finish, so they all measure the same thing.
 
     with streamlit_server() as (url, proc):      # proc.pid -> server RSS
         with chromium() as browser:
-            page = browser.new_page()
+            page = watch_runs(browser.new_page())
             page.goto(url)
             wait_idle(page)
+            wait_idle(page, lambda: page.keyboard.press("r"))  # rerun, and wait for it
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import sys
 import threading
 import time
 import urllib.request
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -129,38 +131,73 @@ def chromium(executable: str = CHROMIUM) -> Iterator[Browser]:
             browser.close()
 
 
+# Pages whose websocket is watched: page -> [number of script runs the server reported finished].
+_FINISHED_RUNS: weakref.WeakKeyDictionary[Page, list[int]] = weakref.WeakKeyDictionary()
+# A ScriptFinished message is a few bytes; deltas (figures) are larger: skip parsing those.
+_SMALL_FRAME = 512
+
+
+def watch_runs(page: Page) -> Page:
+    """Count the script runs the server finishes for ``page``; call it before ``page.goto``.
+
+    Why not the DOM: the frontend's ``data-test-script-state`` attribute is React
+    state, and when a rerun is quick its "running" and "notRunning" updates can be
+    batched into one render, so the attribute never changes and an observer sees
+    nothing. The server's ``ScriptFinished`` message on the websocket always arrives.
+    A run cut short by a newer rerun (FINISHED_EARLY_FOR_RERUN) is not counted.
+    """
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    finished = [0]
+
+    def on_frame(payload: bytes | str) -> None:
+        if not isinstance(payload, bytes) or len(payload) > _SMALL_FRAME:
+            return
+        msg = ForwardMsg()
+        msg.ParseFromString(payload)
+        if msg.WhichOneof("type") == "script_finished" and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+            finished[0] += 1
+
+    def on_websocket(ws) -> None:
+        if ws.url.endswith("/_stcore/stream"):
+            ws.on("framereceived", on_frame)
+
+    page.on("websocket", on_websocket)
+    _FINISHED_RUNS[page] = finished
+    return page
+
+
+def finished_runs(page: Page) -> int:
+    """Script runs finished for ``page`` since ``watch_runs(page)``."""
+    return _FINISHED_RUNS[page][0]
+
+
 def wait_idle(page: Page, action: Callable[[], object] | None = None, timeout: float = 60) -> None:
     """Wait until the app's script has finished running, optionally after doing ``action``.
 
-    Without ``action`` (right after ``page.goto``) this is safe: a fresh page says
-    "initial" until its first run starts. After an interaction it is not: the page
-    still says "notRunning" until the rerun request reaches the server, so waiting
-    for "notRunning" alone can return the old page. With ``action``, a
-    MutationObserver is installed first and records any change of the state
-    attribute (``oldValue`` catches a running -> notRunning flip that happens inside
-    one batch), then ``action`` runs, then both "a run happened" and "notRunning"
-    are awaited. An action that triggers no rerun times out, which is what a test wants.
+    Without ``action`` (right after ``page.goto``) the page attribute is enough: a
+    fresh page says "initial" until its first run starts, then "running", then
+    "notRunning". After an interaction it is not: the page still says "notRunning"
+    until the rerun reaches the server, and a quick rerun may never change it (see
+    ``watch_runs``). With ``action``, the page must be watched: the number of runs
+    finished is read, ``action`` runs, and the wait ends when the server has
+    finished one more run and the page is idle again, two animation frames later
+    (React has committed the last messages). An action that triggers no rerun
+    times out, which is what a test wants.
     """
-    ms = timeout * 1000
+    deadline = time.monotonic() + timeout
     if action is not None:
-        page.evaluate(
-            """() => {
-                window.__alRerun = false;
-                const app = document.querySelector("[data-testid='stApp']");
-                const obs = new MutationObserver((records) => {
-                    const now = app.getAttribute('data-test-script-state');
-                    if (now !== 'notRunning' || records.some((r) => r.oldValue !== 'notRunning')) {
-                        window.__alRerun = true;
-                        obs.disconnect();
-                    }
-                });
-                obs.observe(app, {attributes: true, attributeOldValue: true,
-                                  attributeFilter: ['data-test-script-state']});
-            }"""
-        )
+        if page not in _FINISHED_RUNS:
+            raise ValueError("wait_idle(page, action) needs watch_runs(page) before page.goto(...)")
+        before = finished_runs(page)
         action()
-        page.wait_for_function("() => window.__alRerun === true", timeout=ms)
-    page.wait_for_selector(APP_IDLE, timeout=ms)
+        while finished_runs(page) == before:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no script run finished within {timeout:.0f}s of the action")
+            page.wait_for_timeout(20)  # lets Playwright deliver websocket events
+    page.wait_for_selector(APP_IDLE, timeout=max(1.0, deadline - time.monotonic()) * 1000)
+    if action is not None:
+        page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
 
 
 # The dashboard's heads chart: st.plotly_chart(key="heads_chart") gets the class "st-key-heads_chart".

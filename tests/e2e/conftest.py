@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bench.streamlit_server import chromium, streamlit_server
+from bench.streamlit_server import chromium, streamlit_server, watch_runs
 from tests.conftest import require_chromium
 
 # Installed before any page script: counts stException elements as they are added.
@@ -52,7 +52,7 @@ def page(browser):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     context.set_default_timeout(60_000)  # shared 2-core machine: generous
     context.add_init_script(WATCH_EXCEPTIONS)
-    page = context.new_page()
+    page = watch_runs(context.new_page())  # before goto: wait_idle(page, action) counts finished runs
     js_errors: list[str] = []
     page.on("pageerror", lambda e: js_errors.append(str(e)))
     yield page

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from playwright.sync_api import expect
 
 from bench.streamlit_server import HEADS_CHART, heatmap_count, wait_heatmaps, wait_idle
 from core import MAX_TOKENS, tokenize
@@ -140,7 +141,7 @@ def test_bad_sentence_shows_a_message_not_an_exception(page, server, text, messa
     type_text(page, "sentence", text)
     alert = page.locator("[data-testid='stAlert']", has_text=message)
     alert.wait_for(state="visible")
-    assert page.locator(HEADS_CHART).count() == 0, "no stale maps under the message"
+    expect(page.locator(HEADS_CHART)).to_have_count(0)  # no stale maps under the message
     assert heatmap_count(page) == 0
     # the sidebar still works and brings the maps back
     type_text(page, "sentence", "back to work")
