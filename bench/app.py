@@ -44,6 +44,7 @@ from bench.streamlit_server import (
 )
 from core import MAX_TOKENS, tokenize
 from dashboard.settings import D_MODELS, DEFAULTS, MAX_HEADS
+from dashboard.views import VIEWS
 
 RERUN_DEFAULT_S = 0.150
 RERUN_LARGEST_S = 0.400
@@ -60,6 +61,9 @@ OTHER = {
     "causal": True,
     "positional": "sinusoidal",
     "seed": DEFAULTS.seed + 1,
+    "weights": "identity",
+    "scaled": not DEFAULTS.scaled,
+    "presenter": not DEFAULTS.presenter,
 }
 
 
@@ -120,7 +124,7 @@ def run_once(at: AppTest, cold: bool) -> float:
 
 def set_all(at: AppTest, values: dict) -> None:
     """Set widgets in sidebar order (d_model before n_heads, which depends on it), one rerun each."""
-    for key in ("sentence", "positional", "d_model", "n_heads", "causal", "seed", "view"):
+    for key in ("sentence", "positional", "weights", "d_model", "n_heads", "causal", "scaled", "seed", "view"):
         if key in values:
             at.get_by_key(key).set_value(values[key])
             at.run()
@@ -160,14 +164,15 @@ def server_side() -> tuple[list[Row], list[str]]:
             Row(f"rerun after changing {key} (cold)", cold, RERUN_DEFAULT_S, "ms", f"warm {warm * 1000:.1f} ms")
         )
 
-    for view in ("heads", "permutation"):
+    for view in VIEWS:  # every view: a teacher may be on any of them when changing a setting
         at = new_app()
         at.run()
         set_all(at, LARGEST | {"view": view})
         cold, warm = flip_medians(at, "seed", (DEFAULTS.seed, DEFAULTS.seed + 1))
         name = f"largest settings, {view} view"
         rows.append(Row(f"rerun at {name} (cold)", cold, RERUN_LARGEST_S, "ms", f"warm {warm * 1000:.1f} ms"))
-        rows.append(Row(f"figure JSON at {name}", payload(at), PAYLOAD_BYTES, "B"))
+        if at.get("plotly_chart"):
+            rows.append(Row(f"figure JSON at {name}", payload(at), PAYLOAD_BYTES, "B"))
     largest = ", ".join(f"{k}={v}" for k, v in LARGEST.items() if k != "sentence")
     info.insert(0, f"largest settings: {MAX_TOKENS} tokens, {largest}")
     return rows, info
@@ -311,6 +316,7 @@ def main() -> int:
     st_config.set_option("logger.level", "error")
     set_log_level("error")
     start = time.perf_counter()
+    load_at_start = os.getloadavg()[0]
     rows, info = server_side()
     if args.profile:
         info += breakdown()
@@ -318,6 +324,11 @@ def main() -> int:
         more, _ = browser_side()
         rows += more
     print(f"Attention Lab app benchmark: medians of {REPEATS} reruns (AppTest), {BROWSER_REPEATS} clicks (chromium)")
+    blas = os.environ.get("OPENBLAS_NUM_THREADS", "unset")
+    print(
+        f"machine: {os.cpu_count()} cores, load average {load_at_start:.1f} -> {os.getloadavg()[0]:.1f}, "
+        f"OPENBLAS_NUM_THREADS={blas} (the timings move with the load of a shared machine)"
+    )
     for line in info:
         print(line)
     for row in rows:
