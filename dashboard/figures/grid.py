@@ -40,9 +40,11 @@ ASSUMED_WIDTH_PX = 900
 MAX_COLS = 4
 PRESENTER_SCALE = 1.5
 """Presenter mode: every font, cell and label margin 1.5 times larger, for a projector read from the back row."""
-PRESENTER_PANEL_PX = {1: 640, 2: 560, 3: 380}
-"""Presenter panel heights for 1, 2 or 3 columns, sized for a ~1200 px wide chart (a projector's wide layout)."""
-PRESENTER_WIDTH_PX = 1200
+PRESENTER_PANEL_PX = {1: 520, 2: 400, 3: 270}
+"""Presenter panel heights for 1, 2 or 3 columns. A projector is often only 1280 px wide, so the chart is
+still ~900 px: a panel planned taller than its column is wide shrinks to a square and leaves a gap."""
+PRESENTER_WIDTH_PX = ASSUMED_WIDTH_PX
+"""Chart width a presenter layout plans for: no wider than on a laptop (see above)."""
 PRESENTER_MAX_COLS = 3
 """Fewer, larger panels: 2 per row up to 4 panels (4 heads are 2 × 2), 3 per row beyond."""
 
@@ -232,7 +234,8 @@ def heatmap_grid(
         x_labels, y_labels = _labels(p.cols, p.z.shape[1]), _labels(p.rows, p.z.shape[0])
         layout[f"xaxis{suffix}"] = _axis(x_dom, x_labels, show_x, px, ya, s) | dict(tickangle=-60)
         y_axis = _axis(y_dom, y_labels, show_y, px, xa, s)
-        y_axis |= dict(range=y_axis["range"][::-1])  # row 0 on top
+        # row 0 on top; a panel squeezed by a narrow chart stays under its title
+        y_axis |= dict(range=y_axis["range"][::-1], constraintoward="top")
         layout[f"yaxis{suffix}"] = y_axis | (dict(scaleanchor=xa) if square else {})
 
         x, y, title = x_labels[0], y_labels[0], escape(p.title)

@@ -44,7 +44,7 @@ def average_figure(
     keys = tokens if key_tokens is None else key_tokens
     mean = weights.mean(axis=0)  # (h, T_q, T_k) -> (T_q, T_k)
     title = f"average over {h} head{'s' * (h > 1)}"
-    return heatmap_grid([Panel(mean, tokens, keys, title, allowed)], ncols=2, presenter=presenter)
+    return heatmap_grid([Panel(mean, tokens, keys, title, allowed)], ncols=1 if presenter else 2, presenter=presenter)
 
 
 def permutation_figure(
@@ -71,4 +71,4 @@ def permutation_figure(
         Panel(permuted_weights, permuted_tokens, permuted_tokens, "reordered sentence", allowed),
         Panel(realigned, tokens, tokens, "reordered map, moved back", realigned_allowed),
     ]
-    return heatmap_grid(panels, ncols=3, presenter=presenter)
+    return heatmap_grid(panels, ncols=2 if presenter else 3, presenter=presenter)  # presenter: larger panels
