@@ -61,17 +61,18 @@ def masked_softmax(scores: np.ndarray, mask: np.ndarray | None = None) -> np.nda
     scores = np.asarray(scores)
     dtype = scores.dtype if np.issubdtype(scores.dtype, np.floating) else np.dtype(np.float64)
     shape = scores.shape
-    hidden = None  # True where a key is masked, broadcast to ``shape`` (a read-only view)
+    ceiling = None  # +inf where a key may be attended, -inf where masked (see _mask_into)
     if mask is not None:
         mask = np.asarray(mask)
         if mask.dtype != np.bool_:
             raise TypeError(f"mask must be a bool array (True = may attend), got dtype {mask.dtype}")
         shape = np.broadcast_shapes(scores.shape, mask.shape)
-        hidden = np.atleast_2d(np.broadcast_to(~mask, shape))
+        ceiling = np.where(mask, dtype.type(np.inf), dtype.type(-np.inf))  # mask.shape, e.g. (T_q, T_k)
+        ceiling = np.atleast_2d(np.broadcast_to(ceiling, shape))  # a read-only view
     weights = np.empty(shape, dtype=dtype)
     w2d, s2d = np.atleast_2d(weights), np.atleast_2d(np.broadcast_to(scores, shape))  # views (..., T_q, T_k)
     for rows in _row_blocks(w2d.shape, dtype.itemsize):
-        _softmax_block(w2d[..., rows, :], s2d[..., rows, :], None if hidden is None else hidden[..., rows, :])
+        _softmax_block(w2d[..., rows, :], s2d[..., rows, :], None if ceiling is None else ceiling[..., rows, :])
     return weights
 
 
@@ -91,8 +92,8 @@ def _row_blocks(shape: tuple[int, ...], itemsize: int) -> list[slice]:
     return [slice(start, start + step) for start in range(0, t_q, step)]
 
 
-def _softmax_block(out: np.ndarray, scores: np.ndarray, hidden: np.ndarray | None) -> None:
-    """``out = softmax(where(hidden, -inf, scores))`` over the last axis: ``(..., rows, T_k)``.
+def _softmax_block(out: np.ndarray, scores: np.ndarray, ceiling: np.ndarray | None) -> None:
+    """``out = softmax(where(mask, scores, -inf))`` over the last axis: ``(..., rows, T_k)``.
 
     The usual recipe subtracts each row's max before ``exp``. That only guards
     against overflow, since softmax does not change when a row is shifted, and
@@ -103,12 +104,14 @@ def _softmax_block(out: np.ndarray, scores: np.ndarray, hidden: np.ndarray | Non
     largest term to underflow (or has every key masked) and is redone the usual
     way, as is a block with larger scores (or NaN).
     """
-    _mask_into(out, scores, hidden)
+    _mask_into(out, scores, ceiling)
     if out.size == 0:
         return
     bound = 0.5 * math.log(float(np.finfo(out.dtype).max) / out.shape[-1])  # ~41 for float32 and T_k = 1024
     with np.errstate(under="ignore"):  # exp(-1e4) -> 0 is the exact answer to rounding, not an error
-        if not np.max(out) <= bound:
+        if not np.max(out) <= bound:  # large scores, or a NaN
+            if ceiling is not None:
+                np.copyto(out, ceiling, where=ceiling < 0)  # a masked NaN becomes -inf too, as with np.where
             _stable_softmax(out)
             return
         np.exp(out, out=out)
@@ -118,16 +121,23 @@ def _softmax_block(out: np.ndarray, scores: np.ndarray, hidden: np.ndarray | Non
         np.divide(out, total, out=out)
         if np.any(redo):
             part = np.empty(out[redo].shape, out.dtype)  # (n, T_k): the rows to redo
-            _mask_into(part, scores[redo], None if hidden is None else hidden[redo])
+            _mask_into(part, scores[redo], None if ceiling is None else ceiling[redo])
             _stable_softmax(part)
             out[redo] = part
 
 
-def _mask_into(out: np.ndarray, scores: np.ndarray, hidden: np.ndarray | None) -> None:
-    """``out = np.where(hidden, -inf, scores)`` without a temporary (2x faster than ``np.where`` here)."""
-    np.copyto(out, scores)
-    if hidden is not None:
-        np.copyto(out, -np.inf, where=hidden)
+def _mask_into(out: np.ndarray, scores: np.ndarray, ceiling: np.ndarray | None) -> None:
+    """``out = np.where(mask, scores, -inf)`` in one pass, as ``np.minimum(scores, ceiling)``.
+
+    ``ceiling`` is +inf where the mask allows and -inf where it masks, so every
+    score (even +inf) is kept where allowed and every score (even +inf) becomes
+    -inf where masked. Only a masked NaN stays NaN; ``_softmax_block`` catches it.
+    At T=1024, h=12 this is ~3x faster than ``np.where``, with no temporary.
+    """
+    if ceiling is None:
+        np.copyto(out, scores)
+    else:
+        np.minimum(scores, ceiling, out=out)
 
 
 def _stable_softmax(a: np.ndarray) -> None:

@@ -1,0 +1,232 @@
+"""Speed of ``core.multi_head_attention`` against ``torch.nn.MultiheadAttention`` on the CPU.
+
+    python -m bench.core
+
+Both sides do the same work: float32, the same weights, a causal mask, no biases,
+and every head's weights returned (torch: ``need_weights=True,
+average_attn_weights=False``). Each side gets its mask built before timing, in its
+own polarity (ours: True = may attend; torch's ``attn_mask``: True = masked), so
+turning the mask into whatever form a side computes with is inside its timing.
+
+Why the timing is shaped this way: the machine is shared and noisy (other
+tenants take whole time slices: a 2 ms call sometimes takes 10 or 100 ms), and
+its speed drifts over seconds. So the two sides, and a plain matmul (the
+yardstick for GFLOP/s), run interleaved in rounds, in rotating order. In each
+round a contestant makes one discarded warm-up call (it may pay for the other
+library's worker threads still spinning), then a few timed calls, of which the
+fastest counts: the call least disturbed by other tenants. The table gives each
+contestant's median over rounds, and the median over rounds of numpy/torch
+measured in the same round, which cancels most of the drift.
+
+Before timing, each size checks once that both sides give the same output and
+weights (float32 tolerance), so a broken fast path cannot look fast.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import platform
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from core import Projections, causal_mask, multi_head_attention
+
+SIZES = ((16, 64, 4), (128, 512, 8), (512, 512, 8), (1024, 768, 12))
+"""(T, d_model, h): a classroom sentence, then sizes where the engine's speed shows."""
+
+ROUND_SECONDS = 0.6
+"""Rough wall time of one round (all three contestants) on a quiet machine; sets the calls per round."""
+
+SIZE_SECONDS = 20.0
+"""Timing budget per size: four sizes keep the whole run under ~2 minutes."""
+
+MIN_ROUNDS, MAX_ROUNDS = 7, 101
+"""At least MIN_ROUNDS even past the budget (a median needs a few), at most MAX_ROUNDS."""
+
+RTOL, ATOL = 1e-4, 1e-5
+"""Float32 agreement asked of the two sides: weights lie in [0, 1], outputs are O(1)."""
+
+
+def attention_flops(t: int, d_model: int) -> int:
+    """Multiply-adds x 2 of one self-attention call: ``8 T d^2 + 4 T^2 d``.
+
+    Q, K, V and output projections: 4 x ``2 T d^2``; ``QK^T`` over all heads:
+    ``2 T^2 d`` (h heads x ``2 T^2 d_k``); weights @ V: ``2 T^2 d``. Masking and the
+    softmax (O(h T^2)) are not counted.
+    """
+    return 8 * t * d_model**2 + 4 * t**2 * d_model
+
+
+def matmul_flops(t: int, d_model: int) -> int:
+    """``(T, d) @ (d, d)``: ``2 T d^2``, the plain float32 matmul used as the yardstick."""
+    return 2 * t * d_model**2
+
+
+def numpy_blas_threads() -> int | None:
+    """Threads of the BLAS NumPy calls into, read from the loaded OpenBLAS; None if unknown."""
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split()[-1] for line in maps if "openblas" in line.lower()}
+    except OSError:
+        return None
+    for path in paths:
+        lib = ctypes.CDLL(path)
+        for name in ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_", "openblas_get_num_threads"):
+            if hasattr(lib, name):
+                return int(getattr(lib, name)())
+    return None
+
+
+@dataclass
+class Case:
+    """One size, set up outside timing: the same input and weights for both sides."""
+
+    t: int
+    d_model: int
+    n_heads: int
+    x: np.ndarray  # (1, T, d_model) float32
+    proj: Projections  # float32
+    mask: np.ndarray  # (T, T) bool, True = may attend
+    run_numpy: Callable[[], object]
+    run_torch: Callable[[], object]
+    run_matmul: Callable[[], object]
+    torch_result: Callable[[], tuple[np.ndarray, np.ndarray]]
+
+
+def make_case(torch, t: int, d_model: int, n_heads: int, seed: int = 0) -> Case:
+    """Build the inputs, a torch module loaded with our weights, and the three timed calls."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((1, t, d_model)).astype(np.float32)  # (1, T, d_model)
+    proj = Projections.random(d_model, seed, dtype=np.float32)
+    mask = causal_mask(t)  # (T, T), True = may attend
+
+    mha = torch.nn.MultiheadAttention(d_model, n_heads, bias=False, batch_first=True)
+    with torch.no_grad():  # torch computes x @ W.T, and in_proj_weight stacks [W_q; W_k; W_v]
+        mha.in_proj_weight.copy_(torch.from_numpy(np.concatenate([proj.w_q.T, proj.w_k.T, proj.w_v.T])))
+        mha.out_proj.weight.copy_(torch.from_numpy(np.ascontiguousarray(proj.w_o.T)))
+    mha.eval()
+    x_t = torch.from_numpy(x)
+    mask_t = torch.from_numpy(~mask)  # torch's polarity: True = NOT allowed
+
+    def run_torch():
+        with torch.inference_mode():
+            return mha(x_t, x_t, x_t, need_weights=True, average_attn_weights=False, attn_mask=mask_t)
+
+    def torch_result() -> tuple[np.ndarray, np.ndarray]:
+        out, weights = run_torch()
+        return out.numpy(), weights.numpy()  # (1, T, d_model), (1, h, T, T)
+
+    w = np.ascontiguousarray(proj.w_q)
+    x2 = x[0]  # (T, d_model)
+    return Case(
+        t=t,
+        d_model=d_model,
+        n_heads=n_heads,
+        x=x,
+        proj=proj,
+        mask=mask,
+        run_numpy=lambda: multi_head_attention(x, proj, n_heads, mask=mask),
+        run_torch=run_torch,
+        run_matmul=lambda: x2 @ w,
+        torch_result=torch_result,
+    )
+
+
+def check_same(case: Case) -> tuple[float, float]:
+    """Both sides agree to float32 tolerance; returns max |diff| of output and of weights."""
+    trace = multi_head_attention(case.x, case.proj, case.n_heads, mask=case.mask)
+    out_t, weights_t = case.torch_result()
+    assert trace.output.dtype == np.float32 and trace.weights.dtype == np.float32
+    assert trace.weights.shape == weights_t.shape == (1, case.n_heads, case.t, case.t)
+    assert not np.any(trace.weights[..., ~case.mask]), "a masked weight is not exactly 0"
+    np.testing.assert_allclose(trace.weights, weights_t, rtol=RTOL, atol=ATOL, err_msg="weights differ from torch")
+    np.testing.assert_allclose(trace.output, out_t, rtol=RTOL, atol=ATOL, err_msg="outputs differ from torch")
+    return float(np.max(np.abs(trace.output - out_t))), float(np.max(np.abs(trace.weights - weights_t)))
+
+
+def best_of(fn: Callable[[], object], calls: int) -> float:
+    """Seconds of the fastest of ``calls`` back-to-back calls, after one discarded warm-up call."""
+    fn()
+    best = float("inf")
+    for _ in range(calls):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+@dataclass
+class Timing:
+    numpy_s: float
+    torch_s: float
+    matmul_s: float
+    ratio: float  # median over rounds of numpy/torch measured in the same round
+    rounds: int
+
+
+def time_case(case: Case) -> Timing:
+    """Interleaved rounds of numpy, torch and the plain matmul, in rotating order, for ~SIZE_SECONDS."""
+    contestants = {"numpy": case.run_numpy, "torch": case.run_torch, "matmul": case.run_matmul}
+    names = list(contestants)
+    once = {name: best_of(fn, 1) for name, fn in contestants.items()}  # also a warm-up
+    calls = {name: int(np.clip(ROUND_SECONDS / 3 / once[name], 1, 50)) for name in names}
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    deadline = time.perf_counter() + SIZE_SECONDS
+    rounds = 0
+    while rounds < MAX_ROUNDS and (rounds < MIN_ROUNDS or time.perf_counter() < deadline):
+        for name in names[rounds % 3 :] + names[: rounds % 3]:
+            samples[name].append(best_of(contestants[name], calls[name]))
+        rounds += 1
+    ratio = float(np.median(np.array(samples["numpy"]) / np.array(samples["torch"])))
+    numpy_s, torch_s, matmul_s = (float(np.median(samples[n])) for n in names)
+    return Timing(numpy_s, torch_s, matmul_s, ratio, rounds)
+
+
+def main() -> int:
+    try:
+        import torch
+    except ImportError:
+        print("bench.core needs torch (a test-only dependency): pip install torch==2.13.0")
+        return 1
+    blas = numpy_blas_threads()
+    threads = blas if blas else len(os.sched_getaffinity(0))
+    torch.set_num_threads(threads)
+    print(
+        f"numpy {np.__version__} (BLAS threads: {blas if blas else 'unknown'}), torch {torch.__version__} "
+        f"(threads: {torch.get_num_threads()}), {len(os.sched_getaffinity(0))} CPUs, {platform.machine()}"
+    )
+    print("float32, causal mask built outside timing (each side in its own polarity), need_weights=True,")
+    print("average_attn_weights=False, bias=False; batch of 1.")
+    print("GFLOP = (8 T d^2 + 4 T^2 d) / 1e9 (4 projections + QK^T + weights@V; softmax not counted);")
+    print("matmul = plain float32 (T, d) @ (d, d) in NumPy, 2 T d^2 FLOP, timed in the same rounds.")
+    print("Per round: best of a few calls each; ms = median over rounds; numpy/torch = median over rounds of")
+    print("the ratio within the round (< 1: NumPy is faster).")
+    print()
+    header = (
+        f"{'T':>5} {'d_model':>7} {'h':>3} {'GFLOP':>7} {'numpy ms':>9} {'torch ms':>9} {'numpy/torch':>11} "
+        f"{'numpy GFLOP/s':>13} {'torch GFLOP/s':>13} {'matmul GFLOP/s':>14} "
+        f"{'max|dout|':>9} {'max|dw|':>8} {'rounds':>6}"
+    )
+    print(header)
+    print("-" * len(header))
+    for t, d_model, n_heads in SIZES:
+        case = make_case(torch, t, d_model, n_heads)
+        d_out, d_w = check_same(case)
+        timing = time_case(case)
+        flops = attention_flops(t, d_model)
+        print(
+            f"{t:>5} {d_model:>7} {n_heads:>3} {flops / 1e9:>7.3f} {timing.numpy_s * 1e3:>9.3f} "
+            f"{timing.torch_s * 1e3:>9.3f} {timing.ratio:>11.2f} {flops / timing.numpy_s / 1e9:>13.1f} "
+            f"{flops / timing.torch_s / 1e9:>13.1f} {matmul_flops(t, d_model) / timing.matmul_s / 1e9:>14.1f} "
+            f"{d_out:>9.1e} {d_w:>8.1e} {timing.rounds:>6}",
+            flush=True,
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
