@@ -204,12 +204,16 @@ def heatmap_grid(
     longest_axis = max(max(p.z.shape) for p in panels)
     fit_px = min(sizes.get(ncols, sizes[max(sizes)]), max(MIN_PANEL_PX * s, CELL_PX * s * longest_axis))
     px = round(panel_px * s) if panel_px else round(fit_px)
+    # A wide T_q x T_k map (cross-attention: few queries, many keys) is only as tall as its rows need:
+    # square cells of the size the longest axis gets, not a 1 x 4 map with 160 px cells.
+    tall = max(p.z.shape[0] / max(p.z.shape) for p in panels) if square and not panel_px else 1.0
+    px_h = max(1, round(px * tall))
     longest = max(len(tok) for p in panels for tok in (*p.rows, *(p.cols or [str(p.z.shape[1])])))
     tick_px = (24 + 6 * min(longest + 3, 16)) * s  # room for the rotated labels "i·token" under a panel
     title_px = 26 * s
     ticks = _shows_ticks(panels, ncols)
     row_px = [
-        title_px + px + (tick_px if any(ticks[k][0] for k in range(r * ncols, min(n, (r + 1) * ncols))) else 10)
+        title_px + px_h + (tick_px if any(ticks[k][0] for k in range(r * ncols, min(n, (r + 1) * ncols))) else 10)
         for r in range(nrows)
     ]
     row_top = np.concatenate([[0], np.cumsum(row_px)])  # pixel offset of each row from the top
@@ -228,12 +232,12 @@ def heatmap_grid(
         show_x, show_y = ticks[k]
         x_dom = [c * (w + gap_x), c * (w + gap_x) + w]
         top = 1 - (row_top[r] + title_px) / plot_h
-        y_dom = [max(0.0, top - px / plot_h), top]
+        y_dom = [max(0.0, top - px_h / plot_h), top]
         suffix = "" if k == 0 else str(k + 1)
         xa, ya = f"x{suffix}", f"y{suffix}"
         x_labels, y_labels = _labels(p.cols, p.z.shape[1]), _labels(p.rows, p.z.shape[0])
         layout[f"xaxis{suffix}"] = _axis(x_dom, x_labels, show_x, px, ya, s) | dict(tickangle=-60)
-        y_axis = _axis(y_dom, y_labels, show_y, px, xa, s)
+        y_axis = _axis(y_dom, y_labels, show_y, px_h, xa, s)
         # row 0 on top; a panel squeezed by a narrow chart stays under its title
         y_axis |= dict(range=y_axis["range"][::-1], constraintoward="top")
         layout[f"yaxis{suffix}"] = y_axis | (dict(scaleanchor=xa) if square else {})
