@@ -102,8 +102,9 @@ def render(settings: Settings) -> None:
     t_q, t_k, h = len(tokens), len(source), settings.n_heads
     maps = f"{h} heads, each a {t_q}×{t_k} map" if h > 1 else f"1 head: a {t_q}×{t_k} map"
     st.caption(
-        f"{maps}: T_q = {t_q} query tokens (the sidebar's sentence) on the rows, T_k = {t_k} source tokens on "
-        "the columns. Every row sums to 1 over the source: each query word takes a mix of the source's values."
+        f"{maps}: T_q = {t_q} query token{'s' * (t_q != 1)} (the sidebar's sentence) on the rows, "
+        f"T_k = {t_k} source token{'s' * (t_k != 1)} on the columns. Every row sums to 1 over the source: "
+        "each query word takes a mix of the source's values."
     )
     if settings.causal:
         st.info(CAUSAL_HERE, icon=":material/change_history:")

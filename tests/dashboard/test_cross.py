@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 
 from core import MAX_TOKENS, run, tokenize
+from dashboard.figures import heads_figure
+from dashboard.figures.grid import CELL_PX
 from dashboard.settings import DEFAULTS
 from dashboard.views.cross import DEFAULT_SOURCE
 from tests.dashboard.conftest import array, figures, heatmaps, make_app, no_exception
@@ -175,3 +177,29 @@ def test_cross_run_agrees_with_self_attention_when_the_source_is_the_sentence():
     self_weights = run(tokenize(DEFAULTS.sentence), DEFAULTS.config).trace.weights
     for k, z in enumerate(cross_maps(at)):
         np.testing.assert_allclose(z, self_weights[k], rtol=1e-6)
+
+
+def _panel_px(fig, axis: str) -> float:
+    """A panel's planned extent along ``axis`` ("y": pixels of its domain in the figure's height)."""
+    lo, hi = fig.layout[axis].domain
+    plot_h = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b  # domains are fractions of the plot area
+    return (hi - lo) * plot_h
+
+
+@pytest.mark.parametrize(("t_q", "t_k"), [(1, 4), (3, 5), (2, 64), (64, 3)])
+def test_heads_figure_puts_the_keys_on_the_columns_and_sizes_rows_to_fit(t_q, t_k):
+    rng = np.random.default_rng(1)
+    w = rng.random((2, t_q, t_k))
+    w /= w.sum(axis=-1, keepdims=True)
+    queries, keys = [f"q{i}" for i in range(t_q)], [f"k{j}" for j in range(t_k)]
+    fig = heads_figure(w, queries, key_tokens=keys)
+    maps = [t for t in fig.data if t.coloraxis]
+    assert [(len(t.y), len(t.x)) for t in maps] == [(t_q, t_k)] * 2
+    assert list(maps[0].x) == labels(keys) and list(maps[0].y) == labels(queries)
+    cell_h = _panel_px(fig, "yaxis") / t_q  # planned pixels per query row
+    assert cell_h <= CELL_PX + 0.5  # a short, wide map is not stretched tall
+    longest = max(t_q, t_k)
+    square = heads_figure(np.full((2, longest, longest), 1 / longest), [f"s{i}" for i in range(longest)])
+    assert cell_h == pytest.approx(_panel_px(square, "yaxis") / longest, abs=0.5)  # same cells as a square map
+    with pytest.raises(ValueError):
+        heads_figure(w, queries)  # T_k keys need their own labels
