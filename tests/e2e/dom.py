@@ -65,9 +65,9 @@ _GRIDS = """([chart, which]) => [...document.querySelectorAll(chart + ' g.hm')]
     .map((cd) => Array.from(cd.z, (row) => Array.from(row, (v) => (Number.isFinite(v) ? v : null))))"""
 
 
-def heads_z(page: Page) -> list[np.ndarray]:
-    """Each drawn weights heatmap ``(T_q, T_k)`` as plotly.js computed it, in drawing order; NaN in a gap."""
-    return [np.array(g, dtype=np.float64) for g in page.evaluate(_GRIDS, [HEADS_CHART, "weights"])]
+def heads_z(page: Page, chart: str = HEADS_CHART) -> list[np.ndarray]:
+    """Each drawn weights heatmap ``(T_q, T_k)`` of ``chart`` as plotly.js computed it, in order; NaN in a gap."""
+    return [np.array(g, dtype=np.float64) for g in page.evaluate(_GRIDS, [chart, "weights"])]
 
 
 def mask_z(page: Page) -> list[np.ndarray]:
