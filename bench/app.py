@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import statistics
 import subprocess
@@ -26,8 +27,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import streamlit as st
-from streamlit import config as st_config
-from streamlit.logger import set_log_level
 from streamlit.testing.v1 import AppTest
 
 from bench.streamlit_server import (
@@ -44,7 +43,6 @@ from bench.streamlit_server import (
 )
 from core import MAX_TOKENS, tokenize
 from dashboard.settings import D_MODELS, DEFAULTS, MAX_HEADS
-from dashboard.views import VIEWS
 
 RERUN_DEFAULT_S = 0.150
 RERUN_LARGEST_S = 0.400
@@ -110,13 +108,20 @@ def new_app(**query: str) -> AppTest:
     return at
 
 
-def run_once(at: AppTest, cold: bool) -> float:
-    """Seconds for one full rerun; the cache cleared first when ``cold``."""
+def run_once(at: AppTest, cold: bool, cpu: list[float] | None = None) -> float:
+    """Wall seconds for one full rerun, the cache cleared first when ``cold``; CPU seconds appended to ``cpu``.
+
+    CPU time (all threads of this process: AppTest runs the script in its own) is
+    what the rerun costs; wall time is what the teacher waits, and on a shared
+    machine it also contains the other processes' turns.
+    """
     if cold:
         st.cache_data.clear()
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     at.run()
     elapsed = time.perf_counter() - start
+    if cpu is not None:
+        cpu.append(time.process_time() - start_cpu)
     if at.exception:
         raise RuntimeError(f"the app raised: {[e.message for e in at.exception]}")
     return elapsed
@@ -130,18 +135,23 @@ def set_all(at: AppTest, values: dict) -> None:
             at.run()
 
 
-def flip_medians(at: AppTest, key: str, values: tuple) -> tuple[float, float]:
-    """Median (cold, warm) rerun seconds when ``key`` alternates between ``values``; ends on ``values[1]``."""
-    out = []
-    for cold in (True, False):
-        times = []
-        for i in range(REPEATS + (0 if cold else 2)):
-            at.get_by_key(key).set_value(values[i % 2])
-            times.append(run_once(at, cold))
-        out.append(statistics.median(times if cold else times[2:]))  # warm: both values cached by then
-    at.get_by_key(key).set_value(values[1])  # leave it as found: the next control starts from the defaults
+def flip_medians(at: AppTest, key: str, values: tuple) -> tuple[float, str]:
+    """Median cold rerun seconds when ``key`` alternates between ``values``, and a note with CPU and warm medians.
+
+    Ends on ``values[1]``, so the next control starts from where this one was found.
+    """
+    cold, cold_cpu, warm = [], [], []
+    for i in range(REPEATS):
+        at.get_by_key(key).set_value(values[i % 2])
+        cold.append(run_once(at, True, cold_cpu))
+    for i in range(REPEATS + 2):
+        at.get_by_key(key).set_value(values[i % 2])
+        warm.append(run_once(at, False))
+    warm = warm[2:]  # both values are cached from here on
+    at.get_by_key(key).set_value(values[1])
     at.run()
-    return out[0], out[1]
+    median = statistics.median
+    return median(cold), f"cpu {median(cold_cpu) * 1000:.1f} ms, warm {median(warm) * 1000:.1f} ms"
 
 
 def payload(at: AppTest) -> int:
@@ -157,22 +167,22 @@ def server_side() -> tuple[list[Row], list[str]]:
     run_once(at, cold=False)
 
     defaults = {key: getattr(DEFAULTS, key) for key in OTHER}
-    cold, warm = flip_medians(at, "seed", (DEFAULTS.seed, DEFAULTS.seed))  # no change: a plain rerun
-    rows.append(Row("rerun at the defaults (cold)", cold, RERUN_DEFAULT_S, "ms", f"warm {warm * 1000:.1f} ms"))
+    cold, note = flip_medians(at, "seed", (DEFAULTS.seed, DEFAULTS.seed))  # no change: a plain rerun
+    rows.append(Row("rerun at the defaults (cold)", cold, RERUN_DEFAULT_S, "ms", note))
     rows.append(Row("figure JSON at the defaults", payload(at), PAYLOAD_BYTES, "B"))
     for key, other in OTHER.items():
-        cold, warm = flip_medians(at, key, (other, defaults[key]))
-        rows.append(
-            Row(f"rerun after changing {key} (cold)", cold, RERUN_DEFAULT_S, "ms", f"warm {warm * 1000:.1f} ms")
-        )
+        cold, note = flip_medians(at, key, (other, defaults[key]))
+        rows.append(Row(f"rerun after changing {key} (cold)", cold, RERUN_DEFAULT_S, "ms", note))
+
+    from dashboard.views import VIEWS  # here, not at the top: importing it builds caches, which logs outside a run
 
     for view in VIEWS:  # every view: a teacher may be on any of them when changing a setting
         at = new_app()
         at.run()
         set_all(at, LARGEST | {"view": view})
-        cold, warm = flip_medians(at, "seed", (DEFAULTS.seed, DEFAULTS.seed + 1))
+        cold, note = flip_medians(at, "seed", (DEFAULTS.seed, DEFAULTS.seed + 1))
         name = f"largest settings, {view} view"
-        rows.append(Row(f"rerun at {name} (cold)", cold, RERUN_LARGEST_S, "ms", f"warm {warm * 1000:.1f} ms"))
+        rows.append(Row(f"rerun at {name} (cold)", cold, RERUN_LARGEST_S, "ms", note))
         if at.get("plotly_chart"):
             rows.append(Row(f"figure JSON at {name}", payload(at), PAYLOAD_BYTES, "B"))
     largest = ", ".join(f"{k}={v}" for k, v in LARGEST.items() if k != "sentence")
@@ -308,15 +318,22 @@ def browser_side() -> tuple[list[Row], list[str]]:
 
 
 def main() -> int:
+    if "OPENBLAS_NUM_THREADS" not in os.environ:
+        # dashboard/app.py sets one BLAS thread before NumPy loads, so the server computes with one.
+        # AppTest runs the app in this process, where NumPy is loaded already: start again with the
+        # same setting, or the AppTest numbers would time a BLAS set-up the server never uses.
+        os.environ["OPENBLAS_NUM_THREADS"] = "1"
+        os.execv(sys.executable, [sys.executable, "-m", "bench.app", *sys.argv[1:]])
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--profile", action="store_true", help="time the stages of a rerun at the largest settings")
     parser.add_argument("--no-browser", action="store_true", help="skip (c), e.g. where chromium is missing")
     args = parser.parse_args()
 
-    # Clearing caches outside a server logs a warning per cache, and AppTest re-applies
-    # the configured level on every run: set the option, not just the loggers.
-    st_config.set_option("logger.level", "error")
-    set_log_level("error")
+    # Clearing caches from outside a script run logs "missing ScriptRunContext", and each cache
+    # then logs "No runtime found" when it is rebuilt; the app's config resets log levels on
+    # every AppTest run, so a filter on these two loggers silences them instead.
+    for name in ("streamlit.runtime.caching.cache_data_api", "streamlit.runtime.scriptrunner_utils.script_run_context"):
+        logging.getLogger(name).addFilter(lambda record: False)
     start = time.perf_counter()
     load_at_start = os.getloadavg()[0]
     rows, info = server_side()
@@ -326,7 +343,7 @@ def main() -> int:
         more, _ = browser_side()
         rows += more
     print(f"Attention Lab app benchmark: medians of {REPEATS} reruns (AppTest), {BROWSER_REPEATS} clicks (chromium)")
-    blas = os.environ.get("OPENBLAS_NUM_THREADS", "unset")
+    blas = os.environ["OPENBLAS_NUM_THREADS"]  # as this process started: NumPy loaded with it
     print(
         f"machine: {os.cpu_count()} cores, load average {load_at_start:.1f} -> {os.getloadavg()[0]:.1f}, "
         f"OPENBLAS_NUM_THREADS={blas} (the timings move with the load of a shared machine)"
