@@ -152,8 +152,14 @@ def _stable_softmax(a: np.ndarray) -> None:
 
 
 def _row_sums(a: np.ndarray) -> np.ndarray:
-    """``(..., n) -> (..., 1)`` sums of rows as a matrix-vector product: BLAS is ~4x faster than ``np.sum`` here."""
-    return a @ np.ones((a.shape[-1], 1), a.dtype)
+    """``(..., n) -> (..., 1)`` sums of rows.
+
+    ``einsum`` is ~3x faster than ``np.sum`` on rows of 128 to 1024 (one SIMD
+    loop, not a reduction per row), as fast as a BLAS matrix-vector product,
+    and single-threaded: no thread hand-off per call, which on a busy machine
+    costs more than the sum itself.
+    """
+    return np.einsum("...k->...", a)[..., None]
 
 
 def scaled_dot_product_attention(
