@@ -9,6 +9,7 @@ import pytest
 
 from dashboard.figures import heads_figure
 from dashboard.figures.grid import PRESENTER_MAX_COLS, PRESENTER_SCALE
+from dashboard.views import VIEWS
 from tests.dashboard.conftest import array, figures, heatmaps, make_app, no_exception
 
 
@@ -108,3 +109,25 @@ def test_presenter_shows_the_views_line_as_a_heading():
     no_exception(at)
     assert [s.value for s in at.subheader] == ["One attention map per head: who looks at whom."]
     assert fonts(figures(at)[0])["ticks"] > 11
+
+
+EXTREMES = {
+    "1-token-previous": dict(sentence="hello", weights="previous", positional="learned", n_heads="1"),
+    "64-tokens-16-heads-causal-identity": dict(
+        sentence=" ".join(f"w{i % 40}" for i in range(64)),  # repeats: identity has twins to find
+        d_model="512",
+        n_heads="16",
+        causal="true",
+        weights="identity",
+    ),
+}
+
+
+@pytest.mark.parametrize("query", EXTREMES.values(), ids=EXTREMES.keys())
+def test_every_view_renders_in_presenter_mode_at_the_extremes(query):
+    at = make_app(presenter="true", **query).run()
+    no_exception(at)
+    for slug in VIEWS:
+        at.button_group(key="view").set_value(slug).run()
+        no_exception(at)
+        assert not at.error, (slug, [e.value for e in at.error])
