@@ -44,7 +44,9 @@ class Settings:
     weights: str = "random"
     """Random first: patterns exist; then "identity" and "previous" show weights *making* a pattern."""
     presenter: bool = False
-    """Off: laptop-sized figures; on, larger type and cells for a projector (the figures only, see below)."""
+    """Off: laptop-sized figures. On, for a projector: larger type and cells in the figures and the view's line
+    as a heading. Other page text keeps its size: only raw CSS (unsafe HTML, banned here) or the server-wide
+    theme could change it, so the toggle's help points to the browser's zoom."""
     scaled: bool = True
     """On, as every transformer does; off shows the heads collapse toward one-hot (the "why ÷√d_k" lesson)."""
 

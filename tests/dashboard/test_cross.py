@@ -161,14 +161,16 @@ def test_a_link_restores_the_source_and_typing_a_new_one_redraws():
 
 def test_hostile_source_text_stays_literal_and_escaped():
     source = f"{CANARY} " + " ".join(MARKUP.values())
-    at = open_cross(source=source)
+    sentence = f"{CANARY} <b>bold</b> [x](javascript:alert(1))"
+    at = open_cross(source=source, sentence=sentence)
     assert not at.error
     assert not user_text_leaks(at, CANARY)
     for raw in MARKUP.values():
         assert not user_text_leaks(at, raw), raw
     [fig] = figures(at)
-    check_figure_escapes_tokens(fig, tokenize(DEFAULTS.sentence) + tokenize(source))
+    check_figure_escapes_tokens(fig, tokenize(sentence) + tokenize(source))
     assert heatmaps(fig)[0]["x"] == labels(tokenize(source))
+    assert heatmaps(fig)[0]["y"] == labels(tokenize(sentence))
 
 
 def test_cross_run_agrees_with_self_attention_when_the_source_is_the_sentence():
