@@ -224,6 +224,15 @@ def test_projections_random_shape_dtype_determinism():
     assert Projections.random(8, seed=3, dtype=np.float32).w_q.dtype == np.float32
 
 
+def test_projections_random_is_read_only_so_its_cache_cannot_be_corrupted():
+    a = Projections.random(8, seed=5)
+    with pytest.raises(ValueError, match="read-only"):
+        a.w_q[0, 0] = 1.0
+    # a fresh generator gives the same numbers as the (cached) call
+    rng = np.random.default_rng([5, 8, 0x5157])
+    np.testing.assert_array_equal(a.w_v, rng.standard_normal((4, 8, 8))[2] * (1.0 / math.sqrt(8)))
+
+
 def test_projections_random_entry_scale():
     # LeCun normal: entries N(0, 1/d_model). 4 * 512^2 ~ 1e6 samples pin the std to ~0.1 %.
     w = Projections.random(512, seed=0)
