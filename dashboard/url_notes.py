@@ -17,9 +17,26 @@ from dashboard.settings import D_MODELS, KEYS, MAX_HEADS, MAX_SEED, Settings, he
 _READ_FLAG = "_link_read"
 _PENDING = "_link_pending"
 
+LINK_KEYS = frozenset(
+    (
+        *KEYS,
+        "view",
+        "average",
+        "perm_mode",
+        "perm_seed",
+        "perm_text",
+        "perm_head",
+        "step_head",
+        "shift",
+        "shift_head",
+        "source",
+    )
+)
+"""Every widget bound to the URL (``bind="query-params"``); tests/dashboard checks the list against the source."""
 
-def read_link(keys: tuple[str, ...] = (*KEYS, "view")) -> dict[str, str]:
-    """The query parameters the session was opened with; empty on every later rerun.
+
+def read_link() -> dict[str, str]:
+    """The query parameters the session was opened with (all of them); empty on every later rerun.
 
     Call it before any bound widget is created: widgets remove bad values from the URL.
     """
@@ -28,7 +45,7 @@ def read_link(keys: tuple[str, ...] = (*KEYS, "view")) -> dict[str, str]:
     if st.session_state.get(_READ_FLAG):
         return {}
     st.session_state[_READ_FLAG] = True
-    link = {k: st.query_params[k] for k in keys if k in st.query_params}
+    link = {k: st.query_params[k] for k in st.query_params}
     broken = [k for k in st.query_params if _not_finite(st.query_params[k])]
     if broken:
         # Streamlit 1.67 bug: a bound integer st.number_input raises OverflowError when the URL seeds it
@@ -74,13 +91,19 @@ def _heads_note(raw: str, s: Settings) -> str | None:
     if n not in head_options(s.d_model, s.positional, s.weights):
         needs = ["RoPE needs an even d_k"] if s.positional == "rope" else []
         needs += ["the previous-token head needs d_k >= 4"] if s.weights == "previous" else []
-        return f"The link asks for {n} heads, which these settings do not allow ({'; '.join(needs) or 'see the head options'}): {shown}."
+        why = "; ".join(needs) or "see the head options"
+        return f"The link asks for {n} heads, which these settings do not allow ({why}): {shown}."
     return f"The link's head count could not be used: {shown}."
 
 
 def link_notes(link: dict[str, str], s: Settings, view: str | None = None, views: tuple[str, ...] = ()) -> list[str]:
     """One sentence per link value that differs from what is shown. Pure: testable without Streamlit."""
     notes = []
+    if unknown := sum(k not in LINK_KEYS for k in link):  # counted, never quoted: the names are the link's text
+        notes.append(
+            f"The link has {unknown} parameter{'s' if unknown > 1 else ''} this dashboard does not use: "
+            f"{'they were' if unknown > 1 else 'it was'} ignored."
+        )
     if view is not None and "view" in link and link["view"] != view:
         notes.append(f"The link's view must be one of {', '.join(views)}: showing {view}.")
     if "d_model" in link and _as_int(link["d_model"]) != s.d_model:

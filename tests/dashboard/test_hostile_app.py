@@ -251,9 +251,9 @@ BAD_LINKS = {
     "causal=maybe": ({"causal": "maybe"}, "causal"),
     "positional=markup": ({"positional": "<img src=x onerror=alert(1)>"}, "positional"),
     "view=nope": ({"view": "nope"}, "view"),
-    # Unknown keys are ignored without a note (tracking parameters such as utm_source are common in shared links).
-    "unknown-key": ({"foo": "bar"}, None),
-    "unknown-markup-key": ({"<b>k</b>": "[x](javascript:alert(1))"}, None),
+    # Unknown keys are ignored; the note counts them and never quotes them.
+    "unknown-key": ({"foo": "bar"}, "does not use"),
+    "unknown-markup-key": ({"<b>k</b>": "[x](javascript:alert(1))"}, "does not use"),
 }
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 
 from dashboard.settings import DEFAULTS, Settings
-from dashboard.url_notes import link_notes
+from dashboard.url_notes import LINK_KEYS, link_notes
 from tests.dashboard.conftest import array, figures, heatmaps, make_app, no_exception
 
 
@@ -79,10 +82,39 @@ def test_a_bad_link_value_falls_back_with_a_note(query, words):
     assert len([t for t in heatmaps(figures(at)[0]) if t.get("name") != "masked"]) >= 1  # still drawn
 
 
-def test_unknown_keys_and_default_values_give_no_note():
-    at = make_app(foo="bar", d_model="64", n_heads="4", causal="false").run()
+def test_default_values_give_no_note():
+    at = make_app(d_model="64", n_heads="4", causal="false").run()
     no_exception(at)
     assert not at.warning
+
+
+def test_unknown_keys_are_counted_in_a_note_never_quoted():
+    at = make_app(foo="bar", **{"<b>k</b>": "1"}, d_model="16").run()
+    no_exception(at)
+    [note] = [w.value for w in at.warning]
+    assert "2 parameters this dashboard does not use" in note
+    assert "foo" not in note and "<b>" not in note
+    assert figures(at)  # the page is still drawn, with the link's valid d_model
+    assert at.selectbox(key="d_model").value == 16  # the valid part of the link still applies
+
+
+def _bound_keys(path: Path) -> set[str]:
+    """The ``key=`` of every call in ``path`` that passes ``bind="query-params"``."""
+    keys = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call):
+            kw = {k.arg: k.value for k in node.keywords}
+            if isinstance(kw.get("bind"), ast.Constant) and kw["bind"].value == "query-params":
+                assert isinstance(kw.get("key"), ast.Constant), f"{path}:{node.lineno}: needs a literal key"
+                keys.add(kw["key"].value)
+    return keys
+
+
+def test_link_keys_list_every_bound_widget():
+    """A new URL-bound widget must join LINK_KEYS, or its links would be called unknown."""
+    dashboard = Path(__file__).resolve().parents[2] / "dashboard"
+    bound = set().union(*(_bound_keys(p) for p in dashboard.rglob("*.py")))
+    assert bound == LINK_KEYS
 
 
 def test_the_note_is_for_the_link_only():
