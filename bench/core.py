@@ -11,10 +11,12 @@ turning the mask into whatever form a side computes with is inside its timing.
 Why the timing is shaped this way: the machine is shared and noisy (other
 tenants take whole time slices: a 2 ms call sometimes takes 10 or 100 ms), and
 its speed drifts over seconds. So the two sides, and a plain matmul (the
-yardstick for GFLOP/s), run interleaved in rounds, in rotating order. In each
-round a contestant makes one discarded warm-up call (it may pay for the other
-library's worker threads still spinning), then a few timed calls, of which the
-fastest counts: the call least disturbed by other tenants. The table gives each
+yardstick for GFLOP/s), run interleaved in rounds, in rotating order. Each
+contestant's turn starts after IDLE_SECONDS of sleep, because after a call
+OpenBLAS keeps a worker thread spinning on a core for ~0.1 s (torch's OpenMP
+threads for much less), which would slow whoever runs next; then one discarded
+warm-up call wakes its own threads, then a few timed calls, of which the fastest
+counts: the one least disturbed by other tenants. The table gives each
 contestant's median over rounds, and the median over rounds of numpy/torch
 measured in the same round, which cancels most of the drift.
 
@@ -39,12 +41,15 @@ SIZES = ((16, 64, 4), (128, 512, 8), (512, 512, 8), (1024, 768, 12))
 """(T, d_model, h): a classroom sentence, then sizes where the engine's speed shows."""
 
 ROUND_SECONDS = 0.6
-"""Rough wall time of one round (all three contestants) on a quiet machine; sets the calls per round."""
+"""Rough wall time of the timed calls of one round (all three contestants); sets the calls per turn."""
+
+IDLE_SECONDS = 0.12
+"""Sleep before each turn, so that no library's worker threads still spin (OpenBLAS: ~0.1 s)."""
 
 SIZE_SECONDS = 20.0
 """Timing budget per size: four sizes keep the whole run under ~2 minutes."""
 
-MIN_ROUNDS, MAX_ROUNDS = 7, 101
+MIN_ROUNDS, MAX_ROUNDS = 7, 25
 """At least MIN_ROUNDS even past the budget (a median needs a few), at most MAX_ROUNDS."""
 
 RTOL, ATOL = 1e-4, 1e-5
@@ -179,6 +184,7 @@ def time_case(case: Case) -> Timing:
     rounds = 0
     while rounds < MAX_ROUNDS and (rounds < MIN_ROUNDS or time.perf_counter() < deadline):
         for name in names[rounds % 3 :] + names[: rounds % 3]:
+            time.sleep(IDLE_SECONDS)
             samples[name].append(best_of(contestants[name], calls[name]))
         rounds += 1
     ratio = float(np.median(np.array(samples["numpy"]) / np.array(samples["torch"])))
@@ -203,8 +209,8 @@ def main() -> int:
     print("average_attn_weights=False, bias=False; batch of 1.")
     print("GFLOP = (8 T d^2 + 4 T^2 d) / 1e9 (4 projections + QK^T + weights@V; softmax not counted);")
     print("matmul = plain float32 (T, d) @ (d, d) in NumPy, 2 T d^2 FLOP, timed in the same rounds.")
-    print("Per round: best of a few calls each; ms = median over rounds; numpy/torch = median over rounds of")
-    print("the ratio within the round (< 1: NumPy is faster).")
+    print(f"Per round, each side after {IDLE_SECONDS} s idle: best of a few calls; ms = median over rounds;")
+    print("numpy/torch = median over rounds of the ratio within the round (< 1: NumPy is faster).")
     print()
     header = (
         f"{'T':>5} {'d_model':>7} {'h':>3} {'GFLOP':>7} {'numpy ms':>9} {'torch ms':>9} {'numpy/torch':>11} "
