@@ -54,6 +54,10 @@ class Projections:
     so the view can never disagree with the fields.
     """
 
+    def __getstate__(self) -> dict[str, np.ndarray]:
+        """Pickle and copy the four fields only: a copy's arrays share no memory, so it must not keep ``_w_qkv``."""
+        return {name: getattr(self, name) for name in ("w_q", "w_k", "w_v", "w_o")}
+
     def __post_init__(self) -> None:
         shapes = {name: getattr(self, name).shape for name in ("w_q", "w_k", "w_v", "w_o")}
         d = self.w_q.shape[0]
