@@ -23,6 +23,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from dashboard.figures.labels import TICK_CHARS, escape, position_labels, tick_step, tick_texts
+from dashboard.figures.plain import colorscale as named_colorscale
+from dashboard.figures.plain import plain_figure
 
 COLORSCALE = "Viridis"
 """Perceptually uniform and colour-blind safe, dark (0) to yellow (1)."""
@@ -276,7 +278,7 @@ def heatmap_grid(
         plot_bgcolor="white",
         paper_bgcolor="rgba(0,0,0,0)",
         coloraxis=dict(
-            colorscale=colorscale,
+            colorscale=named_colorscale(colorscale),
             cmin=zmin,
             cmax=zmax,
             colorbar=dict(
@@ -290,11 +292,12 @@ def heatmap_grid(
         ),
         hoverlabel=dict(font=dict(size=round(13 * s))),
         annotations=annotations,
-        shapes=shapes,
         hovermode="closest",
         showlegend=False,
     )
-    return go.Figure(data=traces, layout=layout)
+    if shapes:  # no empty list: validation would drop it, and the figure stays as Plotly would write it
+        layout["shapes"] = shapes
+    return plain_figure(traces, layout)  # dicts as plotly.js reads them: see plain.py for why not validated
 
 
 def _title(text: str, x: float, y: float, *, xanchor: str = "center", size: int = 13) -> dict:

@@ -1,0 +1,70 @@
+"""The grid builders skip Plotly's validation (dashboard/figures/plain.py): here every one is validated.
+
+Rebuilding a figure through ``go.Figure(fig.to_dict())`` runs Plotly's full
+validation and coercion; it raises on an unknown property or a bad value, and
+any value Plotly would have coerced (a colour scale name, a tuple) changes the JSON.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from dashboard.figures import Panel, average_figure, heads_figure, heatmap_grid, permutation_figure
+from dashboard.figures.plain import colorscale, plain_figure
+from dashboard.figures.shift import ShiftRow, shift_figure
+from dashboard.figures.steps import concat_figure, scores_figure, vectors_figure, weights_figure
+
+TOKENS = ["<b>x</b>", "the", "bank", "the", "supercalifragilisticexpialidocious"]
+T = len(TOKENS)
+
+
+def _weights(h: int, t_q: int = T, t_k: int = T) -> np.ndarray:
+    w = np.random.default_rng(h).random((h, t_q, t_k)).astype(np.float32)
+    return w / w.sum(axis=-1, keepdims=True)
+
+
+def _builders():
+    causal = np.tri(T, dtype=bool)
+    w = _weights(4)
+    vectors = np.random.default_rng(1).standard_normal((T, 16))
+    yield "heads", heads_figure(w, TOKENS, causal)
+    yield "heads, presenter", heads_figure(_weights(16), TOKENS, presenter=True)
+    yield "cross", heads_figure(_weights(2, 2, T), TOKENS[:2], key_tokens=TOKENS)
+    yield "average", average_figure(w, TOKENS, causal)
+    yield "permutation", permutation_figure(w[0], w[1], w[2], TOKENS, [4, 3, 2, 1, 0], causal, presenter=True)
+    yield "vectors", vectors_figure([Panel(vectors, TOKENS, None, "X")])
+    yield "scores", scores_figure(vectors[:, :T], TOKENS, TOKENS, "QK^T", allowed=causal)
+    yield "weights", weights_figure(w[0], TOKENS, TOKENS, "head 1", causal)
+    yield "concat", concat_figure(vectors, vectors, TOKENS, 1, 4)
+    yield "shift", shift_figure([ShiftRow("rope", w[0], w[1])], TOKENS, 3, causal)
+    yield "grid, stretched", heatmap_grid([Panel(vectors, TOKENS, None, "V")], square=False, panel_px=200)
+
+
+BUILT = dict(_builders())
+
+
+@pytest.mark.parametrize("name", list(BUILT))
+def test_figure_passes_plotly_validation_unchanged(name):
+    fig = BUILT[name]
+    validated = go.Figure(fig.to_dict())  # raises ValueError on any invalid property or value
+    assert json.loads(validated.to_json()) == json.loads(fig.to_json())
+
+
+def test_an_invalid_property_would_be_caught():
+    """The check above can fail: a misspelt property and a wrong value type both raise."""
+    for trace in (dict(type="heatmap", z=[[1.0]], colour="red"), dict(type="heatmap", z=[[1.0]], zmin="low")):
+        with pytest.raises(ValueError):
+            go.Figure(plain_figure([trace], {}).to_dict())
+
+
+def test_named_colour_scales_are_expanded_as_plotly_expands_them():
+    fig = go.Figure(layout=dict(coloraxis=dict(colorscale="RdBu_r")))  # validated: Plotly expands the name
+    expected = json.loads(fig.to_json())["layout"]["coloraxis"]["colorscale"]
+    got = colorscale("RdBu_r")
+    assert [c for _, c in got] == [c for _, c in expected]
+    np.testing.assert_allclose([p for p, _ in got], [p for p, _ in expected], rtol=0, atol=1e-12)
+    assert colorscale("RdBu_r") is not colorscale("RdBu_r")  # each figure gets its own list
