@@ -142,12 +142,18 @@ def make_case(torch, t: int, d_model: int, n_heads: int, seed: int = 0) -> Case:
 
 
 def check_same(case: Case) -> tuple[float, float]:
-    """Both sides agree to float32 tolerance; returns max |diff| of output and of weights."""
+    """Both sides agree to float32 tolerance; returns max |diff| of output and of weights.
+
+    Raises AssertionError otherwise (explicitly, so that ``python -O`` cannot skip the check).
+    """
     trace = multi_head_attention(case.x, case.proj, case.n_heads, mask=case.mask)
     out_t, weights_t = case.torch_result()
-    assert trace.output.dtype == np.float32 and trace.weights.dtype == np.float32
-    assert trace.weights.shape == weights_t.shape == (1, case.n_heads, case.t, case.t)
-    assert not np.any(trace.weights[..., ~case.mask]), "a masked weight is not exactly 0"
+    if trace.output.dtype != np.float32 or trace.weights.dtype != np.float32:
+        raise AssertionError(f"float32 in, {trace.output.dtype} / {trace.weights.dtype} out")
+    if not trace.weights.shape == weights_t.shape == (1, case.n_heads, case.t, case.t):
+        raise AssertionError(f"weights shapes {trace.weights.shape} and {weights_t.shape}")
+    if np.any(trace.weights[..., ~case.mask]):
+        raise AssertionError("a masked weight is not exactly 0")
     np.testing.assert_allclose(trace.weights, weights_t, rtol=RTOL, atol=ATOL, err_msg="weights differ from torch")
     np.testing.assert_allclose(trace.output, out_t, rtol=RTOL, atol=ATOL, err_msg="outputs differ from torch")
     return float(np.max(np.abs(trace.output - out_t))), float(np.max(np.abs(trace.weights - weights_t)))
@@ -169,8 +175,7 @@ class Timing:
     numpy_s: float
     torch_s: float
     matmul_s: float
-    ratio: float  # median over rounds of numpy/torch measured in the same round
-    rounds: int
+    ratios: np.ndarray  # (rounds,) numpy/torch measured in the same round
 
 
 def time_case(case: Case) -> Timing:
@@ -187,9 +192,8 @@ def time_case(case: Case) -> Timing:
             time.sleep(IDLE_SECONDS)
             samples[name].append(best_of(contestants[name], calls[name]))
         rounds += 1
-    ratio = float(np.median(np.array(samples["numpy"]) / np.array(samples["torch"])))
     numpy_s, torch_s, matmul_s = (float(np.median(samples[n])) for n in names)
-    return Timing(numpy_s, torch_s, matmul_s, ratio, rounds)
+    return Timing(numpy_s, torch_s, matmul_s, np.array(samples["numpy"]) / np.array(samples["torch"]))
 
 
 def main() -> int:
@@ -207,30 +211,38 @@ def main() -> int:
     )
     print("float32, causal mask built outside timing (each side in its own polarity), need_weights=True,")
     print("average_attn_weights=False, bias=False; batch of 1.")
-    print("GFLOP = (8 T d^2 + 4 T^2 d) / 1e9 (4 projections + QK^T + weights@V; softmax not counted);")
-    print("matmul = plain float32 (T, d) @ (d, d) in NumPy, 2 T d^2 FLOP, timed in the same rounds.")
+    print("GFLOP = (8 T d^2 + 4 T^2 d) / 1e9 (4 projections + QK^T + weights@V; softmax not counted).")
+    print("matmul = plain float32 (T, d) @ (d, d) in NumPy (2 T d^2 FLOP), timed in the same rounds;")
+    print("(%) = a side's GFLOP/s as a share of it. max|d...| = largest difference between the two sides.")
     print(f"Per round, each side after {IDLE_SECONDS} s idle: best of a few calls; ms = median over rounds;")
-    print("numpy/torch = median over rounds of the ratio within the round (< 1: NumPy is faster).")
+    print("numpy/torch = median over rounds of the ratio within the round (< 1: NumPy is faster), with its")
+    print("interquartile range over rounds.")
     print()
     header = (
-        f"{'T':>5} {'d_model':>7} {'h':>3} {'GFLOP':>7} {'numpy ms':>9} {'torch ms':>9} {'numpy/torch':>11} "
-        f"{'numpy GFLOP/s':>13} {'torch GFLOP/s':>13} {'matmul GFLOP/s':>14} "
+        f"{'T':>5} {'d_model':>7} {'h':>3} {'GFLOP':>6} {'numpy ms':>9} {'torch ms':>9} {'numpy/torch':>11} "
+        f"{'(IQR)':>11} {'numpy GFLOP/s':>14} {'torch GFLOP/s':>14} {'matmul GFLOP/s':>14} "
         f"{'max|dout|':>9} {'max|dw|':>8} {'rounds':>6}"
     )
     print(header)
     print("-" * len(header))
+    start = time.perf_counter()
     for t, d_model, n_heads in SIZES:
         case = make_case(torch, t, d_model, n_heads)
         d_out, d_w = check_same(case)
         timing = time_case(case)
         flops = attention_flops(t, d_model)
+        matmul_rate = matmul_flops(t, d_model) / timing.matmul_s / 1e9
+        numpy_rate, torch_rate = flops / timing.numpy_s / 1e9, flops / timing.torch_s / 1e9
+        q1, q3 = np.percentile(timing.ratios, [25, 75])
         print(
-            f"{t:>5} {d_model:>7} {n_heads:>3} {flops / 1e9:>7.3f} {timing.numpy_s * 1e3:>9.3f} "
-            f"{timing.torch_s * 1e3:>9.3f} {timing.ratio:>11.2f} {flops / timing.numpy_s / 1e9:>13.1f} "
-            f"{flops / timing.torch_s / 1e9:>13.1f} {matmul_flops(t, d_model) / timing.matmul_s / 1e9:>14.1f} "
-            f"{d_out:>9.1e} {d_w:>8.1e} {timing.rounds:>6}",
+            f"{t:>5} {d_model:>7} {n_heads:>3} {flops / 1e9:>6.3f} {timing.numpy_s * 1e3:>9.3f} "
+            f"{timing.torch_s * 1e3:>9.3f} {np.median(timing.ratios):>11.2f} {f'({q1:.2f}-{q3:.2f})':>11} "
+            f"{f'{numpy_rate:.1f} ({numpy_rate / matmul_rate:.0%})':>14} "
+            f"{f'{torch_rate:.1f} ({torch_rate / matmul_rate:.0%})':>14} {matmul_rate:>14.1f} "
+            f"{d_out:>9.1e} {d_w:>8.1e} {len(timing.ratios):>6}",
             flush=True,
         )
+    print(f"\n{time.perf_counter() - start:.0f} s")
     return 0
 
 
