@@ -202,8 +202,11 @@ def multi_head_attention(
             k = apply_rope(k, k_positions)  # (..., h, T_k, d_k)
         scores = attention_scores(q, k, scale)  # -> (..., h, T_q, T_k)
         weights = masked_softmax(scores, mask)  # -> (..., h, T_q, T_k)
-        context = weights @ v  # (..., h, T_q, T_k) @ (..., h, T_k, d_k) -> (..., h, T_q, d_k)
-        concat = merge_heads(context)  # -> (..., T_q, d_model)
+        # Each head's context is written straight into its columns of concat, so merging heads costs nothing.
+        *batch, _ = np.broadcast_shapes(weights.shape[:-2], v.shape[:-2])  # (..., h)
+        concat = np.empty((*batch, weights.shape[-2], d_model), dtype=np.result_type(weights, v))  # (..., T_q, d_model)
+        context = split_heads(concat, n_heads)  # (..., h, T_q, d_k), a view into concat
+        np.matmul(weights, v, out=context)  # (..., h, T_q, T_k) @ (..., h, T_k, d_k) -> (..., h, T_q, d_k)
         output = concat @ w_o  # (..., T_q, d_model) @ (d_model, d_model) -> (..., T_q, d_model)
     return AttentionTrace(
         q=q,
