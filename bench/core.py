@@ -43,7 +43,7 @@ SIZES = ((16, 64, 4), (128, 512, 8), (512, 512, 8), (1024, 768, 12))
 ROUND_SECONDS = 0.6
 """Rough wall time of the timed calls of one round (all three contestants); sets the calls per turn."""
 
-IDLE_SECONDS = 0.12
+IDLE_SECONDS = 0.15
 """Sleep before each turn, so that no library's worker threads still spin (OpenBLAS: ~0.1 s)."""
 
 SIZE_SECONDS = 20.0
