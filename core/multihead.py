@@ -162,6 +162,12 @@ def _project_qkv(x: np.ndarray, kv: np.ndarray | None, proj: Projections) -> tup
     return x @ w_q, kv @ w_k, kv @ w_v
 
 
+def _as_float(a: np.ndarray) -> np.ndarray:
+    """``a`` as a float array: float dtypes are kept, anything else (ints, bools) becomes float64."""
+    a = np.asarray(a)
+    return a if np.issubdtype(a.dtype, np.floating) else a.astype(np.float64)
+
+
 def multi_head_attention(
     x: np.ndarray,
     proj: Projections,
@@ -178,13 +184,16 @@ def multi_head_attention(
     ``kv=None`` is self-attention (``kv = x``); otherwise queries come from ``x`` and
     keys and values from ``kv`` (cross-attention). ``mask`` is bool, True = may
     attend, broadcastable to ``(..., h, T_q, T_k)``. ``scale=None`` means
-    ``1/sqrt(d_k)``. The weights are cast to ``x.dtype``, so float32 stays float32.
+    ``1/sqrt(d_k)``. The weights (and ``kv``) are cast to ``x.dtype``, so float32 stays
+    float32; integer input is computed in float64.
 
     ``q_positions (T_q,)`` and ``k_positions (T_k,)``, given together, switch on RoPE:
     each head's q and k are rotated by their own positions before ``QK^T``.
     """
     if (q_positions is None) != (k_positions is None):
         raise ValueError("RoPE needs both q_positions and k_positions (or neither)")
+    x = _as_float(x)
+    kv = None if kv is None else _as_float(kv).astype(x.dtype, copy=False)
     d_model = x.shape[-1]
     if d_model != proj.d_model:
         raise ValueError(f"x has width {d_model} but the projections expect d_model = {proj.d_model}")

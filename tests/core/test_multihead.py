@@ -269,3 +269,13 @@ def test_default_scores_are_neither_one_hot_nor_uniform(d_model):
         top = trace.weights.max(axis=-1).mean()
         assert 1.5 / t < top < 0.7, (seed, top)
     assert 0.7 < np.mean(stds) < 1.4, stds
+
+
+def test_integer_input_is_computed_in_float64():
+    x = np.arange(2 * 3 * 8).reshape(2, 3, 8) % 5  # int64 tokens-as-numbers
+    proj = Projections.random(8, seed=1)
+    got = multi_head_attention(x, proj, 2)
+    want = multi_head_attention(x.astype(np.float64), proj, 2)
+    assert got.output.dtype == np.float64
+    np.testing.assert_array_equal(got.weights, want.weights)
+    np.testing.assert_array_equal(got.output, want.output)
