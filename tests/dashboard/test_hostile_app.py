@@ -121,8 +121,15 @@ def labels(tokens: list[str]) -> list[str]:
     return [f"{i}·{html.escape(t, quote=True)}" for i, t in enumerate(tokens)]
 
 
-def check_figure_escapes_tokens(fig: dict, tokens: list[str]) -> None:
-    """Tokens are HTML-escaped in every figure string, and every axis label is "position·escaped token"."""
+def check_figure_escapes_tokens(
+    fig: dict, tokens: list[str], *, coordinates: bool = False, in_order: bool = False
+) -> None:
+    """Tokens are HTML-escaped in every figure string, and every axis label is "position·escaped token".
+
+    ``coordinates=True``: a matrix of vectors (X, Q, K, V in the steps view) has columns "0".."d-1",
+    so a bare number is also allowed on the x axis (never on the token axis). ``in_order=True``: no panel
+    is reordered, so label "i·t" must hold exactly ``tokens[i]``.
+    """
     for s in figure_strings(fig):
         bare = PLOTLY_MARKUP.sub("", s)
         assert "<" not in bare and ">" not in bare, f"unescaped markup in a figure string: {s[:120]!r}"
@@ -130,10 +137,15 @@ def check_figure_escapes_tokens(fig: dict, tokens: list[str]) -> None:
     for trace in heatmaps(fig):
         for axis in ("x", "y"):
             for label in trace[axis]:  # a reordered panel has its own order, so any position's token will do
+                if coordinates and label.isdigit():
+                    assert axis == "x", f"a coordinate label on the token axis: {label!r}"
+                    continue
                 pos, _, escaped = label.partition("·")
                 assert escaped == html.escape(html.unescape(escaped), quote=True), f"not escaped: {label!r}"
                 assert int(pos) < len(tokens) and html.unescape(escaped) in tokens, label
-    ticks = [t for key, axis in fig["layout"].items() if key.startswith(("xaxis", "yaxis")) for t in axis["ticktext"]]
+                assert not in_order or html.unescape(escaped) == tokens[int(pos)], label
+    axes = [axis for key, axis in fig["layout"].items() if key.startswith(("xaxis", "yaxis"))]
+    ticks = [t for axis in axes for t in axis.get("ticktext", []) if not (coordinates and t.isdigit())]
     for tick in ticks:  # long tokens are cut to a prefix with an ellipsis; escaping comes after the cut
         shown = html.unescape(tick).partition("·")[2]
         assert shown in tokens or (shown.endswith("…") and any(t.startswith(shown[:-1]) for t in tokens)), tick

@@ -1,39 +1,18 @@
 """Hostile and refused sentences in the issue-4 views (steps, scaling, positions, summary), through AppTest.
 
-The same sentences and leak scan as test_hostile_app.py. One difference in the
-label check: a matrix of vectors (X, Q, K, V) has coordinate columns "0".."d-1",
-so an axis label is either "position·escaped token" or a bare coordinate number.
+The same sentences, leak scan and label check as test_hostile_app.py; the label check
+also allows the coordinate columns "0".."d-1" of the steps view's vector matrices.
 """
 
 from __future__ import annotations
 
-import html
-import re
-
 import pytest
 
 from core import MAX_TOKENS, tokenize
-from tests.dashboard.conftest import figures, heatmaps, make_app, no_exception
-from tests.dashboard.test_hostile_app import CANARY, HOSTILE, MARKUP, PLOTLY_MARKUP, figure_strings, user_text_leaks
+from tests.dashboard.conftest import figures, make_app, no_exception
+from tests.dashboard.test_hostile_app import CANARY, HOSTILE, MARKUP, check_figure_escapes_tokens, user_text_leaks
 
 VIEWS = ("steps", "scaling", "positions", "summary")
-
-
-def check_escaped(fig: dict, tokens: list[str]) -> None:
-    """No unescaped markup in any figure string; every axis label a token label or a coordinate."""
-    for s in figure_strings(fig):
-        bare = PLOTLY_MARKUP.sub("", s)
-        assert "<" not in bare and ">" not in bare, f"unescaped markup in a figure string: {s[:120]!r}"
-        assert not re.search(r"&(?![a-zA-Z]+;|#\d+;|#x[0-9a-fA-F]+;)", bare), f"bare & in {s[:120]!r}"
-    for trace in heatmaps(fig):
-        for axis in ("x", "y"):
-            for label in trace[axis]:
-                if label.isdigit():
-                    assert axis == "x", f"a coordinate label on the token axis: {label!r}"
-                    continue
-                pos, _, escaped = label.partition("·")
-                assert escaped == html.escape(html.unescape(escaped), quote=True), f"not escaped: {label!r}"
-                assert html.unescape(escaped) == tokens[int(pos)], label
 
 
 @pytest.mark.parametrize("view", VIEWS)
@@ -49,7 +28,7 @@ def test_hostile_sentence_renders_safely(view: str, sentence: str) -> None:
     figs = figures(at)
     assert figs, "every view draws something for a valid sentence"
     for fig in figs:
-        check_escaped(fig, tokens)
+        check_figure_escapes_tokens(fig, tokens, coordinates=True, in_order=True)
 
 
 @pytest.mark.parametrize(
