@@ -9,6 +9,7 @@ checked for every state a test passes through, not only the last one.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -46,9 +47,9 @@ def browser(server):
         yield b
 
 
-@pytest.fixture
-def page(browser):
-    """A fresh browser context (its own Streamlit session); fails the test on any exception seen."""
+@contextmanager
+def watched_page(browser) -> Iterator:
+    """A fresh browser context (its own Streamlit session); on exit, fails on any exception it saw."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     context.set_default_timeout(60_000)  # shared 2-core machine: generous
     context.add_init_script(WATCH_EXCEPTIONS)
@@ -63,3 +64,10 @@ def page(browser):
         context.close()
     assert not seen and not now, f"Streamlit exception on the page: {seen or now}"
     assert not js_errors, f"uncaught JavaScript errors: {js_errors}"
+
+
+@pytest.fixture
+def page(browser):
+    """The test's own page (see ``watched_page``); a test that shares a link opens a second one."""
+    with watched_page(browser) as p:
+        yield p

@@ -16,6 +16,7 @@ from playwright.sync_api import expect
 from bench.streamlit_server import HEADS_CHART, heatmap_count, wait_heatmaps, wait_idle
 from core import MAX_TOKENS, tokenize
 from dashboard.settings import DEFAULTS
+from tests.e2e.conftest import watched_page
 from tests.e2e.dom import (
     cell_colours,
     choose_segment,
@@ -106,10 +107,7 @@ def test_shared_url_reproduces_the_state(page, server, browser):
     assert teacher[0].shape == (5, 5)
     link = page.url
 
-    student = browser.new_context(viewport={"width": 1400, "height": 1000})
-    try:
-        other = student.new_page()
-        other.set_default_timeout(60_000)
+    with watched_page(browser) as other:  # a student's own session, opened from the link
         open_app(other, link)
         wait_heatmaps(other, 2)
         assert input_value(other, "sentence") == "the dog bites the man"
@@ -118,9 +116,6 @@ def test_shared_url_reproduces_the_state(page, server, browser):
         assert toggle_on(other, "causal")
         assert input_value(other, "seed") == "7"
         student_grids = heads_z(other)
-        assert other.locator("[data-testid='stException']").count() == 0
-    finally:
-        student.close()
     assert len(student_grids) == len(teacher)
     for a, b in zip(teacher, student_grids, strict=True):
         np.testing.assert_array_equal(a, b)  # same settings, same pictures, bit for bit

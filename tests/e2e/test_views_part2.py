@@ -20,6 +20,7 @@ from bench.streamlit_server import HEADS_CHART, wait_heatmaps, wait_idle
 from core import run, tokenize
 from dashboard.settings import DEFAULTS
 from dashboard.views.cross import DEFAULT_SOURCE
+from tests.e2e.conftest import watched_page
 from tests.e2e.dom import (
     choose_segment,
     chosen_segment,
@@ -152,14 +153,9 @@ def test_presenter_mode_draws_larger_type_and_is_kept_in_the_link(page, server, 
     assert large >= normal * 1.4
     link = page.url
 
-    student = browser.new_context(viewport={"width": 1400, "height": 1000})
-    try:
-        other = student.new_page()
-        other.set_default_timeout(60_000)
+    with watched_page(browser) as other:  # a student's own session, opened from the link
         open_app(other, link)
         wait_heatmaps(other, DEFAULTS.n_heads)
         assert toggle_on(other, "presenter")
         assert _tick_font_px(other) == large
         assert input_value(other, "sentence") == DEFAULTS.sentence
-    finally:
-        student.close()
