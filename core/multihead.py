@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import ClassVar
 
 import numpy as np
 
@@ -46,18 +45,6 @@ class Projections:
     w_v: np.ndarray
     w_o: np.ndarray
 
-    _w_qkv: ClassVar[np.ndarray | None] = None
-    """``[w_q | w_k | w_v]`` as one ``(d_model, 3 d_model)`` view, set by ``random`` only.
-
-    Self-attention then projects with one matmul instead of three (~5% of a call
-    at T=128, d_model=512). Only ``random`` sets it: its weights are read-only,
-    so the view can never disagree with the fields.
-    """
-
-    def __getstate__(self) -> dict[str, np.ndarray]:
-        """Pickle and copy the four fields only: a copy's arrays share no memory, so it must not keep ``_w_qkv``."""
-        return {name: getattr(self, name) for name in ("w_q", "w_k", "w_v", "w_o")}
-
     def __post_init__(self) -> None:
         shapes = {name: getattr(self, name).shape for name in ("w_q", "w_k", "w_v", "w_o")}
         d = self.w_q.shape[0]
@@ -67,6 +54,25 @@ class Projections:
     @property
     def d_model(self) -> int:
         return self.w_q.shape[0]
+
+    @property
+    def w_qkv(self) -> np.ndarray | None:
+        """``[w_q | w_k | w_v]`` as one ``(d_model, 3 d_model)`` view, or None.
+
+        Derived, never stored: it exists when the three matrices are adjacent column
+        blocks of one buffer, as ``random`` lays them out. Self-attention then projects
+        with one matmul instead of three (~5% of a call at T=128, d_model=512).
+        """
+        base, d = self.w_q.base, self.d_model
+        if base is None or base.ndim != 2 or base.shape[1] < 3 * d:
+            return None
+        fused = base[:, : 3 * d]
+        fields = (self.w_q, self.w_k, self.w_v)
+        blocks = (fused[:, :d], fused[:, d : 2 * d], fused[:, 2 * d :])
+        same_memory = all(  # same address, shape and strides: the field is exactly that block
+            w.__array_interface__ == b.__array_interface__ for w, b in zip(fields, blocks, strict=True)
+        )
+        return fused if same_memory else None
 
     @classmethod
     def random(cls, d_model: int, seed: int = 0, dtype: np.dtype | type = np.float64) -> Projections:
@@ -79,9 +85,7 @@ class Projections:
         """
         w = _random_weights(d_model, int(seed), np.dtype(dtype))  # (d_model, 4 d_model), read-only
         d = d_model
-        proj = cls(w_q=w[:, :d], w_k=w[:, d : 2 * d], w_v=w[:, 2 * d : 3 * d], w_o=w[:, 3 * d :])
-        object.__setattr__(proj, "_w_qkv", w[:, : 3 * d])  # a view of the same memory
-        return proj
+        return cls(w_q=w[:, :d], w_k=w[:, d : 2 * d], w_v=w[:, 2 * d : 3 * d], w_o=w[:, 3 * d :])  # views of w
 
 
 @functools.lru_cache(maxsize=8)
@@ -153,8 +157,9 @@ def _project_qkv(x: np.ndarray, kv: np.ndarray | None, proj: Projections) -> tup
     ``3 d_model`` and slices it (views); otherwise three matmuls.
     """
     dtype = x.dtype
-    if kv is None and proj._w_qkv is not None:
-        qkv = x @ proj._w_qkv.astype(dtype, copy=False)  # (..., T, d_model) @ (d_model, 3 d_model)
+    w_qkv = proj.w_qkv
+    if kv is None and w_qkv is not None:
+        qkv = x @ w_qkv.astype(dtype, copy=False)  # (..., T, d_model) @ (d_model, 3 d_model)
         d = proj.d_model
         return qkv[..., :d], qkv[..., d : 2 * d], qkv[..., 2 * d :]
     kv = x if kv is None else kv

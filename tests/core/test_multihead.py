@@ -279,3 +279,18 @@ def test_integer_input_is_computed_in_float64():
     assert got.output.dtype == np.float64
     np.testing.assert_array_equal(got.weights, want.weights)
     np.testing.assert_array_equal(got.output, want.output)
+
+
+def test_w_qkv_is_derived_from_the_layout_and_both_paths_agree():
+    """random's weights sit side by side, so self-attention uses one fused matmul; copies use three."""
+    fused = Projections.random(16, seed=2)
+    assert fused.w_qkv is not None
+    np.testing.assert_array_equal(fused.w_qkv, np.hstack([fused.w_q, fused.w_k, fused.w_v]))
+    separate = Projections(*(np.array(w) for w in (fused.w_q, fused.w_k, fused.w_v, fused.w_o)))
+    assert separate.w_qkv is None
+    swapped = Projections(w_q=fused.w_k, w_k=fused.w_q, w_v=fused.w_v, w_o=fused.w_o)  # same buffer, wrong order
+    assert swapped.w_qkv is None
+    x = np.random.default_rng(0).standard_normal((5, 16))
+    a, b = multi_head_attention(x, fused, 4), multi_head_attention(x, separate, 4)
+    for name in ("q", "k", "v", "weights", "output"):
+        np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=1e-13, atol=1e-14)
