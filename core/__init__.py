@@ -3,7 +3,14 @@
 NumPy only: nothing here imports streamlit, plotly or pandas.
 """
 
-from core.attention import attention_scores, causal_mask, masked_softmax, scaled_dot_product_attention, softmax
+from core.attention import (
+    attention_scores,
+    causal_mask,
+    masked_softmax,
+    scaled_dot_product_attention,
+    softmax,
+    weighted_values,
+)
 from core.head_summary import HeadSummary, head_summary
 from core.multihead import (
     AttentionTrace,
@@ -69,4 +76,5 @@ __all__ = [
     "split_heads",
     "tokenize",
     "valid_head_counts",
+    "weighted_values",
 ]

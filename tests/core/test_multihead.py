@@ -286,6 +286,7 @@ def test_w_qkv_is_derived_from_the_layout_and_both_paths_agree():
     fused = Projections.random(16, seed=2)
     assert fused.w_qkv is not None
     np.testing.assert_array_equal(fused.w_qkv, np.hstack([fused.w_q, fused.w_k, fused.w_v]))
+    assert fused.w_qkv.flags.c_contiguous and fused.w_o.flags.c_contiguous  # BLAS is fastest on these
     separate = Projections(*(np.array(w) for w in (fused.w_q, fused.w_k, fused.w_v, fused.w_o)))
     assert separate.w_qkv is None
     swapped = Projections(w_q=fused.w_k, w_k=fused.w_q, w_v=fused.w_v, w_o=fused.w_o)  # same buffer, wrong order
