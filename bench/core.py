@@ -18,7 +18,9 @@ threads for much less), which would slow whoever runs next; then one discarded
 warm-up call wakes its own threads, then a few timed calls, of which the fastest
 counts: the one least disturbed by other tenants. The table gives each
 contestant's median over rounds, and the median over rounds of numpy/torch
-measured in the same round, which cancels most of the drift.
+measured in the same round, which cancels most of the drift. glibc's malloc
+thresholds are fixed first (``steady_allocator``), so neither side's allocations
+decide whether the other's arrays land on fresh pages.
 
 Before timing, each size checks once that both sides give the same output and
 weights (float32 tolerance), so a broken fast path cannot look fast.
@@ -52,6 +54,12 @@ SIZE_SECONDS = 20.0
 MIN_ROUNDS, MAX_ROUNDS = 7, 25
 """At least MIN_ROUNDS even past the budget (a median needs a few), at most MAX_ROUNDS."""
 
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+"""glibc's ``mallopt`` parameter numbers (``malloc.h``)."""
+
+MMAP_BYTES, TRIM_BYTES = 32 << 20, 1 << 30
+"""Fixed malloc thresholds (32 MiB is the largest mmap threshold glibc accepts); see ``steady_allocator``."""
+
 RTOL, ATOL = 1e-4, 1e-5
 """Float32 agreement asked of the two sides: weights lie in [0, 1], outputs are O(1)."""
 
@@ -84,6 +92,24 @@ def numpy_blas_threads() -> int | None:
             if hasattr(lib, name):
                 return int(getattr(lib, name)())
     return None
+
+
+def steady_allocator() -> bool:
+    """Fix glibc's malloc thresholds for this process; False if that is not possible (not glibc).
+
+    By default glibc raises its mmap threshold to the largest block freed so far and hands the top of
+    the heap back to the OS when more than twice that is free. So one side's allocations decided
+    whether the other's next arrays came from memory already mapped or from fresh pages: at T=512 a
+    NumPy call took ~1,500 page faults (~3 ms) or none, depending on what torch had freed before
+    (torch: ~4,000 or none), and numpy/torch swung from 0.74 to 1.18 between runs. With fixed
+    thresholds both sides reuse mapped memory for arrays under 32 MiB (T <= 512), and both map fresh
+    memory for every 48 MiB array at T=1024: the same rule for both, whatever ran before.
+    """
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        return libc.mallopt(M_MMAP_THRESHOLD, MMAP_BYTES) == 1 and libc.mallopt(M_TRIM_THRESHOLD, TRIM_BYTES) == 1
+    except (OSError, AttributeError):
+        return False
 
 
 @dataclass
@@ -202,6 +228,7 @@ def main() -> int:
     except ImportError:
         print("bench.core needs torch (a test-only dependency): pip install torch==2.13.0")
         return 1
+    steady = steady_allocator()
     blas = numpy_blas_threads()
     threads = blas if blas else len(os.sched_getaffinity(0))
     torch.set_num_threads(threads)
@@ -209,6 +236,12 @@ def main() -> int:
         f"numpy {np.__version__} (BLAS threads: {blas if blas else 'unknown'}), torch {torch.__version__} "
         f"(threads: {torch.get_num_threads()}), {len(os.sched_getaffinity(0))} CPUs, {platform.machine()}"
     )
+    if steady:
+        print(
+            f"malloc: glibc thresholds fixed (mmap {MMAP_BYTES >> 20} MiB, trim {TRIM_BYTES >> 20} MiB) for both sides."
+        )
+    else:
+        print("malloc: thresholds left as they are (not glibc); page faults may differ from run to run.")
     print("float32, causal mask built outside timing (each side in its own polarity), need_weights=True,")
     print("average_attn_weights=False, bias=False; batch of 1.")
     print("GFLOP = (8 T d^2 + 4 T^2 d) / 1e9 (4 projections + QK^T + weights@V; softmax not counted).")
