@@ -86,7 +86,7 @@ class Projections:
         """
         w_qkv, w_o = _random_weights(d_model, int(seed), np.dtype(dtype))  # read-only, cached
         d = d_model
-        return cls(w_q=w_qkv[:, :d], w_k=w_qkv[:, d : 2 * d], w_v=w_qkv[:, 2 * d :], w_o=w_o)  # views of w_qkv
+        return cls(w_q=w_qkv[:, :d], w_k=w_qkv[:, d : 2 * d], w_v=w_qkv[:, 2 * d :], w_o=w_o)  # w_q, w_k, w_v: views
 
 
 @functools.lru_cache(maxsize=8)
