@@ -27,6 +27,19 @@ def tokens_or_message(sentence: str, empty: str = EMPTY_SENTENCE) -> tuple[str, 
         return None
 
 
+def choose_head(n_heads: int, *, key: str, bind: str | None, help: str, container=st) -> int:
+    """A "Head" selector, 1 to ``n_heads``; returns the 0-based head.
+
+    ``key`` and ``bind`` go to the widget as they are. Callers write both out
+    (``bind="query-params"``), so the check that every URL-bound key is listed in
+    ``url_notes.LINK_KEYS`` finds them at the call.
+    """
+    head = container.segmented_control(
+        "Head", list(range(1, n_heads + 1)), default=1, required=True, key=key, bind=bind, help=help
+    )
+    return int(head) - 1
+
+
 def run_or_message(settings: Settings) -> Run | None:
     """The attention run for ``settings``, or None after showing a message."""
     tokens = tokens_or_message(settings.sentence)

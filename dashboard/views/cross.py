@@ -19,7 +19,7 @@ from dashboard.figures import heads_figure
 from dashboard.inputs import tokens_or_message
 from dashboard.settings import Settings
 from dashboard.views.heads import PLOTLY_CONFIG
-from dashboard.views.shapes import ROW_PX
+from dashboard.views.shapes import ROW_PX, shape_frame
 
 DEFAULT_SOURCE = "Die Bank am Fluss gab einen Kredit"
 """The default sentence in German: a translation decoder writing the English reads it. 7 tokens against
@@ -32,10 +32,6 @@ CAUSAL_HERE = (
     "sequences aligned position by position. A translation decoder normally uses no mask here: the whole "
     "source is known before decoding starts; its causal mask belongs to the decoder's self-attention."
 )
-
-
-def _shape(shape: tuple[int, ...]) -> str:
-    return "(" + ", ".join(map(str, shape)) + ")"
 
 
 def cross_shape_table(run: Run, settings: Settings) -> pd.DataFrame:
@@ -51,8 +47,8 @@ def cross_shape_table(run: Run, settings: Settings) -> pd.DataFrame:
     ]
     if settings.positional not in ("none", "rope"):
         rows += [
-            ("X + P", (run.x + run.positions).shape, f"{settings.positional} positions 0..T_q−1"),
-            ("X_src + P", (run.source_x + run.source_positions).shape, "the source's own positions 0..T_k−1"),
+            ("X + P", run.x.shape, f"{settings.positional} positions 0..T_q−1"),
+            ("X_src + P", run.source_x.shape, "the source's own positions 0..T_k−1"),
         ]
     rope = " (then rotated by position, RoPE)" if settings.positional == "rope" else ""
     rows += [
@@ -73,7 +69,7 @@ def cross_shape_table(run: Run, settings: Settings) -> pd.DataFrame:
         ("W_O", (d, d), "output projection"),
         ("output", tr.output.shape, "concat W_O: one row per query token, none per source token"),
     ]
-    return pd.DataFrame([(name, _shape(s), f) for name, s, f in rows], columns=["tensor", "shape", "formula"])
+    return shape_frame(rows)
 
 
 def _source_tokens() -> tuple[str, ...] | None:

@@ -15,7 +15,7 @@ import streamlit as st
 from core import POSITIONAL_KINDS, AttentionConfig, causal_mask
 from dashboard import compute
 from dashboard.figures import permutation_figure
-from dashboard.inputs import tokens_or_message
+from dashboard.inputs import choose_head, tokens_or_message
 from dashboard.settings import MAX_SEED, Settings, head_options
 from dashboard.views.heads import PLOTLY_CONFIG
 
@@ -121,16 +121,12 @@ def render(settings: Settings) -> None:
         st.info("This reordering leaves every word in place: pick another one to see anything move.")
     config = settings.config
     result = compute.permutation_run(tokens, perm, config)
-    head = st.segmented_control(
-        "Head",
-        list(range(1, settings.n_heads + 1)),
-        default=1,
-        required=True,
+    k = choose_head(
+        settings.n_heads,
         key="perm_head",
         bind="query-params",
         help="The difference below is over all heads; the maps show this one.",
     )
-    k = int(head) - 1
     visible, sentence = _verdict(result.max_abs_diff, config)
     st.metric("max |original − moved back|, all heads", f"{result.max_abs_diff:.2e}")
     (st.warning if visible else st.success)(sentence)

@@ -16,7 +16,7 @@ import streamlit as st
 from core import POSITIONAL_KINDS, causal_mask
 from dashboard import compute
 from dashboard.figures.shift import ShiftRow, shift_figure
-from dashboard.inputs import tokens_or_message
+from dashboard.inputs import choose_head, tokens_or_message
 from dashboard.settings import Settings, head_options
 from dashboard.views.heads import PLOTLY_CONFIG
 
@@ -89,16 +89,14 @@ def render(settings: Settings) -> None:
         bind="query-params",
         help="The same sentence again, starting at this position instead of 0; nothing else changes.",
     )
-    head = right.segmented_control(
-        "Head",
-        list(range(1, settings.n_heads + 1)),
-        default=1,
-        required=True,
+    k = choose_head(
+        settings.n_heads,
         key="shift_head",
         bind="query-params",
         help="The maps show this head; the differences in the table are over all heads.",
+        container=right,
     )
-    shift, k = int(shift), int(head) - 1
+    shift = int(shift)
     kinds = _available(settings)
     results = {kind: compute.shift_run(tokens, shift, replace(settings.config, positional=kind)) for kind in kinds}
 

@@ -16,8 +16,14 @@ ROW_PX = 35
 """Height of one st.dataframe row: the table is sized to show every row without scrolling."""
 
 
-def _shape(shape: tuple[int, ...]) -> str:
+def shape_text(shape: tuple[int, ...]) -> str:
+    """``(64, 4, 16)`` as the text "(64, 4, 16)" (a 1-tuple keeps no trailing comma)."""
     return "(" + ", ".join(map(str, shape)) + ")"
+
+
+def shape_frame(rows: list[tuple[str, tuple[int, ...], str]]) -> pd.DataFrame:
+    """(tensor, shape, formula) rows as the table both shape views show."""
+    return pd.DataFrame([(name, shape_text(s), f) for name, s, f in rows], columns=["tensor", "shape", "formula"])
 
 
 def shape_table(run: Run, settings: Settings) -> pd.DataFrame:
@@ -30,7 +36,7 @@ def shape_table(run: Run, settings: Settings) -> pd.DataFrame:
         ("X", run.x.shape, "embedding row of each token"),
     ]
     if settings.positional != "none":
-        rows.append(("X + P", (run.x + run.positions).shape, f"add the {settings.positional} positional encoding P"))
+        rows.append(("X + P", run.x.shape, f"add the {settings.positional} positional encoding P"))
     rows += [
         ("W_Q, W_K, W_V", w, "learned projections (random here), shared by all heads"),
         ("Q, K, V", full, "Q = X W_Q,  K = X W_K,  V = X W_V"),
@@ -47,7 +53,7 @@ def shape_table(run: Run, settings: Settings) -> pd.DataFrame:
         ("W_O", w, "learned output projection"),
         ("output", tr.output.shape, "concat W_O"),
     ]
-    return pd.DataFrame([(name, _shape(s), f) for name, s, f in rows], columns=["tensor", "shape", "formula"])
+    return shape_frame(rows)
 
 
 def render(settings: Settings) -> None:

@@ -22,29 +22,16 @@ from dashboard.figures.steps import (
     vectors_figure,
     weights_figure,
 )
-from dashboard.inputs import run_or_message
+from dashboard.inputs import choose_head, run_or_message
 from dashboard.scaling_note import unscaled_warning
 from dashboard.settings import Settings
 from dashboard.views.heads import PLOTLY_CONFIG
+from dashboard.views.shapes import shape_text
 
 NO_MASK = (
     "No mask: the causal mask is off, so every query may attend to every key and the scores go to the "
     "softmax unchanged. Turn on the causal mask in the sidebar to hide each query's future keys."
 )
-
-
-def choose_head(n_heads: int) -> int:
-    """The head selector (key and URL parameter ``step_head``); returns the 0-based head."""
-    head = st.segmented_control(
-        "Head",
-        list(range(1, n_heads + 1)),
-        default=1,
-        required=True,
-        key="step_head",
-        bind="query-params",
-        help="Every step below is this head's. The heads run side by side on their own d_k columns.",
-    )
-    return int(head) - 1
 
 
 def _step(number: int, title: str, figure: go.Figure | None, key: str, shape: str, equation: str) -> None:
@@ -56,15 +43,16 @@ def _step(number: int, title: str, figure: go.Figure | None, key: str, shape: st
     st.latex(equation)
 
 
-def _shape(*dims: int) -> str:
-    return "(" + ", ".join(map(str, dims)) + ")"
-
-
 def render(settings: Settings) -> None:
     run = run_or_message(settings)
     if run is None:
         return
-    k = choose_head(settings.n_heads)
+    k = choose_head(
+        settings.n_heads,
+        key="step_head",
+        bind="query-params",
+        help="Every step below is this head's. The heads run side by side on their own d_k columns.",
+    )
     render_steps(run, k, settings)
 
 
@@ -98,7 +86,7 @@ def render_steps(run: Run, k: int, settings: Settings) -> None:
         "X: one vector per token",
         vectors_figure(panels, ncols=1, presenter=p),
         "step_x_chart",
-        f"Shape {_shape(t_q, d)} = (T, d_model): {how}.",
+        f"Shape {shape_text((t_q, d))} = (T, d_model): {how}.",
         r"X = E[\text{tokens}] + P" if added else r"X = E[\text{tokens}]",
     )
 
@@ -130,7 +118,7 @@ def render_steps(run: Run, k: int, settings: Settings) -> None:
         f"Q, K and V of head {n}",
         vectors_figure(qkv, ncols=ncols, presenter=p),
         "step_qkv_chart",
-        f"Each {_shape(t_q, d_k)} = (T, d_k): W^({n}) is columns {first}–{last} of the (d_model, d_model) matrix."
+        f"Each {shape_text((t_q, d_k))} = (T, d_k): W^({n}) is columns {first}–{last} of the (d_model, d_model) matrix."
         + (" RoPE turns each pair of coordinates of row i by i·θ: lengths stay, angles move." if rope else ""),
         qkv_eq,
     )
@@ -145,7 +133,7 @@ def render_steps(run: Run, k: int, settings: Settings) -> None:
         "QKᵀ: every query against every key",
         scores_figure(raw, rows, cols, f"Q{n}·K{n}ᵀ", limit=limit, presenter=p),
         "step_qk_chart",
-        f"Shape {_shape(t_q, t_k)}: row i, column j is the dot product of query i with key j.",
+        f"Shape {shape_text((t_q, t_k))}: row i, column j is the dot product of query i with key j.",
         rf"S = {q_name}_{{{n}}} {k_name}_{{{n}}}^{{\top}}"
         rf"\qquad ({t_q} \times {d_k})\,({d_k} \times {t_k}) \to ({t_q} \times {t_k})",
     )
@@ -164,7 +152,7 @@ def render_steps(run: Run, k: int, settings: Settings) -> None:
         config=PLOTLY_CONFIG,
     )
     st.caption(
-        f"Shape {_shape(t_q, t_k)}, on the same colour range as step 3: the factor shrinks every score, "
+        f"Shape {shape_text((t_q, t_k))}, on the same colour range as step 3: the factor shrinks every score, "
         "so the softmax does not saturate."
     )
     st.latex(scale_eq)
@@ -180,7 +168,7 @@ def render_steps(run: Run, k: int, settings: Settings) -> None:
             "The mask: future keys hidden",
             scores_figure(tr.scores[k], rows, cols, "masked scores", allowed=tr.mask, presenter=p),
             "step_mask_chart",
-            f"Mask {_shape(*tr.mask.shape)}, True where key j ≤ query i. A masked score becomes −∞, "
+            f"Mask {shape_text(tr.mask.shape)}, True where key j ≤ query i. A masked score becomes −∞, "
             "so its weight is exactly 0: it is marked grey, not shown as a small number.",
             r"S_{ij} \leftarrow -\infty \quad \text{for } j > i",
         )
@@ -191,7 +179,7 @@ def render_steps(run: Run, k: int, settings: Settings) -> None:
         "softmax over each row: the weights",
         weights_figure(tr.weights[k], rows, cols, f"head {n}: weights", tr.mask, presenter=p),
         "step_weights_chart",
-        f"Shape {_shape(t_q, t_k)}: every row sums to 1. This is head {n}'s map in the heads view.",
+        f"Shape {shape_text((t_q, t_k))}: every row sums to 1. This is head {n}'s map in the heads view.",
         r"A_{ij} = \frac{e^{S_{ij}}}{\sum_{j'} e^{S_{ij'}}}",
     )
 
@@ -201,7 +189,7 @@ def render_steps(run: Run, k: int, settings: Settings) -> None:
         "weights · V: each query's weighted mix of values",
         vectors_figure([vector_panel(tr.context[k], rows, f"Z{n} = A·V{n}")], ncols=3, presenter=p),
         "step_context_chart",
-        f"Shape {_shape(t_q, d_k)}: row i is the average of the value rows, weighted by row i of A.",
+        f"Shape {shape_text((t_q, d_k))}: row i is the average of the value rows, weighted by row i of A.",
         rf"Z_{{{n}}} = A\,V_{{{n}}} \qquad ({t_q} \times {t_k})\,({t_k} \times {d_k}) \to ({t_q} \times {d_k})",
     )
 
@@ -211,7 +199,7 @@ def render_steps(run: Run, k: int, settings: Settings) -> None:
         f"head {n}'s place in concat, then W_O",
         concat_figure(tr.concat, tr.output, rows, k, d_k, presenter=p),
         "step_concat_chart",
-        f"concat and output are {_shape(t_q, d)}. Head {n} fills columns {first}–{last} of concat, "
+        f"concat and output are {shape_text((t_q, d))}. Head {n} fills columns {first}–{last} of concat, "
         f"so it meets rows {first}–{last} of W_O: every output column mixes all {h} heads.",
         rf"\text{{concat}} = [\,Z_1 \mid \cdots \mid Z_{{{h}}}\,], \quad Y = \text{{concat}}\; W_O"
         rf"\qquad ({t_q} \times {d})\,({d} \times {d}) \to ({t_q} \times {d})",

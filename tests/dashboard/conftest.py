@@ -53,3 +53,14 @@ def heatmaps(fig: dict) -> list[dict]:
 def no_exception(at: AppTest) -> None:
     """Fail with the app's own traceback text if the page shows an exception."""
     assert not at.exception, [e.message for e in at.exception]
+
+
+def escaped(token: str) -> str:
+    """HTML escaping written out by hand, independent of the code under test."""
+    return (
+        token.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace('"', "&quot;")
+        .replace("'", "&#x27;")
+    )

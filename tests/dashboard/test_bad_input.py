@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core import MAX_TOKENS, tokenize
-from tests.dashboard.conftest import figures, heatmaps, make_app, no_exception
+from tests.dashboard.conftest import escaped, figures, heatmaps, make_app, no_exception
 
 VIEWS = ("heads", "tokens", "shapes", "permutation")
 
@@ -61,7 +61,7 @@ def test_unusual_sentences_are_drawn_with_every_token_literal(sentence):
     for trace in maps:
         assert len(trace["x"]) == len(tokens)
         for i, (label, token) in enumerate(zip(trace["x"], tokens, strict=True)):
-            assert label == f"{i}·{_escaped(token)}"
+            assert label == f"{i}·{escaped(token)}"
     _no_user_text_in_markdown(at, [sentence])
 
 
@@ -99,13 +99,3 @@ def _no_user_text_in_markdown(at, typed: list[str]) -> None:
     for text in rendered:
         for token in markup:
             assert token not in text, (token, text)
-
-
-def _escaped(token: str) -> str:
-    return (
-        token.replace("&", "&amp;")
-        .replace("<", "&lt;")
-        .replace(">", "&gt;")
-        .replace('"', "&quot;")
-        .replace("'", "&#x27;")
-    )

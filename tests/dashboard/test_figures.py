@@ -10,7 +10,7 @@ import pytest
 from dashboard.figures import Panel, average_figure, heads_figure, heatmap_grid, permutation_figure
 from dashboard.figures.grid import _hatch_path
 from dashboard.figures.labels import TICK_CHARS, tick_step
-from tests.dashboard.conftest import array, heatmaps
+from tests.dashboard.conftest import array, escaped, heatmaps
 
 HOSTILE = [
     "<b>x</b>",
@@ -124,7 +124,7 @@ def test_tokens_are_escaped_in_every_label(token):
                 assert raw not in text, (raw, text)
             assert not text.startswith("$"), text  # plotly.js would typeset it as LaTeX
         labels = [s for tr in heatmaps(data) for s in (*tr["x"], *tr["y"])]
-        assert f"0·{_escaped(token)}" in labels
+        assert f"0·{escaped(token)}" in labels
         for name, axis in data["layout"].items():
             if name.startswith(("xaxis", "yaxis")):
                 assert all("<" not in s for s in axis["ticktext"])
@@ -139,17 +139,6 @@ def all_strings(obj) -> list[str]:
     if isinstance(obj, list):
         return [s for v in obj for s in all_strings(v)]
     return []
-
-
-def _escaped(token: str) -> str:
-    """HTML escaping written out by hand, independent of the code under test."""
-    return (
-        token.replace("&", "&amp;")
-        .replace("<", "&lt;")
-        .replace(">", "&gt;")
-        .replace('"', "&quot;")
-        .replace("'", "&#x27;")
-    )
 
 
 def test_long_tokens_are_cut_in_ticks_but_whole_in_hover():
