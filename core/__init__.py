@@ -9,7 +9,6 @@ from core.attention import (
     masked_softmax,
     scaled_dot_product_attention,
     softmax,
-    weighted_values,
 )
 from core.head_summary import HeadSummary, head_summary
 from core.multihead import (
@@ -76,5 +75,4 @@ __all__ = [
     "split_heads",
     "tokenize",
     "valid_head_counts",
-    "weighted_values",
 ]

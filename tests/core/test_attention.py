@@ -14,7 +14,6 @@ from core import (
     masked_softmax,
     scaled_dot_product_attention,
     softmax,
-    weighted_values,
 )
 from tests.core.reference import loop_attention
 
@@ -236,48 +235,3 @@ def test_scaling_keeps_large_d_k_from_collapsing_to_one_hot():
     assert np.median(top_unscaled) > 0.99
     assert top_scaled.mean() < 0.5
     assert top_scaled.max() < 0.9
-
-
-def _one_block_fully_masked(t_q: int, t_k: int, rng: np.random.Generator) -> np.ndarray:
-    mask = np.broadcast_to(causal_mask(t_q, t_k), (2, 1, t_q, t_k)).copy()  # (B, 1 head axis, T_q, T_k)
-    mask[0, :, 130:260] = False  # batch 0: a whole 128-row block (and more) attends to nothing
-    return mask
-
-
-WEIGHTED_VALUES_MASKS = {
-    # name: mask builder (t_q, t_k, rng) -> bool mask broadcastable to (2, 3, t_q, t_k)
-    "causal-square": lambda t_q, t_k, rng: causal_mask(t_q, t_k),
-    "random": lambda t_q, t_k, rng: rng.random((t_q, t_k)) < 0.3,
-    "key-padding (1, T_k)": lambda t_q, t_k, rng: (np.arange(t_k) < t_k - 50)[None, :],
-    "per-query (T_q, 1)": lambda t_q, t_k, rng: rng.random((t_q, 1)) < 0.7,
-    "batched-with-empty-block": _one_block_fully_masked,
-}
-
-
-@pytest.mark.parametrize("t_q, t_k", [(300, 300), (300, 140), (200, 400)])
-@pytest.mark.parametrize("make_mask", WEIGHTED_VALUES_MASKS.values(), ids=WEIGHTED_VALUES_MASKS.keys())
-def test_weighted_values_equals_the_full_matmul(make_mask, t_q, t_k):
-    """Query rows in blocks of 128, each block skipping keys no row of it attends to: same as weights @ v."""
-    rng = np.random.default_rng([t_q, t_k])
-    mask = make_mask(t_q, t_k, rng)
-    weights = masked_softmax(rng.standard_normal((2, 3, t_q, t_k)) * 3, mask)  # (B, h, T_q, T_k)
-    v = rng.standard_normal((2, 3, t_k, 5))  # (B, h, T_k, d_v)
-    got = weighted_values(weights, v, mask)
-    assert got.shape == (2, 3, t_q, 5)
-    np.testing.assert_allclose(got, weights @ v, rtol=0, atol=1e-13)
-    fully_masked = ~np.broadcast_to(mask, weights.shape).any(axis=-1)  # (B, h, T_q)
-    np.testing.assert_array_equal(got[fully_masked], 0.0)
-
-
-def test_weighted_values_writes_into_out_and_keeps_float32():
-    rng = np.random.default_rng(3)
-    t = 260
-    mask = causal_mask(t)
-    weights = masked_softmax(rng.standard_normal((4, t, t)).astype(np.float32), mask)  # (h, T, T)
-    v = rng.standard_normal((4, t, 8)).astype(np.float32)
-    concat = np.full((t, 4 * 8), np.nan, dtype=np.float32)  # (T, h d_v): heads side by side, as in multi-head
-    out = np.swapaxes(concat.reshape(t, 4, 8), 0, 1)  # (h, T, d_v), a strided view into concat
-    assert weighted_values(weights, v, mask, out=out) is out
-    assert out.dtype == np.float32
-    np.testing.assert_allclose(out, weights @ v, rtol=1e-6, atol=1e-6)
-    assert not np.isnan(concat).any()  # every row of every head was written

@@ -15,6 +15,7 @@ from core import (
     merge_heads,
     multi_head_attention,
     run,
+    scaled_dot_product_attention,
     split_heads,
     tokenize,
     valid_head_counts,
@@ -281,17 +282,29 @@ def test_integer_input_is_computed_in_float64():
     np.testing.assert_array_equal(got.output, want.output)
 
 
-def test_w_qkv_is_derived_from_the_layout_and_both_paths_agree():
-    """random's weights sit side by side, so self-attention uses one fused matmul; copies use three."""
-    fused = Projections.random(16, seed=2)
-    assert fused.w_qkv is not None
-    np.testing.assert_array_equal(fused.w_qkv, np.hstack([fused.w_q, fused.w_k, fused.w_v]))
-    assert fused.w_qkv.flags.c_contiguous and fused.w_o.flags.c_contiguous  # BLAS is fastest on these
-    separate = Projections(*(np.array(w) for w in (fused.w_q, fused.w_k, fused.w_v, fused.w_o)))
-    assert separate.w_qkv is None
-    swapped = Projections(w_q=fused.w_k, w_k=fused.w_q, w_v=fused.w_v, w_o=fused.w_o)  # same buffer, wrong order
-    assert swapped.w_qkv is None
-    x = np.random.default_rng(0).standard_normal((5, 16))
-    a, b = multi_head_attention(x, fused, 4), multi_head_attention(x, separate, 4)
-    for name in ("q", "k", "v", "weights", "output"):
-        np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=1e-13, atol=1e-14)
+def test_biases_are_added_after_each_projection():
+    """x @ W + b for Q, K, V and the output, checked head by head against single-head attention."""
+    rng = np.random.default_rng(7)
+    d_model, n_heads, d_k = 12, 3, 4
+    w = rng.standard_normal((4, d_model, d_model)) / math.sqrt(d_model)
+    b = rng.standard_normal((4, d_model))
+    proj = Projections(*w, b_q=b[0], b_k=b[1], b_v=b[2], b_o=b[3])
+    x = rng.standard_normal((5, d_model))
+    trace = multi_head_attention(x, proj, n_heads, mask=causal_mask(5))
+    q, k, v = (x @ w[i] + b[i] for i in range(3))  # (T, d_model) each
+    heads = []
+    for h in range(n_heads):
+        cols = slice(h * d_k, (h + 1) * d_k)
+        out, weights = scaled_dot_product_attention(q[:, cols], k[:, cols], v[:, cols], causal_mask(5))
+        np.testing.assert_allclose(trace.weights[h], weights, rtol=0, atol=1e-13)
+        heads.append(out)
+    np.testing.assert_allclose(trace.output, np.hstack(heads) @ w[3] + b[3], rtol=0, atol=1e-12)
+    no_bias = multi_head_attention(x, Projections(*w), n_heads, mask=causal_mask(5))
+    assert np.abs(no_bias.output - trace.output).max() > 0.1  # the biases really changed something
+
+
+@pytest.mark.parametrize("name", ["b_q", "b_k", "b_v", "b_o"])
+def test_bias_of_the_wrong_shape_is_refused(name):
+    w = np.eye(4)
+    with pytest.raises(ValueError, match="biases must have shape"):
+        Projections(w, w, w, w, **{name: np.zeros(3)})
