@@ -14,13 +14,12 @@ from core.head_summary import HeadSummary, head_summary
 from core.multihead import (
     AttentionTrace,
     Projections,
-    check_heads,
     merge_heads,
     multi_head_attention,
     split_heads,
-    valid_head_counts,
 )
-from core.pipeline import AttentionConfig, PermutationResult, Run, head_counts, permutation_experiment, realign, run
+from core.heads import PREVIOUS_MIN_D_K, check_heads, head_count_problem, head_counts
+from core.pipeline import AttentionConfig, PermutationResult, Run, permutation_experiment, realign, run
 from core.positions import POSITIONAL_KINDS, positional_encoding
 from core.rope import ROPE_BASE, apply_rope, rope_frequencies
 from core.scaling import DEFAULT_D_KS, ScalingResult, scaling_experiment
@@ -38,6 +37,7 @@ __all__ = [
     "DEFAULT_D_KS",
     "MAX_CHARS",
     "MAX_TOKENS",
+    "PREVIOUS_MIN_D_K",
     "POSITIONAL_KINDS",
     "ROPE_BASE",
     "WEIGHT_KINDS",
@@ -55,6 +55,7 @@ __all__ = [
     "check_heads",
     "clock_positions",
     "embed",
+    "head_count_problem",
     "head_counts",
     "head_summary",
     "identity_projections",
@@ -74,5 +75,4 @@ __all__ = [
     "softmax",
     "split_heads",
     "tokenize",
-    "valid_head_counts",
 ]

@@ -41,6 +41,14 @@ class HeadSummary:
     """Mean weight on the first key."""
 
 
+def row_entropy(weights: np.ndarray) -> np.ndarray:
+    """Entropy in nats of each row: ``(..., T_q, T_k) -> (..., T_q)``; ``0 log 0 = 0``, no warning."""
+    w = np.asarray(weights)
+    with np.errstate(under="ignore"):  # a weight of 1e-300 times its log rounds to 0: correct
+        plogp = w * np.log(np.where(w > 0, w, 1.0))  # (..., T_q, T_k)
+    return -plogp.sum(axis=-1)  # (..., T_q)
+
+
 def _mean(values: np.ndarray, include: np.ndarray) -> np.ndarray:
     """Mean of ``values (..., n)`` over the last axis where ``include``; NaN where nothing is included."""
     count = include.sum(axis=-1)  # (...)
@@ -61,10 +69,9 @@ def head_summary(weights: np.ndarray, mask: np.ndarray | None = None) -> HeadSum
     n_allowed = allowed.sum(axis=-1)  # (..., T_q)
     valid = n_allowed > 0  # (..., T_q): rows that are distributions
 
-    plogp = w * np.log(np.where(w > 0, w, 1.0))  # (..., T_q, T_k); 0 log 0 = 0, no warning
-    row_entropy = -plogp.sum(axis=-1)  # (..., T_q)
+    entropy = row_entropy(w)  # (..., T_q)
     spread = n_allowed >= 2
-    row_normalized = row_entropy / np.log(np.where(spread, n_allowed, 2))  # (..., T_q); rows < 2 keys dropped below
+    row_normalized = entropy / np.log(np.where(spread, n_allowed, 2))  # (..., T_q); rows < 2 keys dropped below
 
     rows = np.arange(t_q)
     n_diag = min(t_q, t_k)
@@ -75,7 +82,7 @@ def head_summary(weights: np.ndarray, mask: np.ndarray | None = None) -> HeadSum
     previous[..., 1:n_prev] = w[..., np.arange(1, n_prev), np.arange(n_prev - 1)]
 
     return HeadSummary(
-        entropy=_mean(row_entropy, valid),
+        entropy=_mean(entropy, valid),
         normalized_entropy=_mean(row_normalized, valid & spread),
         self_weight=_mean(diagonal, valid & (rows < t_k)),
         previous_weight=_mean(previous, valid & (rows >= 1) & (rows <= t_k)),

@@ -13,23 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.attention import attention_scores, masked_softmax
+from core.heads import check_heads
 from core.rope import apply_rope
-
-
-def valid_head_counts(d_model: int) -> list[int]:
-    """The head counts that divide ``d_model`` evenly, ascending."""
-    return [h for h in range(1, d_model + 1) if d_model % h == 0]
-
-
-def check_heads(d_model: int, n_heads: int) -> int:
-    """Return ``d_k = d_model // n_heads``, or raise ``ValueError`` naming the valid counts."""
-    if n_heads < 1 or d_model % n_heads != 0:
-        raise ValueError(
-            f"{n_heads} heads do not divide d_model = {d_model}: each head needs "
-            f"d_model / h columns. Valid head counts for d_model = {d_model}: "
-            f"{', '.join(map(str, valid_head_counts(d_model)))}."
-        )
-    return d_model // n_heads
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.attention import causal_mask
-from core.multihead import AttentionTrace, check_heads, multi_head_attention, valid_head_counts
+from core.heads import check_heads
+from core.multihead import AttentionTrace, multi_head_attention
 from core.positions import POSITIONAL_KINDS
 from core.tokens import embed
-from core.toy_weights import PREVIOUS_MIN_D_K, WEIGHT_KINDS, make_projections, model_positions
+from core.toy_weights import WEIGHT_KINDS, make_projections, model_positions
 
 
 @dataclass(frozen=True)
@@ -42,35 +43,17 @@ class AttentionConfig:
     def __post_init__(self) -> None:
         if self.d_model < 1:
             raise ValueError(f"d_model must be a positive integer, got {self.d_model}")
-        check_heads(self.d_model, self.n_heads)
         if self.positional not in POSITIONAL_KINDS:
             raise ValueError(f"positional must be one of {POSITIONAL_KINDS}, got {self.positional!r}")
         if self.weights not in WEIGHT_KINDS:
             raise ValueError(f"weights must be one of {WEIGHT_KINDS}, got {self.weights!r}")
-        allowed = head_counts(self.d_model, self.positional, self.weights)
-        if self.n_heads not in allowed:
-            needs = ["an even d_k (RoPE rotates pairs)"] if self.positional == "rope" else []
-            needs += [f"d_k >= {PREVIOUS_MIN_D_K} (the previous-token head)"] if self.weights == "previous" else []
-            raise ValueError(
-                f"{self.n_heads} heads leave d_k = {self.d_k}, but these settings need {' and '.join(needs)}. "
-                f"Valid head counts for d_model = {self.d_model}: {', '.join(map(str, allowed)) or 'none'}."
-            )
+        check_heads(self.d_model, self.n_heads, self.positional, self.weights)
         if self.seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed}")
 
     @property
     def d_k(self) -> int:
         return self.d_model // self.n_heads
-
-
-def head_counts(d_model: int, positional: str = "none", weights: str = "random") -> list[int]:
-    """The head counts ``AttentionConfig`` accepts for these settings, ascending (may be empty)."""
-    counts = valid_head_counts(d_model)
-    if positional == "rope":
-        counts = [h for h in counts if (d_model // h) % 2 == 0]
-    if weights == "previous":
-        counts = [h for h in counts if d_model // h >= PREVIOUS_MIN_D_K]
-    return counts
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.attention import softmax
+from core.head_summary import row_entropy
 
 DEFAULT_D_KS = (4, 8, 16, 32, 64, 128, 256, 512, 1024)
 """Head widths from tiny to larger than any common model's head (64 or 128)."""
@@ -48,9 +49,7 @@ class ScalingResult:
 def _sharpness(scores: np.ndarray) -> tuple[float, float]:
     """Mean max weight and mean entropy (nats) of the softmax rows of ``scores (n, t, t)``."""
     w = softmax(scores)  # (n, t, t)
-    with np.errstate(under="ignore"):
-        plogp = w * np.log(np.where(w > 0, w, 1.0))  # 0 log 0 = 0
-    return float(w.max(axis=-1).mean()), float(-plogp.sum(axis=-1).mean())
+    return float(w.max(axis=-1).mean()), float(row_entropy(w).mean())
 
 
 def scaling_experiment(

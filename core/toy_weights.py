@@ -28,7 +28,8 @@ import math
 
 import numpy as np
 
-from core.multihead import Projections, check_heads
+from core.heads import PREVIOUS_MIN_D_K, check_heads
+from core.multihead import Projections
 from core.positions import positional_encoding
 
 WEIGHT_KINDS = ("random", "identity", "previous")
@@ -42,8 +43,6 @@ the score grows like the radius while the position signal grows like its square.
 CLOCK_SHARPNESS = 40.0
 """Each hand contributes ``CLOCK_SHARPNESS * cos(angle)`` to the scaled score, so the
 target key scores 80 and its nearest rival at least ~12 less."""
-PREVIOUS_MIN_D_K = 4
-"""Two hands of two coordinates each: the previous-token head needs ``d_k >= 4``."""
 
 
 def clock_positions(t: int, d_model: int, start: int = 0) -> np.ndarray:
@@ -80,12 +79,7 @@ def previous_token_projections(d_model: int, n_heads: int) -> Projections:
     scaled score ``g^2 (q . k) / sqrt(d_k)`` equal ``CLOCK_SHARPNESS * (cos + cos)``
     of the hands' angle difference, whatever d_k is.
     """
-    d_k = check_heads(d_model, n_heads)
-    if d_k < PREVIOUS_MIN_D_K:
-        raise ValueError(
-            f"the previous-token head reads two position hands, 4 columns per head, so it needs "
-            f"d_k = d_model / h >= {PREVIOUS_MIN_D_K}; got d_k = {d_k} (d_model = {d_model}, h = {n_heads})"
-        )
+    d_k = check_heads(d_model, n_heads, weights="previous")
     gain = math.sqrt(CLOCK_SHARPNESS) * d_k**0.25 / CLOCK_RADIUS
     back = np.zeros((4, 4))  # turns both hands back by one position
     for hand, period in enumerate(CLOCK_PERIODS):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from core import MAX_CHARS, MAX_TOKENS, POSITIONAL_KINDS, WEIGHT_KINDS, AttentionConfig
-from core.pipeline import head_counts
+from core import head_counts
 from dashboard.toy_weights import WEIGHT_PROMISES
 
 D_MODELS = (8, 16, 32, 64, 128, 256, 512)

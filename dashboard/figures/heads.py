@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from core import realign
 from dashboard.figures.grid import Panel, heatmap_grid
 
 
@@ -64,8 +65,7 @@ def permutation_figure(
     with it, so a masked cell stays marked where it lands.
     """
     permuted_tokens = [tokens[p] for p in permutation]
-    inverse = np.argsort(np.asarray(permutation))
-    realigned_allowed = None if allowed is None else allowed[inverse][:, inverse]
+    realigned_allowed = None if allowed is None else realign(allowed, np.asarray(permutation))
     panels = [
         Panel(weights, tokens, tokens, "original order", allowed),
         Panel(permuted_weights, permuted_tokens, permuted_tokens, "reordered sentence", allowed),

@@ -18,7 +18,7 @@ from core import (
     scaled_dot_product_attention,
     split_heads,
     tokenize,
-    valid_head_counts,
+    head_counts,
 )
 from tests.core.reference import loop_multi_head
 
@@ -115,7 +115,7 @@ def test_split_heads_hand_example():
 
 def test_split_merge_round_trip_with_batch():
     x = np.random.default_rng(0).standard_normal((2, 3, 5, 12))
-    for h in valid_head_counts(12):
+    for h in head_counts(12):
         heads = split_heads(x, h)
         assert heads.shape == (2, 3, h, 5, 12 // h)
         np.testing.assert_array_equal(merge_heads(heads), x)
@@ -124,11 +124,11 @@ def test_split_merge_round_trip_with_batch():
 # --- head counts ----------------------------------------------------------------------
 
 
-def test_valid_head_counts():
-    assert valid_head_counts(1) == [1]
-    assert valid_head_counts(12) == [1, 2, 3, 4, 6, 12]
-    assert valid_head_counts(64) == [1, 2, 4, 8, 16, 32, 64]
-    assert valid_head_counts(7) == [1, 7]
+def test_head_counts():
+    assert head_counts(1) == [1]
+    assert head_counts(12) == [1, 2, 3, 4, 6, 12]
+    assert head_counts(64) == [1, 2, 4, 8, 16, 32, 64]
+    assert head_counts(7) == [1, 7]
 
 
 def test_check_heads_returns_d_k():

@@ -156,5 +156,5 @@ def test_previous_head_needs_four_columns_per_head():
     assert head_counts(12, "rope", "previous") == [1, 2, 3]  # d_k = 12, 6, 4: even and at least 4
     with pytest.raises(ValueError, match="d_k >= 4"):
         AttentionConfig(d_model=16, n_heads=8, weights="previous")
-    with pytest.raises(ValueError, match="needs d_k = d_model / h >= 4"):
+    with pytest.raises(ValueError, match="it needs d_k >= 4. Valid head counts for d_model = 16: 1, 2, 4"):
         previous_token_projections(16, 8)
