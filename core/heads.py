@@ -14,7 +14,9 @@ PREVIOUS_MIN_D_K = 4
 
 def head_count_problem(d_model: int, n_heads: int, positional: str = "none", weights: str = "random") -> str | None:
     """Why ``n_heads`` heads cannot run with these settings, in one sentence; None when they can."""
-    if n_heads < 1 or d_model % n_heads:
+    if n_heads < 1:
+        return f"{n_heads} heads: at least one head is needed."
+    if d_model % n_heads:
         return f"{n_heads} heads do not divide d_model = {d_model}: each head needs d_model / h columns."
     d_k = d_model // n_heads
     if positional == "rope" and d_k % 2:

@@ -41,7 +41,9 @@ class Projections:
         shapes = {name: getattr(self, name).shape for name in ("w_q", "w_k", "w_v", "w_o")}
         if any(s != (d, d) for s in shapes.values()):
             raise ValueError(f"all projections must be square (d_model, d_model), got {shapes}")
-        biases = {name: getattr(self, name).shape for name in ("b_q", "b_k", "b_v", "b_o") if getattr(self, name) is not None}
+        biases = {
+            name: getattr(self, name).shape for name in ("b_q", "b_k", "b_v", "b_o") if getattr(self, name) is not None
+        }
         if any(s != (d,) for s in biases.values()):
             raise ValueError(f"biases must have shape (d_model,) = ({d},), got {biases}")
 
@@ -131,7 +133,7 @@ def _as_float(a: np.ndarray) -> np.ndarray:
 
 
 def linear(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
-    """``x @ w + b``: ``(..., T, d_in) @ (d_in, d_out) -> (..., T, d_out)``, in ``x``'s dtype; ``b=None`` adds nothing."""
+    """``x @ w + b``: ``(..., T, d_in) @ (d_in, d_out) -> (..., T, d_out)`` in ``x``'s dtype; no bias if None."""
     y = x @ w.astype(x.dtype, copy=False)  # (..., T, d_out)
     return y if b is None else y + b.astype(x.dtype, copy=False)
 

@@ -25,10 +25,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `core` lives at 
 
 import streamlit as st
 
+from dashboard.link_notes import read_link, show_link_notes
 from dashboard.settings import sidebar
-from dashboard.toy_weights import show_weights_note
-from dashboard.url_notes import read_link, show_link_notes
 from dashboard.views import VIEWS, choose_view
+from dashboard.weight_notes import show_weights_note
 
 st.set_page_config(page_title="Attention Lab", page_icon="🔎", layout="wide")
 
@@ -40,5 +40,5 @@ if settings.presenter:  # our own constant text: safe as a heading; the rest of 
 else:
     st.caption(view.teaches)
 show_link_notes(link, settings, view.slug, tuple(VIEWS))
-show_weights_note(settings)
+show_weights_note(settings.config)
 view.render(settings)

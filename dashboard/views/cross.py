@@ -16,10 +16,8 @@ from core import MAX_CHARS, MAX_TOKENS, Run
 from dashboard import compute
 from dashboard.downloads import download_buttons
 from dashboard.figures import heads_figure
-from dashboard.inputs import tokens_or_message
+from dashboard.page import PLOTLY_CONFIG, ROW_PX, shape_frame, tokens_or_message
 from dashboard.settings import Settings
-from dashboard.views.heads import PLOTLY_CONFIG
-from dashboard.views.shapes import ROW_PX, shape_frame
 
 DEFAULT_SOURCE = "Die Bank am Fluss gab einen Kredit"
 """The default sentence in German: a translation decoder writing the English reads it. 7 tokens against
@@ -40,17 +38,17 @@ def cross_shape_table(run: Run, settings: Settings) -> pd.DataFrame:
     T_q counts the sentence's tokens (queries), T_k the source's (keys and values).
     """
     tr = run.trace
-    d = settings.d_model
+    d = settings.config.d_model
     rows = [
         ("X (sentence)", run.x.shape, "embedding row of each query token: T_q rows"),
         ("X_src (source)", run.source_x.shape, "embedding row of each source token: T_k rows"),
     ]
-    if settings.positional not in ("none", "rope"):
+    if settings.config.positional not in ("none", "rope"):
         rows += [
-            ("X + P", run.x.shape, f"{settings.positional} positions 0..T_q−1"),
+            ("X + P", run.x.shape, f"{settings.config.positional} positions 0..T_q−1"),
             ("X_src + P", run.source_x.shape, "the source's own positions 0..T_k−1"),
         ]
-    rope = " (then rotated by position, RoPE)" if settings.positional == "rope" else ""
+    rope = " (then rotated by position, RoPE)" if settings.config.positional == "rope" else ""
     rows += [
         ("W_Q, W_K, W_V", (d, d), "one set of projections for both sentences"),
         ("Q", (tr.q.shape[-2], d), "Q = X W_Q: from the sentence"),
@@ -95,14 +93,14 @@ def render(settings: Settings) -> None:
     except ValueError as err:
         st.error(str(err))
         return
-    t_q, t_k, h = len(tokens), len(source), settings.n_heads
+    t_q, t_k, h = len(tokens), len(source), settings.config.n_heads
     maps = f"{h} heads, each a {t_q}×{t_k} map" if h > 1 else f"1 head: a {t_q}×{t_k} map"
     st.caption(
         f"{maps}: T_q = {t_q} query token{'s' * (t_q != 1)} (the sidebar's sentence) on the rows, "
         f"T_k = {t_k} source token{'s' * (t_k != 1)} on the columns. Every row sums to 1 over the source: "
         "each query word takes a mix of the source's values."
     )
-    if settings.causal:
+    if settings.config.causal:
         st.info(CAUSAL_HERE, icon=":material/change_history:")
     st.plotly_chart(
         heads_figure(
@@ -114,8 +112,8 @@ def render(settings: Settings) -> None:
     )
     download_buttons(run, "cross")
     st.subheader("Shapes", anchor=False)
-    st.caption(f"T_q = {t_q}, T_k = {t_k}, h = {h}, d_k = {settings.d_model} / {h} = {settings.d_k}.")
+    st.caption(f"T_q = {t_q}, T_k = {t_k}, h = {h}, d_k = {settings.config.d_model} / {h} = {settings.config.d_k}.")
     table = cross_shape_table(run, settings)
     st.dataframe(table, hide_index=True, width="stretch", height=ROW_PX * (len(table) + 1) + 3)
-    if not settings.causal:
+    if not settings.config.causal:
         st.caption(CAUSAL_HERE)

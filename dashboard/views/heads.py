@@ -8,11 +8,8 @@ import streamlit as st
 from dashboard import compute
 from dashboard.downloads import download_buttons
 from dashboard.figures import average_figure, heads_figure
-from dashboard.inputs import run_or_message
-from dashboard.scaling_note import unscaled_warning
+from dashboard.page import PLOTLY_CONFIG, run_or_message, unscaled_warning
 from dashboard.settings import Settings
-
-PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": "attention", "scale": 2}}
 
 
 def _repeats(tokens: tuple[str, ...]) -> list[list[int]]:
@@ -27,11 +24,11 @@ def render(settings: Settings) -> None:
     run = run_or_message(settings)
     if run is None:
         return
-    t, h = len(run.tokens), settings.n_heads
+    t, h = len(run.tokens), settings.config.n_heads
     maps = f"{h} heads, each a {t}×{t} map" if h > 1 else f"1 head: a {t}×{t} map"
     st.caption(
         f"{maps}. Row = the query token, column = the key token it looks at; every row sums to 1. "
-        f"d_k = {settings.d_model} / {h} = {settings.d_k}."
+        f"d_k = {settings.config.d_model} / {h} = {settings.config.d_k}."
     )
     unscaled_warning(settings)  # the sidebar's scaling toggle is off: say so above the maps
     show_average = st.toggle(
@@ -63,13 +60,13 @@ def _notice(settings: Settings, tokens: tuple[str, ...], weights: np.ndarray) ->
     if len(tokens) == 1:
         points.append("A single token can only attend to itself: its one weight is 1. Type a longer sentence.")
     repeats = _repeats(tokens)
-    if repeats and settings.positional == "none" and not settings.causal:
+    if repeats and settings.config.positional == "none" and not settings.config.causal:
         where = "; ".join(" and ".join(map(str, g)) for g in repeats[:3]) + ("; ..." if len(repeats) > 3 else "")
         points.append(
             f"Positions {where} hold the same word. With no positional encoding they get identical rows "
             "and identical columns in every head: attention cannot tell them apart."
         )
-    if settings.causal:
+    if settings.config.causal:
         points.append("Causal mask: row i only has weights on columns 0..i; the first token can only look at itself.")
     peak = compute.mean_row_peak(weights)
     if len(tokens) > 1:

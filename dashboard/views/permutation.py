@@ -15,9 +15,8 @@ import streamlit as st
 from core import POSITIONAL_KINDS, AttentionConfig, causal_mask
 from dashboard import compute
 from dashboard.figures import permutation_figure
-from dashboard.inputs import choose_head, tokens_or_message
+from dashboard.page import PLOTLY_CONFIG, choose_head, tokens_or_message
 from dashboard.settings import MAX_SEED, Settings, head_options
-from dashboard.views.heads import PLOTLY_CONFIG
 
 TOLERANCE = 1e-9
 """Float64 rounding leaves ~1e-16; any real dependence on order is many orders of magnitude larger."""
@@ -122,7 +121,7 @@ def render(settings: Settings) -> None:
     config = settings.config
     result = compute.permutation_run(tokens, perm, config)
     k = choose_head(
-        settings.n_heads,
+        settings.config.n_heads,
         key="perm_head",
         bind="query-params",
         help="The difference below is over all heads; the maps show this one.",

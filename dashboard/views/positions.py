@@ -16,9 +16,8 @@ import streamlit as st
 from core import POSITIONAL_KINDS, causal_mask
 from dashboard import compute
 from dashboard.figures.shift import ShiftRow, shift_figure
-from dashboard.inputs import choose_head, tokens_or_message
+from dashboard.page import PLOTLY_CONFIG, choose_head, tokens_or_message
 from dashboard.settings import Settings, head_options
-from dashboard.views.heads import PLOTLY_CONFIG
 
 TOLERANCE = 1e-9
 """Float64 rounding of RoPE's angles leaves ~1e-15; a real dependence on absolute position is far larger."""
@@ -43,7 +42,9 @@ WHY = {
 def _available(settings: Settings) -> list[str]:
     """Encodings these head settings allow (RoPE needs an even d_k)."""
     return [
-        kind for kind in POSITIONAL_KINDS if settings.n_heads in head_options(settings.d_model, kind, settings.weights)
+        kind
+        for kind in POSITIONAL_KINDS
+        if settings.config.n_heads in head_options(settings.config.d_model, kind, settings.config.weights)
     ]
 
 
@@ -90,7 +91,7 @@ def render(settings: Settings) -> None:
         help="The same sentence again, starting at this position instead of 0; nothing else changes.",
     )
     k = choose_head(
-        settings.n_heads,
+        settings.config.n_heads,
         key="shift_head",
         bind="query-params",
         help="The maps show this head; the differences in the table are over all heads.",
@@ -105,9 +106,9 @@ def render(settings: Settings) -> None:
     elif "rope" in results:
         holds, sentence = comparison({kind: r.max_abs_diff for kind, r in results.items()})
         (st.success if holds else st.warning)(sentence)
-    if settings.positional in results:
-        _, sentence = verdict(settings.positional, results[settings.positional].max_abs_diff)
-        st.markdown(f"**Your setting ({settings.positional}):** {sentence}")
+    if settings.config.positional in results:
+        _, sentence = verdict(settings.config.positional, results[settings.config.positional].max_abs_diff)
+        st.markdown(f"**Your setting ({settings.config.positional}):** {sentence}")
 
     rows = [
         (kind, f"{r.max_abs_diff:.2e}", "unchanged" if r.max_abs_diff <= TOLERANCE else "changed")
@@ -119,14 +120,20 @@ def render(settings: Settings) -> None:
         width="stretch",
     )
     if "rope" not in results:
-        st.info(f"RoPE needs an even d_k and d_k = {settings.d_k} here: choose another head count to compare it.")
+        st.info(
+            f"RoPE needs an even d_k and d_k = {settings.config.d_k} here: choose another head count to compare it."
+        )
 
     shown = [
         ShiftRow(kind, results[kind].weights[k], results[kind].shifted_weights[k]) for kind in SHOWN if kind in results
     ]
     st.plotly_chart(
         shift_figure(
-            shown, tokens, shift, causal_mask(len(tokens)) if settings.causal else None, presenter=settings.presenter
+            shown,
+            tokens,
+            shift,
+            causal_mask(len(tokens)) if settings.config.causal else None,
+            presenter=settings.presenter,
         ),
         width="stretch",
         key="shift_chart",

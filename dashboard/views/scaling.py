@@ -13,15 +13,13 @@ import streamlit as st
 
 from dashboard import compute
 from dashboard.figures.scaling import scaling_figure
-from dashboard.inputs import tokens_or_message
-from dashboard.scaling_note import unscaled_warning
+from dashboard.page import PLOTLY_CONFIG, tokens_or_message, unscaled_warning
 from dashboard.settings import Settings
-from dashboard.views.heads import PLOTLY_CONFIG
 
 
 def render(settings: Settings) -> None:
     result = compute.scaling_curves()
-    d_k = settings.d_k
+    d_k = settings.config.d_k
     st.caption(
         f"For each head width d_k, {result.n_seeds} random draws of {result.t} queries and {result.t} keys with "
         "unit-variance entries; each curve is the mean over draws and rows. A dot product of two such vectors "
@@ -45,6 +43,7 @@ def render(settings: Settings) -> None:
 
 def _current_sentence(settings: Settings) -> None:
     """The sidebar's sentence and heads, with the factor and without it, in two numbers per case."""
+    c = settings.config
     tokens = tokens_or_message(settings.sentence)
     if tokens is None:
         return
@@ -70,7 +69,7 @@ def _current_sentence(settings: Settings) -> None:
         width="stretch",
     )
     st.caption(
-        f"Means over all {settings.n_heads} heads and {len(tokens)} query rows at d_k = {settings.d_model} / "
-        f"{settings.n_heads} = {settings.d_k}. Largest weight 1 and spread 0 mean one-hot; spread 1 means even. "
+        f"Means over all {c.n_heads} heads and {len(tokens)} query rows at d_k = {c.d_model} / {c.n_heads} = {c.d_k}. "
+        "Largest weight 1 and spread 0 mean one-hot; spread 1 means even. "
         "Flip “Scale scores by 1/√d_k” in the sidebar, then open the heads view to see the maps."
     )

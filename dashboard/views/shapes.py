@@ -9,34 +9,21 @@ import pandas as pd
 import streamlit as st
 
 from core import Run
-from dashboard.inputs import run_or_message
+from dashboard.page import ROW_PX, run_or_message, shape_frame
 from dashboard.settings import Settings
-
-ROW_PX = 35
-"""Height of one st.dataframe row: the table is sized to show every row without scrolling."""
-
-
-def shape_text(shape: tuple[int, ...]) -> str:
-    """``(64, 4, 16)`` as the text "(64, 4, 16)" (a 1-tuple keeps no trailing comma)."""
-    return "(" + ", ".join(map(str, shape)) + ")"
-
-
-def shape_frame(rows: list[tuple[str, tuple[int, ...], str]]) -> pd.DataFrame:
-    """(tensor, shape, formula) rows as the table both shape views show."""
-    return pd.DataFrame([(name, shape_text(s), f) for name, s, f in rows], columns=["tensor", "shape", "formula"])
 
 
 def shape_table(run: Run, settings: Settings) -> pd.DataFrame:
     """Rows of (tensor, shape, formula), read from the trace's own arrays where it holds them."""
     tr = run.trace
-    d = settings.d_model
+    d = settings.config.d_model
     w = (d, d)  # every projection is (d_model, d_model): one matrix serves all heads
     full = (tr.q.shape[-2], d)  # (T, d_model) before the head split
     rows = [
         ("X", run.x.shape, "embedding row of each token"),
     ]
-    if settings.positional != "none":
-        rows.append(("X + P", run.x.shape, f"add the {settings.positional} positional encoding P"))
+    if settings.config.positional != "none":
+        rows.append(("X + P", run.x.shape, f"add the {settings.config.positional} positional encoding P"))
     rows += [
         ("W_Q, W_K, W_V", w, "learned projections (random here), shared by all heads"),
         ("Q, K, V", full, "Q = X W_Q,  K = X W_K,  V = X W_V"),
@@ -60,7 +47,7 @@ def render(settings: Settings) -> None:
     run = run_or_message(settings)
     if run is None:
         return
-    d, h, d_k, t = settings.d_model, settings.n_heads, settings.d_k, len(run.tokens)
+    d, h, d_k, t = settings.config.d_model, settings.config.n_heads, settings.config.d_k, len(run.tokens)
     st.latex(rf"d_k = \frac{{d_{{model}}}}{{h}} = \frac{{{d}}}{{{h}}} = {d_k}")
     st.caption(
         f"T = {t} tokens, h = {h} heads. Scores are scaled by 1/√d_k = 1/√{d_k} = {1 / math.sqrt(d_k):.4g}. "

@@ -22,11 +22,8 @@ from dashboard.figures.steps import (
     vectors_figure,
     weights_figure,
 )
-from dashboard.inputs import choose_head, run_or_message
-from dashboard.scaling_note import unscaled_warning
+from dashboard.page import PLOTLY_CONFIG, choose_head, run_or_message, shape_text, unscaled_warning
 from dashboard.settings import Settings
-from dashboard.views.heads import PLOTLY_CONFIG
-from dashboard.views.shapes import shape_text
 
 NO_MASK = (
     "No mask: the causal mask is off, so every query may attend to every key and the scores go to the "
@@ -48,7 +45,7 @@ def render(settings: Settings) -> None:
     if run is None:
         return
     k = choose_head(
-        settings.n_heads,
+        settings.config.n_heads,
         key="step_head",
         bind="query-params",
         help="Every step below is this head's. The heads run side by side on their own d_k columns.",
@@ -60,7 +57,7 @@ def render_steps(run: Run, k: int, settings: Settings) -> None:
     """The eight steps of head ``k`` (0-based) for one run."""
     tr = run.trace
     rows, cols = run.tokens, run.key_tokens
-    t_q, t_k, d, d_k, h = len(rows), len(cols), settings.d_model, tr.q.shape[-1], tr.n_heads
+    t_q, t_k, d, d_k, h = len(rows), len(cols), settings.config.d_model, tr.q.shape[-1], tr.n_heads
     n, p = k + 1, settings.presenter
     rope = tr.q_unrotated is not None
     first, last = k * d_k, (k + 1) * d_k - 1
@@ -71,7 +68,7 @@ def render_steps(run: Run, k: int, settings: Settings) -> None:
 
     # 1. X
     x, source_x = compute.attention_input(run)
-    added = settings.positional in ("sinusoidal", "learned")
+    added = settings.config.positional in ("sinusoidal", "learned")
     name = "X + P" if added else "X"
     panels = [vector_panel(x, rows, name)]
     if source_x is not None:
@@ -80,7 +77,7 @@ def render_steps(run: Run, k: int, settings: Settings) -> None:
         "sinusoidal": "the embedding of each token plus its sinusoidal position vector P",
         "learned": "the embedding of each token plus its learned position vector P",
         "rope": "the embedding of each token; RoPE adds nothing here, it rotates Q and K in step 2",
-    }.get(settings.positional, "the embedding of each token; with no positional encoding, order is invisible")
+    }.get(settings.config.positional, "the embedding of each token; with no positional encoding, order is invisible")
     _step(
         1,
         "X: one vector per token",
@@ -137,7 +134,7 @@ def render_steps(run: Run, k: int, settings: Settings) -> None:
         rf"S = {q_name}_{{{n}}} {k_name}_{{{n}}}^{{\top}}"
         rf"\qquad ({t_q} \times {d_k})\,({d_k} \times {t_k}) \to ({t_q} \times {t_k})",
     )
-    if settings.scaled:
+    if settings.config.scaled:
         scale_eq = rf"\frac{{S}}{{\sqrt{{d_k}}}} = \frac{{S}}{{\sqrt{{{d_k}}}}} = \frac{{S}}{{{math.sqrt(d_k):.4g}}}"
         scale_title = f"÷√d_k = ÷{math.sqrt(d_k):.4g}"
     else:

@@ -16,10 +16,8 @@ import streamlit as st
 from core import HeadSummary
 from dashboard import compute
 from dashboard.figures.summary import NA, summary_figure
-from dashboard.inputs import run_or_message
-from dashboard.scaling_note import unscaled_warning
+from dashboard.page import PLOTLY_CONFIG, run_or_message, unscaled_warning
 from dashboard.settings import Settings
-from dashboard.views.heads import PLOTLY_CONFIG
 
 FOCUS = 0.5
 """A head "looks at" a place when it puts at least half its weight there on average."""
@@ -92,12 +90,12 @@ def render(settings: Settings) -> None:
     notes = []
     if t == 1:
         notes.append("One token: there is no previous token (n/a), and the only key is the token itself.")
-    if settings.causal:
+    if settings.config.causal:
         notes.append(
             "Causal mask: the first query can only see itself, so every head puts weight 1 on the first token in "
             "row 0; rows with a single visible key are left out of the spread."
         )
-    if settings.weights == "random":
+    if settings.config.weights == "random":
         notes.append(
             "These weights are random: a head that looks at the previous token here does so by chance. "
             "Choose the previous-token weights in the sidebar to see a head built to do it."

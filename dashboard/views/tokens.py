@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard.inputs import tokens_or_message
+from dashboard.page import tokens_or_message
 from dashboard.settings import Settings
 
 
@@ -38,7 +38,7 @@ def render(settings: Settings) -> None:
     st.caption(
         f"{t} token{'s' * (t != 1)} ({unique} different). The text is normalised (NFC) and lower-cased; "
         f"words, numbers, punctuation marks and emoji each become one token. Each token becomes one row "
-        f"of X, shape ({t}, {settings.d_model}); the same token always gets the same row."
+        f"of X, shape ({t}, {settings.config.d_model}); the same token always gets the same row."
     )
     st.dataframe(
         token_table(tokens),

@@ -33,7 +33,7 @@ def test_default_pair_draws_one_t_q_by_t_k_map_per_head_with_the_source_on_the_c
     assert len(queries) != len(source)  # the default pair shows the maps are not square
     [fig] = figures(at)
     maps = [t for t in heatmaps(fig) if t.get("coloraxis")]
-    assert len(maps) == DEFAULTS.n_heads
+    assert len(maps) == DEFAULTS.config.n_heads
     expected = run(queries, DEFAULTS.config, source=source).trace.weights  # (h, T_q, T_k), straight from core
     for k, trace in enumerate(maps):
         assert trace["y"] == labels(queries) and trace["x"] == labels(source)
@@ -145,7 +145,7 @@ def test_extremes(query):
     assert not at.error
     t_q, t_k = len(query["sentence"].split()), len(query["source"].split())
     maps = cross_maps(at)
-    assert len(maps) == int(query.get("n_heads", DEFAULTS.n_heads))
+    assert len(maps) == int(query.get("n_heads", DEFAULTS.config.n_heads))
     assert all(z.shape == (t_q, t_k) for z in maps)
     assert at.dataframe[0].value.set_index("tensor").loc["weights", "shape"] == f"({len(maps)}, {t_q}, {t_k})"
 

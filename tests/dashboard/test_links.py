@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from dashboard.settings import DEFAULTS, Settings
-from dashboard.url_notes import LINK_KEYS, link_notes
+from core import AttentionConfig
+from dashboard.link_notes import link_notes
+from dashboard.settings import DEFAULTS, LINK_KEYS, SETTING_KEYS, Settings
 from tests.dashboard.conftest import array, figures, heatmaps, make_app, no_exception
 
 
@@ -58,7 +59,7 @@ BAD_LINKS = [
     (dict(n_heads="abc"), ["not a whole number"]),
     (dict(d_model="7"), ["d_model", "showing d_model = 64"]),
     (dict(d_model="-1"), ["d_model", "showing d_model = 64"]),
-    (dict(seed="abc"), ["seed", f"showing seed {DEFAULTS.seed}"]),
+    (dict(seed="abc"), ["seed", f"showing seed {DEFAULTS.config.seed}"]),
     (dict(seed="-5"), ["seed"]),
     (dict(seed="NaN"), ["seed"]),
     (dict(seed="99999999999999999999999"), ["seed"]),
@@ -117,6 +118,14 @@ def test_link_keys_list_every_bound_widget():
     assert bound == LINK_KEYS
 
 
+def test_every_setting_is_a_link_key():
+    """Each AttentionConfig field and each page field of Settings is a URL key, declared once."""
+    config_fields = set(AttentionConfig.__dataclass_fields__)
+    page_fields = set(Settings.__dataclass_fields__) - {"config"}
+    assert set(SETTING_KEYS) == config_fields | page_fields
+    assert set(SETTING_KEYS) <= LINK_KEYS
+
+
 def test_the_note_is_for_the_link_only():
     at = make_app(seed="abc").run()
     assert at.warning
@@ -125,9 +134,9 @@ def test_the_note_is_for_the_link_only():
 
 
 def test_link_notes_pure():
-    s = Settings(d_model=64, n_heads=4)
+    s = Settings(config=AttentionConfig(d_model=64, n_heads=4))
     assert link_notes({}, s) == []
-    assert link_notes({"d_model": "64", "n_heads": "4", "seed": str(s.seed)}, s) == []
+    assert link_notes({"d_model": "64", "n_heads": "4", "seed": str(s.config.seed)}, s) == []
     [note] = link_notes({"n_heads": "3"}, s)
     assert "3 heads" in note and "64" in note
     assert link_notes({"seed": "1e3"}, s)  # not a plain integer

@@ -9,7 +9,7 @@ import pytest
 
 from core import POSITIONAL_KINDS, head_counts, tokenize
 from dashboard.settings import D_MODELS, DEFAULTS, MAX_HEADS
-from dashboard.toy_weights import FIX_LABEL
+from dashboard.weight_notes import FIX_LABEL
 from tests.dashboard.conftest import array, figures, heatmaps, make_app, no_exception
 
 
@@ -32,7 +32,7 @@ def test_identity_weights_make_repeated_words_attend_to_each_other():
     twins = [i for i, t in enumerate(tokens) if t == "the"]
     assert twins == [0, 3]
     maps = head_maps(at)
-    assert len(maps) == DEFAULTS.n_heads
+    assert len(maps) == DEFAULTS.config.n_heads
     for z in maps:
         for i in twins:
             assert set(np.argsort(z[i])[-2:]) == set(twins)  # its two largest weights: itself and its twin
@@ -128,7 +128,7 @@ def test_a_link_with_unusable_weights_falls_back_with_a_note():
 def test_a_link_asking_previous_with_too_many_heads_explains_why():
     at = make_app(weights="previous", positional="learned", d_model="8", n_heads="4").run()
     no_exception(at)
-    assert any("previous-token head needs d_k >= 4" in w.value for w in at.warning)
+    assert any("previous-token head reads two clock hands: it needs d_k >= 4" in w.value for w in at.warning)
     assert at.button_group(key="n_heads").value == 2
 
 

@@ -11,28 +11,11 @@ import math
 
 import streamlit as st
 
-from core import POSITIONAL_KINDS, WEIGHT_KINDS
-from dashboard.settings import D_MODELS, KEYS, MAX_HEADS, MAX_SEED, Settings, head_options
+from core import POSITIONAL_KINDS, WEIGHT_KINDS, AttentionConfig, head_count_problem
+from dashboard.settings import D_MODELS, LINK_KEYS, MAX_HEADS, MAX_SEED, Settings
 
 _READ_FLAG = "_link_read"
 _PENDING = "_link_pending"
-
-LINK_KEYS = frozenset(
-    (
-        *KEYS,
-        "view",
-        "average",
-        "perm_mode",
-        "perm_seed",
-        "perm_text",
-        "perm_head",
-        "step_head",
-        "shift",
-        "shift_head",
-        "source",
-    )
-)
-"""Every widget bound to the URL (``bind="query-params"``); tests/dashboard checks the list against the source."""
 
 
 def read_link() -> dict[str, str]:
@@ -75,29 +58,23 @@ def _as_int(raw: str) -> int | None:
     return int(text)
 
 
-def _heads_note(raw: str, s: Settings) -> str | None:
+def _heads_note(raw: str, c: AttentionConfig) -> str | None:
     n = _as_int(raw)
-    if n == s.n_heads:
+    if n == c.n_heads:
         return None
-    shown = f"showing {s.n_heads} heads"
+    shown = f"showing {c.n_heads} heads"
     if n is None:
         return f"The link's head count (n_heads) is not a whole number: {shown}."
-    if n < 1:
-        return f"The link asks for {n} heads; at least 1 is needed: {shown}."
-    if s.d_model % n:
-        return f"The link asks for {n} heads, which do not divide d_model = {s.d_model}: {shown}."
+    if problem := head_count_problem(c.d_model, n, c.positional, c.weights):
+        return f"The link's head count cannot be used ({problem[:-1]}): {shown}."
     if n > MAX_HEADS:
         return f"The link asks for {n} heads; at most {MAX_HEADS} are drawn: {shown}."
-    if n not in head_options(s.d_model, s.positional, s.weights):
-        needs = ["RoPE needs an even d_k"] if s.positional == "rope" else []
-        needs += ["the previous-token head needs d_k >= 4"] if s.weights == "previous" else []
-        why = "; ".join(needs) or "see the head options"
-        return f"The link asks for {n} heads, which these settings do not allow ({why}): {shown}."
     return f"The link's head count could not be used: {shown}."
 
 
 def link_notes(link: dict[str, str], s: Settings, view: str | None = None, views: tuple[str, ...] = ()) -> list[str]:
     """One sentence per link value that differs from what is shown. Pure: testable without Streamlit."""
+    c = s.config
     notes = []
     if unknown := sum(k not in LINK_KEYS for k in link):  # counted, never quoted: the names are the link's text
         notes.append(
@@ -106,28 +83,28 @@ def link_notes(link: dict[str, str], s: Settings, view: str | None = None, views
         )
     if view is not None and "view" in link and link["view"] != view:
         notes.append(f"The link's view must be one of {', '.join(views)}: showing {view}.")
-    if "d_model" in link and _as_int(link["d_model"]) != s.d_model:
+    if "d_model" in link and _as_int(link["d_model"]) != c.d_model:
         notes.append(
-            f"The link's d_model is not one of {', '.join(map(str, D_MODELS))}: showing d_model = {s.d_model}."
+            f"The link's d_model is not one of {', '.join(map(str, D_MODELS))}: showing d_model = {c.d_model}."
         )
-    if "n_heads" in link and (note := _heads_note(link["n_heads"], s)):
+    if "n_heads" in link and (note := _heads_note(link["n_heads"], c)):
         notes.append(note)
-    if "causal" in link and link["causal"].strip().lower() != str(s.causal).lower():
-        notes.append(f"The link's causal value must be true or false: the mask is {'on' if s.causal else 'off'}.")
-    if "positional" in link and link["positional"] != s.positional:
+    if "causal" in link and link["causal"].strip().lower() != str(c.causal).lower():
+        notes.append(f"The link's causal value must be true or false: the mask is {'on' if c.causal else 'off'}.")
+    if "positional" in link and link["positional"] != c.positional:
         notes.append(
-            f"The link's positional encoding must be one of {', '.join(POSITIONAL_KINDS)}: showing {s.positional}."
+            f"The link's positional encoding must be one of {', '.join(POSITIONAL_KINDS)}: showing {c.positional}."
         )
-    if "weights" in link and link["weights"] != s.weights:
-        notes.append(f"The link's weights must be one of {', '.join(WEIGHT_KINDS)}: showing {s.weights}.")
+    if "weights" in link and link["weights"] != c.weights:
+        notes.append(f"The link's weights must be one of {', '.join(WEIGHT_KINDS)}: showing {c.weights}.")
     if "presenter" in link and link["presenter"].strip().lower() != str(s.presenter).lower():
         notes.append(
             f"The link's presenter value must be true or false: presenter mode is {'on' if s.presenter else 'off'}."
         )
-    if "scaled" in link and link["scaled"].strip().lower() != str(s.scaled).lower():
-        notes.append(f"The link's scaled value must be true or false: scaling is {'on' if s.scaled else 'off'}.")
-    if "seed" in link and _as_int(link["seed"]) != s.seed:
-        notes.append(f"The link's seed must be a whole number from 0 to {MAX_SEED}: showing seed {s.seed}.")
+    if "scaled" in link and link["scaled"].strip().lower() != str(c.scaled).lower():
+        notes.append(f"The link's scaled value must be true or false: scaling is {'on' if c.scaled else 'off'}.")
+    if "seed" in link and _as_int(link["seed"]) != c.seed:
+        notes.append(f"The link's seed must be a whole number from 0 to {MAX_SEED}: showing seed {c.seed}.")
     return notes
 
 

@@ -1,4 +1,4 @@
-"""Toy weights on the page: what each choice of W_Q, W_K, W_V, W_O promises, and the fix it may need.
+"""Notes on the chosen weights: what each choice of W_Q, W_K, W_V, W_O promises, and the fix it may need.
 
 The weights themselves are built in ``core.toy_weights``; this module only says,
 in the dashboard's own words, which pattern each choice should draw, so a class
@@ -7,12 +7,9 @@ sees weights *make* a pattern. The texts name settings, never typed text.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import streamlit as st
 
-if TYPE_CHECKING:
-    from dashboard.settings import Settings
+from core import AttentionConfig
 
 WEIGHT_PROMISES = {
     "random": "Random W_Q, W_K, W_V, W_O, fixed by the seed: any pattern here is chance. "
@@ -33,9 +30,9 @@ NEEDS_LEARNED = (
 FIX_LABEL = "Use learned positions"
 
 
-def needs_learned(settings: Settings) -> bool:
+def needs_learned(config: AttentionConfig) -> bool:
     """True when the previous-token head is chosen without the position table it reads."""
-    return settings.weights == "previous" and settings.positional != "learned"
+    return config.weights == "previous" and config.positional != "learned"
 
 
 def _use_learned() -> None:
@@ -43,9 +40,9 @@ def _use_learned() -> None:
     st.session_state["positional"] = "learned"
 
 
-def show_weights_note(settings: Settings) -> None:
+def show_weights_note(config: AttentionConfig) -> None:
     """On the page, above any view: a warning and a one-click fix when the previous-token head has no clock."""
-    if not needs_learned(settings):
+    if not needs_learned(config):
         return
-    st.warning(NEEDS_LEARNED.format(positional=settings.positional), icon=":material/schedule:")
+    st.warning(NEEDS_LEARNED.format(positional=config.positional), icon=":material/schedule:")
     st.button(FIX_LABEL, key="use_learned", on_click=_use_learned, icon=":material/build:")

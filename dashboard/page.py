@@ -1,0 +1,116 @@
+"""What every view shares: settings to core inputs (or a message), a head picker, the scaling note,
+shape text, the chart config and "The code behind this".
+
+Views import this module, never each other. Messages shown here are the
+dashboard's own text or ``core``'s ``ValueError`` text, which names only numbers
+(token counts, limits), never what the user typed.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable
+
+import pandas as pd
+import streamlit as st
+
+from core import Run
+from dashboard import compute
+from dashboard.settings import Settings
+
+EMPTY_SENTENCE = "Type a sentence in the sidebar to see its attention maps."
+PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": "attention", "scale": 2}}
+"""Every chart's toolbar: no Plotly logo; the camera button saves a 2x PNG named "attention"."""
+ROW_PX = 35
+"""Height of one st.dataframe row: shape tables are sized to show every row without scrolling."""
+CODE_LABEL = "The code behind this"
+
+
+def tokens_or_message(sentence: str, empty: str = EMPTY_SENTENCE) -> tuple[str, ...] | None:
+    """The tokens of ``sentence``, or None after showing why there are none (``empty`` when it is blank)."""
+    if not sentence.strip():
+        st.info(empty)
+        return None
+    try:
+        return compute.tokens_of(sentence)
+    except ValueError as err:
+        st.error(str(err))
+        return None
+
+
+def run_or_message(settings: Settings) -> Run | None:
+    """The attention run for ``settings``, or None after showing a message."""
+    tokens = tokens_or_message(settings.sentence)
+    if tokens is None:
+        return None
+    try:
+        return compute.attention_run(tokens, settings.config)
+    except ValueError as err:
+        st.error(str(err))
+        return None
+
+
+def choose_head(n_heads: int, *, key: str, bind: str | None, help: str, container=st) -> int:
+    """A "Head" selector, 1 to ``n_heads``; returns the 0-based head.
+
+    ``key`` and ``bind`` go to the widget as they are. Callers write both out
+    (``bind="query-params"``), so the check that every URL-bound key is listed in
+    ``settings.LINK_KEYS`` finds them at the call.
+    """
+    head = container.segmented_control(
+        "Head", list(range(1, n_heads + 1)), default=1, required=True, key=key, bind=bind, help=help
+    )
+    return int(head) - 1
+
+
+def unscaled_warning(settings: Settings) -> None:
+    """Say so on the page when the sidebar's scaling toggle is off; nothing when it is on."""
+    if not settings.config.scaled:
+        st.warning(
+            f"Scaling is off: the scores are QKᵀ, not QKᵀ ÷ √d_k = QKᵀ ÷ {math.sqrt(settings.config.d_k):.3g}. "
+            "Scores √d_k times larger make each softmax row collapse toward one-hot. "
+            "Turn “Scale scores by 1/√d_k” back on in the sidebar to compare.",
+            icon=":material/warning:",
+        )
+
+
+def shape_text(shape: tuple[int, ...]) -> str:
+    """``(64, 4, 16)`` as the text "(64, 4, 16)" (a 1-tuple keeps no trailing comma)."""
+    return "(" + ", ".join(map(str, shape)) + ")"
+
+
+def shape_frame(rows: list[tuple[str, tuple[int, ...], str]]) -> pd.DataFrame:
+    """(tensor, shape, formula) rows as the table both shape views show."""
+    return pd.DataFrame([(name, shape_text(s), f) for name, s, f in rows], columns=["tensor", "shape", "formula"])
+
+
+def source_lines(function: Callable, *needles: str) -> str:
+    """The lines of ``function``'s source that contain any of ``needles``, in source order, dedented.
+
+    Steps show the one or two lines of core that perform them; reading them from the
+    source (never a copy in a string) keeps the page and the code that ran the same.
+    Raises ``ValueError`` when a needle matches no line, so a renamed variable fails a test.
+    """
+    lines = inspect.getsource(function).splitlines()
+    picked = [line for line in lines if any(n in line for n in needles)]
+    missing = [n for n in needles if not any(n in line for line in picked)]
+    if missing:
+        raise ValueError(f"{function.__qualname__} has no line containing {missing}")
+    indent = min(len(line) - len(line.lstrip()) for line in picked)
+    return "\n".join(line[indent:] for line in picked)
+
+
+def show_code(function: Callable, call: str, *, lines: str | None = None) -> None:
+    """An expander under a figure: the core function that computed it, and the call with this page's settings.
+
+    ``lines`` (from ``source_lines``) shows only the lines of ``function`` that perform one step.
+    """
+    where = f"{inspect.getmodule(function).__name__}.{function.__qualname__}"
+    with st.expander(CODE_LABEL, icon=":material/code:"):
+        st.caption(f"Called with this page's settings (from `{where}`):" if lines is None else f"From `{where}`:")
+        if lines is None:
+            st.code(call, language="python")
+            st.code(inspect.getsource(function), language="python", line_numbers=True)
+        else:
+            st.code(lines, language="python")
