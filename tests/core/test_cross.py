@@ -100,7 +100,7 @@ def test_empty_source_is_refused():
 
 
 def test_default_run_is_unchanged():
-    """The pre-issue-4 data path, spelled out: embed + table, random projections, self-attention."""
+    """The plain self-attention data path, spelled out: embed + table, random projections, self-attention."""
     config = AttentionConfig(positional="sinusoidal", causal=True, seed=4)
     result = run(TARGET, config)
     x = embed(TARGET, 64, 4) + positional_encoding("sinusoidal", len(TARGET), 64, 4)

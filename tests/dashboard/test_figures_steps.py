@@ -1,4 +1,4 @@
-"""The issue-4 figure builders on their own: arrays in, figure JSON checked, no Streamlit."""
+"""The steps, shift and summary figure builders on their own: arrays in, figure JSON checked, no Streamlit."""
 
 from __future__ import annotations
 

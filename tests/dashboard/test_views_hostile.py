@@ -1,4 +1,4 @@
-"""Hostile and refused sentences in the issue-4 views (steps, scaling, positions, summary), through AppTest.
+"""Hostile and refused sentences in the steps, scaling, positions and summary views, through AppTest.
 
 The same sentences, leak scan and label check as test_hostile_app.py; the label check
 also allows the coordinate columns "0".."d-1" of the steps view's vector matrices.

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tests.dashboard.conftest import make_app, no_exception
-from tests.dashboard.views import charts, grids
+from tests.dashboard.charts import charts, grids
 
 ROUNDING = 1e-9
 REAL = 1e-3

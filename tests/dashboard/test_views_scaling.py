@@ -13,7 +13,7 @@ import pytest
 from core import scaling_experiment
 from dashboard.figures.scaling import CURRENT
 from tests.dashboard.conftest import array, figures, heatmaps, make_app, no_exception
-from tests.dashboard.views import charts
+from tests.dashboard.charts import charts
 
 
 def curves(fig: dict) -> dict[tuple[str, str], np.ndarray]:

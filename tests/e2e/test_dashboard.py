@@ -47,10 +47,10 @@ def assert_rows_are_distributions(grids: list[np.ndarray], t: int) -> None:
 def test_default_page_draws_one_heatmap_per_head(page, server):
     open_app(page, server)
     t = len(tokenize(DEFAULTS.sentence))
-    wait_heatmaps(page, DEFAULTS.n_heads)
-    assert chosen_segment(page, "n_heads") == str(DEFAULTS.n_heads)
+    wait_heatmaps(page, DEFAULTS.config.n_heads)
+    assert chosen_segment(page, "n_heads") == str(DEFAULTS.config.n_heads)
     grids = heads_z(page)
-    assert len(grids) == DEFAULTS.n_heads
+    assert len(grids) == DEFAULTS.config.n_heads
     assert_rows_are_distributions(grids, t)
     assert not any(np.isnan(g).any() for g in grids), "no cell is masked without the causal mask"
     assert len({g.tobytes() for g in grids}) == len(grids), "heads have their own projections: maps differ"
@@ -59,7 +59,7 @@ def test_default_page_draws_one_heatmap_per_head(page, server):
 def test_head_count_and_causal_mask_redraw(page, server):
     open_app(page, server)
     t = len(tokenize(DEFAULTS.sentence))
-    wait_heatmaps(page, DEFAULTS.n_heads)
+    wait_heatmaps(page, DEFAULTS.config.n_heads)
 
     for h in (8, 1, 2):
         choose_segment(page, "n_heads", str(h))
@@ -132,7 +132,7 @@ def test_shared_url_reproduces_the_state(page, server, browser):
 )
 def test_bad_sentence_shows_a_message_not_an_exception(page, server, text, message):
     open_app(page, server)
-    wait_heatmaps(page, DEFAULTS.n_heads)
+    wait_heatmaps(page, DEFAULTS.config.n_heads)
     type_text(page, "sentence", text)
     alert = page.locator("[data-testid='stAlert']", has_text=message)
     alert.wait_for(state="visible")
@@ -140,4 +140,4 @@ def test_bad_sentence_shows_a_message_not_an_exception(page, server, text, messa
     assert heatmap_count(page) == 0
     # the sidebar still works and brings the maps back
     type_text(page, "sentence", "back to work")
-    wait_heatmaps(page, DEFAULTS.n_heads)
+    wait_heatmaps(page, DEFAULTS.config.n_heads)

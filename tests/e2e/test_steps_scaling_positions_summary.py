@@ -1,4 +1,4 @@
-"""The issue-4 views in a real browser, one interaction each: steps, scaling, positions, summary.
+"""Steps, scaling, positions and summary views in a real browser, one interaction each.
 
 Values are read from what plotly.js drew (each heatmap's calcdata, each bar
 trace's drawn points), after a click or a typed value went through the server.

@@ -1,4 +1,4 @@
-"""Issue-4 features in a real browser, one interaction each: cross-attention, toy weights, exports, presenter.
+"""Cross-attention, toy weights, downloads and presenter mode in a real browser, one interaction each.
 
 What AppTest cannot see: bound widgets writing their value into the browser's URL
 (Streamlit does that in the frontend), a button callback's value reaching the URL,
@@ -61,19 +61,19 @@ def wait_grids(page, chart: str, shape: tuple[int, int], n: int, timeout: float 
 def test_cross_view_draws_t_q_by_t_k_maps_and_follows_a_new_source(page, server):
     open_app(page, server, "view=cross")
     queries = tokenize(DEFAULTS.sentence)
-    grids = wait_grids(page, CROSS_CHART, (len(queries), len(tokenize(DEFAULT_SOURCE))), DEFAULTS.n_heads)
+    grids = wait_grids(page, CROSS_CHART, (len(queries), len(tokenize(DEFAULT_SOURCE))), DEFAULTS.config.n_heads)
     for g in grids:
         np.testing.assert_allclose(g.sum(axis=1), 1.0, atol=1e-5)
 
     type_text(page, "source", "un deux trois")
-    grids = wait_grids(page, CROSS_CHART, (len(queries), 3), DEFAULTS.n_heads)
+    grids = wait_grids(page, CROSS_CHART, (len(queries), 3), DEFAULTS.config.n_heads)
     assert "source=un+deux+trois" in page.url or "source=un%20deux%20trois" in page.url
     expected = run(queries, DEFAULTS.config, source=["un", "deux", "trois"]).trace.weights
     for g, w in zip(grids, expected, strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-6)  # float32 on the wire
 
     flip_toggle(page, "causal")
-    grids = wait_grids(page, CROSS_CHART, (len(queries), 3), DEFAULTS.n_heads)
+    grids = wait_grids(page, CROSS_CHART, (len(queries), 3), DEFAULTS.config.n_heads)
     future = np.triu(np.ones((len(queries), 3), dtype=bool), k=1)  # top-left aligned tril
     assert all(np.array_equal(np.isnan(g), future) for g in grids)
     assert page.get_by_text("A translation decoder normally uses no mask here").is_visible()
@@ -81,7 +81,7 @@ def test_cross_view_draws_t_q_by_t_k_maps_and_follows_a_new_source(page, server)
 
 def test_toy_weights_choice_changes_the_pattern_and_the_fix_sets_learned_positions(page, server):
     open_app(page, server)
-    wait_heatmaps(page, DEFAULTS.n_heads)
+    wait_heatmaps(page, DEFAULTS.config.n_heads)
     t = len(tokenize(DEFAULTS.sentence))
 
     choose_segment(page, "weights", "identity")
@@ -96,7 +96,7 @@ def test_toy_weights_choice_changes_the_pattern_and_the_fix_sets_learned_positio
     assert chosen_segment(page, "positional") == "learned"
     page.wait_for_function("() => location.search.includes('positional=learned')")
     assert widget(page, "use_learned").count() == 0
-    wait_heatmaps(page, DEFAULTS.n_heads)
+    wait_heatmaps(page, DEFAULTS.config.n_heads)
     for g in heads_z(page):
         assert (g[np.arange(1, t), np.arange(t - 1)] > 0.5).all()  # the sub-diagonal: query i on key i - 1
 
@@ -142,7 +142,7 @@ def _tick_font_px(page, chart: str = HEADS_CHART) -> float:
 
 def test_presenter_mode_draws_larger_type_and_is_kept_in_the_link(page, server, browser):
     open_app(page, server)
-    wait_heatmaps(page, DEFAULTS.n_heads)
+    wait_heatmaps(page, DEFAULTS.config.n_heads)
     normal = _tick_font_px(page)
 
     flip_toggle(page, "presenter")
@@ -155,7 +155,7 @@ def test_presenter_mode_draws_larger_type_and_is_kept_in_the_link(page, server, 
 
     with watched_page(browser) as other:  # a student's own session, opened from the link
         open_app(other, link)
-        wait_heatmaps(other, DEFAULTS.n_heads)
+        wait_heatmaps(other, DEFAULTS.config.n_heads)
         assert toggle_on(other, "presenter")
         assert _tick_font_px(other) == large
         assert input_value(other, "sentence") == DEFAULTS.sentence

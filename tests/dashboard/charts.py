@@ -1,4 +1,4 @@
-"""Reading the issue-4 views back from an AppTest: charts by their key, heatmap grids, tables."""
+"""Reading views back from an AppTest: charts by their key, heatmap grids, tables."""
 
 from __future__ import annotations
 
