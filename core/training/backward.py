@@ -1,0 +1,136 @@
+"""The backward pass of ``model.forward``, written out op by op (no autograd library).
+
+Each function takes the gradient of the loss with respect to an op's output and
+returns the gradients of its inputs, reading what the forward pass kept. Read
+bottom-up, ``backward`` is ``forward`` in reverse.
+
+Notation: ``B`` sequences, ``T`` tokens, ``h`` heads, ``d`` = d_model, ``d_k = d / h``, ``V`` vocabulary;
+``...`` the batch prefix. ``dX`` is dloss/dX, shaped like X.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from core.layers import erf
+from core.multihead import AttentionTrace, merge_heads, split_heads
+from core.rope import apply_rope
+from core.training.model import LN_EPS, ForwardCache, ModelConfig
+
+
+def _sum_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``sum over (..., T) of a^T b``: ``(..., T, m), (..., T, n) -> (m, n)``, the weight gradient of ``a @ W``."""
+    return a.reshape(-1, a.shape[-1]).T @ b.reshape(-1, b.shape[-1])  # (m, N) @ (N, n) -> (m, n)
+
+
+def linear_backward(x: np.ndarray, w: np.ndarray, dy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``y = x @ w``: returns ``(dx (..., T, d_in), dw (d_in, d_out))``."""
+    return dy @ w.T, _sum_rows(x, dy)  # (..., T, d_out) @ (d_out, d_in); (d_in, d_out)
+
+
+def layer_norm_backward(
+    x: np.ndarray, gamma: np.ndarray, dy: np.ndarray, eps: float = LN_EPS
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``y = (x - mean) / sqrt(var + eps) * gamma + beta`` per row: returns ``(dx, dgamma, dbeta)``.
+
+    With ``xhat`` the normalised row and ``g = dy * gamma``:
+    ``dx = (g - mean(g) - xhat * mean(g * xhat)) / sqrt(var + eps)``.
+    """
+    mean = x.mean(axis=-1, keepdims=True)  # (..., T, 1)
+    centred = x - mean  # (..., T, d)
+    rstd = 1 / np.sqrt((centred**2).mean(axis=-1, keepdims=True) + eps)  # (..., T, 1)
+    xhat = centred * rstd  # (..., T, d)
+    g = dy * gamma  # (..., T, d): gradient at xhat
+    dx = rstd * (g - g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1, keepdims=True))
+    dgamma = (dy * xhat).reshape(-1, x.shape[-1]).sum(axis=0)  # (d,)
+    dbeta = dy.reshape(-1, x.shape[-1]).sum(axis=0)  # (d,)
+    return dx, dgamma, dbeta
+
+
+def gelu_backward(x: np.ndarray, dy: np.ndarray) -> np.ndarray:
+    """``y = x Phi(x)``: ``dy/dx = Phi(x) + x phi(x)``, Phi the normal CDF, phi its density."""
+    cdf = 0.5 * (1 + erf(x / math.sqrt(2)))  # (..., m): Phi(x)
+    pdf = np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)  # (..., m): phi(x)
+    return dy * (cdf + x * pdf)
+
+
+def softmax_backward(weights: np.ndarray, dweights: np.ndarray) -> np.ndarray:
+    """``w = softmax(masked scores)`` per row: ``dscores = w * (dw - sum(dw * w))``.
+
+    A masked key has ``w = 0``, so its score gets no gradient: the mask passes nothing back.
+    """
+    return weights * (dweights - (dweights * weights).sum(axis=-1, keepdims=True))  # (..., h, T, T)
+
+
+def attention_backward(
+    trace: AttentionTrace, x: np.ndarray, w: dict[str, np.ndarray], doutput: np.ndarray, rope: np.ndarray | None
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Backward of ``multi_head_attention(x, Projections(w_q, w_k, w_v, w_o), h)`` from its trace.
+
+    ``x (..., T, d)`` is the attention input; ``rope (T,)`` the RoPE positions or None.
+    Returns ``(dx (..., T, d), {"w_q": ..., "w_k": ..., "w_v": ..., "w_o": ...})``.
+    """
+    n_heads = trace.n_heads
+    dconcat, dw_o = linear_backward(trace.concat, w["w_o"], doutput)  # (..., T, d), (d, d)
+    dcontext = split_heads(dconcat, n_heads)  # (..., T, d) -> (..., h, T, d_k): merge's inverse
+    dweights = dcontext @ np.swapaxes(trace.v, -1, -2)  # (..., h, T, d_k) @ (..., h, d_k, T) -> (..., h, T, T)
+    dv = np.swapaxes(trace.weights, -1, -2) @ dcontext  # (..., h, T, T)^T @ (..., h, T, d_k) -> (..., h, T, d_k)
+    dscores = softmax_backward(trace.weights, dweights) * trace.scale  # (..., h, T, T): through the mask and scale
+    dq = dscores @ trace.k  # (..., h, T, T) @ (..., h, T, d_k) -> (..., h, T, d_k)
+    dk = np.swapaxes(dscores, -1, -2) @ trace.q  # (..., h, T, T)^T @ (..., h, T, d_k) -> (..., h, T, d_k)
+    if rope is not None:  # a rotation's transpose is the rotation back: turn by -position
+        dq = apply_rope(dq, -rope)  # (..., h, T, d_k)
+        dk = apply_rope(dk, -rope)
+    grads = {"w_o": dw_o}
+    dx = np.zeros_like(x)
+    for name, d_heads in (("w_q", dq), ("w_k", dk), ("w_v", dv)):
+        dproj = merge_heads(d_heads)  # (..., h, T, d_k) -> (..., T, d)
+        dx_part, grads[name] = linear_backward(x, w[name], dproj)  # (..., T, d), (d, d)
+        dx += dx_part
+    return dx, grads
+
+
+def backward(
+    params: dict[str, np.ndarray], config: ModelConfig, cache: ForwardCache, dlogits: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Gradients of the loss for every parameter, from ``dlogits (..., T, V)``; same keys as ``params``."""
+    grads: dict[str, np.ndarray] = {}
+    t = cache.tokens.shape[-1]
+    rope = np.arange(t) if config.positional == "rope" else None
+    df, grads["unembed"] = linear_backward(cache.f, params["unembed"], dlogits)  # (..., T, d), (d, V)
+    if config.layer_norm:
+        dx, grads["lnf_g"], grads["lnf_b"] = layer_norm_backward(cache.x_final, params["lnf_g"], df)
+    else:
+        dx = df
+    for layer in reversed(range(config.n_layers)):
+        p, c = f"l{layer}.", cache.layers[layer]
+        if config.mlp:  # x = x_mid + act @ w_2 + b_2, act = gelu(mlp_in @ w_1 + b_1)
+            grads[p + "b_2"] = dx.reshape(-1, dx.shape[-1]).sum(axis=0)  # (d,)
+            dact, grads[p + "w_2"] = linear_backward(c.act, params[p + "w_2"], dx)  # (..., T, 4d), (4d, d)
+            dhidden = gelu_backward(c.hidden, dact)  # (..., T, 4d)
+            grads[p + "b_1"] = dhidden.reshape(-1, dhidden.shape[-1]).sum(axis=0)  # (4d,)
+            dmlp_in, grads[p + "w_1"] = linear_backward(c.mlp_in, params[p + "w_1"], dhidden)  # (..., T, d), (d, 4d)
+            if config.layer_norm:
+                dmlp_in, grads[p + "ln2_g"], grads[p + "ln2_b"] = layer_norm_backward(
+                    c.x_mid, params[p + "ln2_g"], dmlp_in
+                )
+            dx = dx + dmlp_in  # the residual adds both paths
+        w = {name: params[p + name] for name in ("w_q", "w_k", "w_v", "w_o")}
+        dattn_in, attn_grads = attention_backward(c.trace, c.attn_in, w, dx, rope)
+        grads.update({p + name: g for name, g in attn_grads.items()})
+        if config.layer_norm:
+            dattn_in, grads[p + "ln1_g"], grads[p + "ln1_b"] = layer_norm_backward(
+                c.x_in, params[p + "ln1_g"], dattn_in
+            )
+        dx = dx + dattn_in  # (..., T, d): residual
+    dx_rows = dx.reshape(-1, dx.shape[-1])  # (N, d) with N = B * T
+    onehot = np.zeros((dx_rows.shape[0], config.vocab_size), dtype=dx.dtype)  # (N, V)
+    onehot[np.arange(dx_rows.shape[0]), cache.tokens.ravel()] = 1.0
+    grads["embed"] = onehot.T @ dx_rows  # (V, N) @ (N, d) -> (V, d): each row sums the positions holding it
+    if config.positional == "learned":
+        pos = np.zeros_like(params["pos"])  # (n_positions, d): rows past T get nothing
+        pos[:t] = dx.reshape(-1, t, dx.shape[-1]).sum(axis=0)  # (T, d)
+        grads["pos"] = pos
+    return {name: grads[name] for name in params}

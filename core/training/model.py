@@ -1,0 +1,233 @@
+"""A tiny transformer: embeddings + positions, 1 or 2 attention layers, unembedding.
+
+    x = E[tokens] + P                          (T, d_model)    P: learned, sinusoidal, or none / rope (0)
+    per layer:  x = x + MHA(LN1(x))            attention through core.multihead: one AttentionTrace per layer
+                x = x + W2 gelu(LN2(x) W1 + b1) + b2     only with mlp=True
+    logits = LN_f(x) @ W_U                     (T, vocab)      LN only with layer_norm=True
+
+Parameters live in one flat dict ``name -> array`` (``"embed"``, ``"pos"``,
+``"l0.w_q"``, ...), so Adam, the gradient check and ``.npz`` files treat them alike.
+
+The model computes in its parameters' dtype: float32 to train (twice as fast as
+float64 at these sizes), float64 for the gradient check.
+
+Notation: ``B`` sequences, ``T`` tokens, ``h`` heads, ``d`` = d_model, ``V`` vocabulary.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.attention import causal_mask
+from core.layers import gelu, layer_norm
+from core.multihead import AttentionTrace, Projections, multi_head_attention
+from core.positions import POSITIONAL_KINDS, positional_encoding
+
+N_POSITIONS = 32
+"""Rows of the learned position table, and the longest sequence any kind accepts (keeps runs short)."""
+
+LN_EPS = 1e-5
+"""LayerNorm's epsilon, as in torch.nn.LayerNorm."""
+
+MLP_RATIO = 4
+"""The MLP's hidden width is MLP_RATIO * d_model, as in GPT-2."""
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """The architecture, one reason per field; ``__post_init__`` checks it once."""
+
+    vocab_size: int
+    """Symbols of the task: rows of the embedding, columns of the logits."""
+    d_model: int = 32
+    """Width of the residual stream."""
+    n_heads: int = 1
+    """Heads per layer, each on d_k = d_model / n_heads columns."""
+    n_layers: int = 1
+    """1 or 2: induction needs two (one head to shift, one to look up)."""
+    positional: str = "learned"
+    """How order enters: "learned" (a trained table), "sinusoidal" (fixed), "rope" (rotates q, k), "none"."""
+    causal: bool = True
+    """Query t sees keys 0..t only (next-token tasks need it)."""
+    layer_norm: bool = False
+    """Pre-LayerNorm before attention, MLP and unembedding. Off: fewer moving parts for a class."""
+    mlp: bool = False
+    """A GELU MLP after each attention layer. The tasks here need none."""
+    n_positions: int = N_POSITIONS
+    """Longest sequence; rows of the learned table."""
+
+    def __post_init__(self) -> None:
+        if self.vocab_size < 2:
+            raise ValueError(f"vocab_size must be at least 2, got {self.vocab_size}")
+        if self.d_model < 2:
+            raise ValueError(f"d_model must be at least 2, got {self.d_model}")
+        if self.n_heads < 1 or self.d_model % self.n_heads:
+            valid = ", ".join(str(h) for h in range(1, self.d_model + 1) if self.d_model % h == 0)
+            raise ValueError(
+                f"{self.n_heads} heads do not divide d_model = {self.d_model}: each head needs d_model / h "
+                f"columns. Valid head counts: {valid}."
+            )
+        if self.positional not in POSITIONAL_KINDS:
+            raise ValueError(f"positional must be one of {', '.join(POSITIONAL_KINDS)}, got {self.positional!r}")
+        if self.positional == "rope" and self.d_k % 2:
+            raise ValueError(f"RoPE rotates pairs of coordinates: d_k = {self.d_k} must be even; choose fewer heads")
+        if self.n_layers not in (1, 2):
+            raise ValueError(f"n_layers must be 1 or 2, got {self.n_layers}")
+
+    @property
+    def d_k(self) -> int:
+        return self.d_model // self.n_heads
+
+    def check_length(self, t: int) -> None:
+        """Raise ``ValueError`` if a sequence of ``t`` tokens does not fit the positions."""
+        if not 1 <= t <= self.n_positions:
+            raise ValueError(
+                f"a sequence of {t} tokens does not fit: the model has {self.n_positions} positions "
+                f"(rows of its position table); shorten the task"
+            )
+
+
+def layer_names(config: ModelConfig, layer: int) -> list[str]:
+    """Parameter names of one layer, in a fixed order."""
+    names = ["w_q", "w_k", "w_v", "w_o"]
+    if config.layer_norm:
+        names = ["ln1_g", "ln1_b", *names]
+    if config.mlp:
+        names += (["ln2_g", "ln2_b"] if config.layer_norm else []) + ["w_1", "b_1", "w_2", "b_2"]
+    return [f"l{layer}.{n}" for n in names]
+
+
+def init_params(config: ModelConfig, seed: int, dtype: str | type = np.float64) -> dict[str, np.ndarray]:
+    """Fresh parameters drawn from ``seed``: Gaussian, std 1/sqrt(fan_in); LayerNorm gains 1, biases 0.
+
+    Embedding (and learned position) rows have std 1, like ``core.tokens.embed``, so
+    the scaled scores start spread by about one unit. Drawn in float64, then cast to
+    ``dtype``: the model computes in its parameters' dtype.
+    """
+    rng = np.random.default_rng([int(seed), 0x1417])  # 0x1417: "init", a stream apart from the data
+    d, v = config.d_model, config.vocab_size
+
+    def normal(*shape: int, std: float) -> np.ndarray:
+        return rng.standard_normal(shape) * std
+
+    params = {"embed": normal(v, d, std=1.0)}  # (V, d)
+    if config.positional == "learned":
+        params["pos"] = normal(config.n_positions, d, std=1.0)  # (n_positions, d)
+    for layer in range(config.n_layers):
+        p = f"l{layer}."
+        if config.layer_norm:
+            params[p + "ln1_g"], params[p + "ln1_b"] = np.ones(d), np.zeros(d)
+        for name in ("w_q", "w_k", "w_v", "w_o"):
+            params[p + name] = normal(d, d, std=1 / math.sqrt(d))  # (d, d)
+        if config.mlp:
+            if config.layer_norm:
+                params[p + "ln2_g"], params[p + "ln2_b"] = np.ones(d), np.zeros(d)
+            params[p + "w_1"] = normal(d, MLP_RATIO * d, std=1 / math.sqrt(d))  # (d, 4d)
+            params[p + "b_1"] = np.zeros(MLP_RATIO * d)
+            params[p + "w_2"] = normal(MLP_RATIO * d, d, std=1 / math.sqrt(MLP_RATIO * d))  # (4d, d)
+            params[p + "b_2"] = np.zeros(d)
+    if config.layer_norm:
+        params["lnf_g"], params["lnf_b"] = np.ones(d), np.zeros(d)
+    params["unembed"] = normal(d, v, std=1 / math.sqrt(d))  # (d, V)
+    return {name: p.astype(dtype) for name, p in params.items()}
+
+
+@dataclass
+class LayerCache:
+    """What one layer's backward pass reads."""
+
+    x_in: np.ndarray  # (..., T, d): the residual stream entering the layer
+    attn_in: np.ndarray  # (..., T, d): LN1(x_in), or x_in itself
+    trace: AttentionTrace  # q, k, v (..., h, T, d_k), weights (..., h, T, T), concat (..., T, d)
+    x_mid: np.ndarray  # (..., T, d): x_in + attention output
+    mlp_in: np.ndarray | None = None  # (..., T, d): LN2(x_mid), or x_mid
+    hidden: np.ndarray | None = None  # (..., T, 4d): before GELU
+    act: np.ndarray | None = None  # (..., T, 4d): after GELU
+
+
+@dataclass
+class ForwardCache:
+    """The whole forward pass: per-layer caches, the final stream and the logits."""
+
+    tokens: np.ndarray  # (..., T) int
+    layers: list[LayerCache]
+    x_final: np.ndarray  # (..., T, d): the residual stream after the last layer
+    f: np.ndarray  # (..., T, d): LN_f(x_final), or x_final
+    logits: np.ndarray  # (..., T, V)
+
+
+def attention_mask(config: ModelConfig, t: int) -> np.ndarray | None:
+    """``(T, T)`` causal mask (True = may attend), or None for bidirectional attention."""
+    return causal_mask(t) if config.causal else None
+
+
+def position_table(config: ModelConfig, params: dict[str, np.ndarray], t: int) -> np.ndarray:
+    """``(T, d)`` table added to the embeddings: the learned rows, the sinusoids, or zeros."""
+    if config.positional == "learned":
+        return params["pos"][:t]  # (T, d)
+    table = positional_encoding(config.positional, t, config.d_model)  # (T, d) float64: sinusoidal, or zeros
+    return table.astype(params["embed"].dtype, copy=False)  # in the parameters' dtype
+
+
+def projections(params: dict[str, np.ndarray], layer: int) -> Projections:
+    """Layer ``layer``'s attention weights as core's ``Projections``."""
+    p = f"l{layer}."
+    return Projections(w_q=params[p + "w_q"], w_k=params[p + "w_k"], w_v=params[p + "w_v"], w_o=params[p + "w_o"])
+
+
+def forward(params: dict[str, np.ndarray], config: ModelConfig, tokens: np.ndarray) -> ForwardCache:
+    """Run ``tokens (..., T)`` (ints) through the model; every array the backward pass needs is kept."""
+    tokens = np.asarray(tokens)
+    t = tokens.shape[-1]
+    config.check_length(t)
+    mask = attention_mask(config, t)  # (T, T) or None
+    rope = np.arange(t) if config.positional == "rope" else None  # (T,) positions for RoPE
+    x = params["embed"][tokens] + position_table(config, params, t)  # (..., T, d)
+    layers = []
+    for layer in range(config.n_layers):
+        p = f"l{layer}."
+        attn_in = layer_norm(x, params[p + "ln1_g"], params[p + "ln1_b"], LN_EPS) if config.layer_norm else x
+        trace = multi_head_attention(
+            attn_in, projections(params, layer), config.n_heads, mask=mask, q_positions=rope, k_positions=rope
+        )
+        x_mid = x + trace.output  # (..., T, d): residual
+        cache = LayerCache(x_in=x, attn_in=attn_in, trace=trace, x_mid=x_mid)
+        x = x_mid
+        if config.mlp:
+            mlp_in = layer_norm(x, params[p + "ln2_g"], params[p + "ln2_b"], LN_EPS) if config.layer_norm else x
+            hidden = mlp_in @ params[p + "w_1"] + params[p + "b_1"]  # (..., T, d) @ (d, 4d) -> (..., T, 4d)
+            act = gelu(hidden)  # (..., T, 4d)
+            x = x + act @ params[p + "w_2"] + params[p + "b_2"]  # (..., T, 4d) @ (4d, d) -> (..., T, d)
+            cache.mlp_in, cache.hidden, cache.act = mlp_in, hidden, act
+        layers.append(cache)
+    f = layer_norm(x, params["lnf_g"], params["lnf_b"], LN_EPS) if config.layer_norm else x  # (..., T, d)
+    logits = f @ params["unembed"]  # (..., T, d) @ (d, V) -> (..., T, V)
+    return ForwardCache(tokens=tokens, layers=layers, x_final=x, f=f, logits=logits)
+
+
+def cross_entropy(logits: np.ndarray, targets: np.ndarray, scored: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    """Mean cross-entropy over the scored positions: ``(loss, dloss/dlogits (..., T, V), correct (..., T) bool)``.
+
+    ``correct`` is True where a scored position's arg-max is its target.
+    """
+    shifted = logits - logits.max(axis=-1, keepdims=True)  # (..., T, V): stable log-softmax
+    log_z = np.log(np.exp(shifted).sum(axis=-1, keepdims=True))  # (..., T, 1)
+    log_p = shifted - log_z  # (..., T, V)
+    n = max(int(scored.sum()), 1)
+    picked = np.take_along_axis(log_p, targets[..., None], axis=-1)[..., 0]  # (..., T): log p(target)
+    loss = -float(picked[scored].sum()) / n
+    dlogits = np.exp(log_p)  # (..., T, V): softmax
+    np.put_along_axis(
+        dlogits, targets[..., None], np.take_along_axis(dlogits, targets[..., None], axis=-1) - 1, axis=-1
+    )
+    dlogits *= scored[..., None] / n  # only scored positions carry gradient
+    correct = (logits.argmax(axis=-1) == targets) & scored  # (..., T)
+    return loss, dlogits, correct
+
+
+def traces(params: dict[str, np.ndarray], config: ModelConfig, tokens: np.ndarray) -> list[AttentionTrace]:
+    """One ``AttentionTrace`` per layer for ``tokens (T,)``: weights ``(h, T, T)``, what the views draw."""
+    return [layer.trace for layer in forward(params, config, np.asarray(tokens)).layers]

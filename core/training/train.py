@@ -1,0 +1,376 @@
+"""Train the tiny transformer on a task and record how its attention forms.
+
+    result = train(recommended("induction"), on_progress=print, should_stop=event.is_set)
+    result.snapshots        # (S, n_layers, h, T, T) float32: every head's map on the task's fixed example
+    result.traces(tokens)   # one core AttentionTrace per layer, on any token sequence
+
+Deterministic: the weights depend on the settings alone (data, initial weights and
+held-out set come from their own seeded streams), so the same settings give the
+same weights bit for bit in two processes on one machine. Wall-clock numbers
+(``seconds``, ``eval_seconds``) are recorded but never feed back into training.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from core.multihead import AttentionTrace
+from core.training.adam import Adam
+from core.training.backward import backward
+from core.training.model import ModelConfig, cross_entropy, forward, init_params, traces
+from core.training.patterns import HeadPatterns, head_patterns, named_pattern
+from core.training.tasks import TASK_NAMES, Batch, Task, get_task
+
+MAX_STEPS = 2000
+"""Step cap: the longest recommended run is a few hundred steps; this keeps one run to seconds."""
+
+SAFE_LRS = (0.001, 0.002, 0.003, 0.005)
+"""Learning rates a student may pick. 1e-2 diverged in 5 of 12 runs at d_model 64 without LayerNorm."""
+
+EVAL_CHUNK = 256
+"""Held-out sequences per forward pass: bounds the memory of an evaluation."""
+
+HELD_OUT = 512
+"""Held-out sequences: 2,500 to 6,000 scored tokens per task, enough to tell 99% from 98%."""
+
+TARGET_ACCURACY = 0.99
+"""Held-out token accuracy that counts as solved."""
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """Everything a run depends on, one reason per field; checked once with a clear ``ValueError``."""
+
+    task: str = "shift"
+    """One of TASK_NAMES."""
+    d_model: int = 32
+    """Width of the residual stream."""
+    n_heads: int = 1
+    """Heads per layer (must divide d_model)."""
+    n_layers: int = 1
+    """1 or 2 (induction needs 2)."""
+    positional: str = "learned"
+    """"learned", "sinusoidal", "rope" or "none"."""
+    causal: bool = True
+    """Causal mask; sort and induction need it, reverse changes form with it."""
+    layer_norm: bool = False
+    """Pre-LayerNorm (off by default: the tasks train without it)."""
+    mlp: bool = False
+    """A GELU MLP after each attention layer (off by default)."""
+    length: int | None = None
+    """The task's size (see ``Task.length_help``); None = the task's default."""
+    steps: int = 300
+    """Adam steps, 1..MAX_STEPS."""
+    lr: float = 0.003
+    """Adam's step size, one of SAFE_LRS."""
+    seed: int = 0
+    """Initial weights and training data; the held-out set and fixed example do not depend on it."""
+    batch_size: int = 64
+    """Sequences per step."""
+    snapshot_every: int = 5
+    """Steps between snapshots of the maps on the fixed example (step 0 and the last step always)."""
+    eval_every: int = 25
+    """Steps between held-out evaluations (and the last step)."""
+    dtype: str = "float32"
+    """Arithmetic of the run: float32 trains twice as fast as float64 here and the tasks need no more."""
+
+    def __post_init__(self) -> None:
+        get_task(self.task)  # ValueError names the tasks
+        if self.length is None:
+            object.__setattr__(self, "length", get_task(self.task).default_length)
+        if not 1 <= self.steps <= MAX_STEPS:
+            raise ValueError(f"steps must be between 1 and {MAX_STEPS}, got {self.steps}")
+        if self.lr not in SAFE_LRS:
+            raise ValueError(f"lr must be one of {', '.join(map(str, SAFE_LRS))} (larger ones diverge), got {self.lr}")
+        if self.seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {self.seed}")
+        for name in ("batch_size", "snapshot_every", "eval_every"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)}")
+        if self.dtype not in ("float32", "float64"):
+            raise ValueError(f"dtype must be 'float32' or 'float64', got {self.dtype!r}")
+        self.task_info.check(self.length, self.causal)
+        self.model_config.check_length(self.seq_len)
+
+    @property
+    def task_info(self) -> Task:
+        return get_task(self.task)
+
+    @property
+    def seq_len(self) -> int:
+        """Positions ``T`` the model sees."""
+        return self.task_info.sequence_length(self.length, self.causal)
+
+    @property
+    def model_config(self) -> ModelConfig:
+        return ModelConfig(
+            vocab_size=self.task_info.vocab_size,
+            d_model=self.d_model,
+            n_heads=self.n_heads,
+            n_layers=self.n_layers,
+            positional=self.positional,
+            causal=self.causal,
+            layer_norm=self.layer_norm,
+            mlp=self.mlp,
+        )
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> TrainSettings:
+        return cls(**json.loads(text))
+
+
+RECOMMENDED = {
+    "shift": TrainSettings(task="shift", d_model=32, n_heads=1, n_layers=1, steps=150, seed=0),
+    "reverse": TrainSettings(task="reverse", d_model=32, n_heads=1, n_layers=1, causal=False, steps=150, seed=0),
+    "sort": TrainSettings(task="sort", d_model=32, n_heads=1, n_layers=1, steps=300, seed=1),
+    "induction": TrainSettings(task="induction", d_model=32, n_heads=2, n_layers=2, steps=500, seed=3),
+}
+"""Each task's recommended settings: learned positions, lr 3e-3, a seed that gives the textbook circuit."""
+
+
+def recommended(task: str) -> TrainSettings:
+    """The task's recommended settings (``ValueError`` for an unknown task)."""
+    get_task(task)
+    return RECOMMENDED[task]
+
+
+@dataclass
+class History:
+    """Curves of one run, growing as it trains (the UI may read them while it does)."""
+
+    step: list[int] = field(default_factory=list)
+    """1, 2, ...: the step each loss and accuracy belongs to."""
+    loss: list[float] = field(default_factory=list)
+    """Training loss of that step's batch (before the update)."""
+    accuracy: list[float] = field(default_factory=list)
+    """Token accuracy on that step's batch, scored positions only."""
+    eval_step: list[int] = field(default_factory=list)
+    """Steps at which the held-out set was evaluated (0 = before training)."""
+    eval_accuracy: list[float] = field(default_factory=list)
+    """Held-out token accuracy at those steps."""
+    eval_seconds: list[float] = field(default_factory=list)
+    """Wall-clock seconds since the start of training at each evaluation (not deterministic)."""
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What ``on_progress`` receives."""
+
+    step: int
+    steps: int
+    loss: float
+    accuracy: float
+    eval_accuracy: float | None
+    """Latest held-out accuracy (None before the first evaluation)."""
+    seconds: float
+    history: History
+    """The live curves so far (do not modify)."""
+
+
+@dataclass
+class TrainResult:
+    """A trained model and the record of how it trained."""
+
+    settings: TrainSettings
+    params: dict[str, np.ndarray]
+    snapshot_steps: np.ndarray
+    """(S,) int: the step of each snapshot (0 = before training)."""
+    snapshots: np.ndarray
+    """(S, n_layers, h, T, T) float32: attention weights on the fixed example at each snapshot step."""
+    history: History
+    steps_done: int
+    stopped: bool
+    """True if ``should_stop`` ended the run before ``settings.steps``."""
+    seconds: float
+
+    @property
+    def config(self) -> ModelConfig:
+        return self.settings.model_config
+
+    @property
+    def fixed_example(self) -> Batch:
+        return self.settings.task_info.fixed_example(self.settings.length, self.settings.causal)
+
+    @property
+    def final_accuracy(self) -> float:
+        """Held-out token accuracy after the last step."""
+        return self.history.eval_accuracy[-1]
+
+    @property
+    def step_to_target(self) -> int | None:
+        """First evaluated step with held-out accuracy >= TARGET_ACCURACY, or None."""
+        hits = [
+            s for s, a in zip(self.history.eval_step, self.history.eval_accuracy, strict=True) if a >= TARGET_ACCURACY
+        ]
+        return hits[0] if hits else None
+
+    @property
+    def seconds_to_target(self) -> float | None:
+        """Wall-clock seconds until that evaluation (evaluations included), or None."""
+        step = self.step_to_target
+        return None if step is None else self.history.eval_seconds[self.history.eval_step.index(step)]
+
+    def traces(self, tokens: np.ndarray) -> list[AttentionTrace]:
+        """One AttentionTrace per layer on ``tokens (T,)`` (ints; ``Task.encode`` turns symbols into them)."""
+        return traces(self.params, self.config, tokens)
+
+    def predict(self, tokens: np.ndarray) -> np.ndarray:
+        """``tokens (T,)`` -> the arg-max token at every position ``(T,)``."""
+        return forward(self.params, self.config, np.asarray(tokens)).logits.argmax(axis=-1)
+
+    def patterns(self) -> HeadPatterns:
+        """Every head's answer / previous / duplicate weight on the held-out set."""
+        s = self.settings
+        return head_patterns(self.params, self.config, held_out(s.task, s.length, s.causal, 256))
+
+    def named_pattern(self) -> dict[str, float]:
+        """The task's textbook circuit, measured on the trained heads."""
+        return named_pattern(self.settings.task, self.patterns())
+
+    def save(self, path: str | Path) -> None:
+        """Write weights, snapshots, history and settings to one compressed ``.npz``."""
+        h = self.history
+        arrays = {f"param/{k}": v for k, v in self.params.items()}
+        arrays.update(
+            snapshot_steps=self.snapshot_steps,
+            snapshots=self.snapshots,
+            settings=np.array(self.settings.to_json()),
+            meta=np.array(
+                json.dumps({"steps_done": self.steps_done, "stopped": self.stopped, "seconds": self.seconds})
+            ),
+        )
+        for name in ("step", "loss", "accuracy", "eval_step", "eval_accuracy", "eval_seconds"):
+            arrays[f"history/{name}"] = np.array(getattr(h, name))
+        np.savez_compressed(path, **arrays)
+
+    @classmethod
+    def load(cls, path: str | Path) -> TrainResult:
+        """Read a file written by ``save``."""
+        with np.load(path, allow_pickle=False) as f:
+            settings = TrainSettings.from_json(str(f["settings"]))
+            meta = json.loads(str(f["meta"]))
+            params = {k.removeprefix("param/"): f[k] for k in f.files if k.startswith("param/")}
+            order = init_params(settings.model_config, 0, settings.dtype)  # the model's own parameter order
+            params = {k: params[k] for k in order}
+            history = History(**{name: f[f"history/{name}"].tolist() for name in dataclasses.asdict(History())})
+            return cls(settings, params, f["snapshot_steps"], f["snapshots"], history, **meta)
+
+
+@functools.lru_cache(maxsize=16)
+def held_out(task: str, length: int, causal: bool, n: int = HELD_OUT) -> Batch:
+    """The task's fixed held-out set (read-only arrays, cached)."""
+    batch = get_task(task).held_out(length, causal, n)
+    for a in dataclasses.astuple(batch):
+        a.flags.writeable = False
+    return batch
+
+
+def evaluate(params: dict[str, np.ndarray], config: ModelConfig, batch: Batch, chunk: int = EVAL_CHUNK) -> float:
+    """Token accuracy on ``batch``'s scored positions, ``chunk`` sequences per forward pass."""
+    correct = total = 0
+    for start in range(0, batch.inputs.shape[0], chunk):
+        rows = slice(start, start + chunk)
+        logits = forward(params, config, batch.inputs[rows]).logits  # (chunk, T, V)
+        scored = batch.scored[rows]
+        correct += int(((logits.argmax(axis=-1) == batch.targets[rows]) & scored).sum())
+        total += int(scored.sum())
+    return correct / max(total, 1)
+
+
+def snapshot(params: dict[str, np.ndarray], config: ModelConfig, tokens: np.ndarray) -> np.ndarray:
+    """Every head's map on ``tokens (1, T)``: ``(n_layers, h, T, T)`` float32."""
+    return np.stack([t.weights[0] for t in traces(params, config, tokens)]).astype(np.float32)
+
+
+def train(
+    settings: TrainSettings,
+    on_progress: Callable[[Progress], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> TrainResult:
+    """Train from ``settings``; returns the weights, snapshots and history.
+
+    ``on_progress`` is called after every ``snapshot_every`` steps and after the last
+    one. ``should_stop`` (e.g. ``threading.Event().is_set``) is asked before every step;
+    when it returns True the run ends there and the result says ``stopped=True``.
+    """
+    s, config, task = settings, settings.model_config, settings.task_info
+    params = init_params(config, s.seed, s.dtype)
+    adam = Adam(lr=s.lr)
+    data_rng = np.random.default_rng([s.seed, 0xDA7A])  # 0xDA7A: the training batches' own stream
+    example = task.fixed_example(s.length, s.causal).inputs  # (1, T)
+    heldout = held_out(s.task, s.length, s.causal)
+    history = History()
+    snaps, snap_steps = [snapshot(params, config, example)], [0]
+    start = time.perf_counter()
+
+    def run_eval(step: int) -> None:
+        history.eval_step.append(step)
+        history.eval_accuracy.append(evaluate(params, config, heldout))
+        history.eval_seconds.append(time.perf_counter() - start)
+
+    run_eval(0)
+    step, stopped = 0, False
+    while step < s.steps:
+        if should_stop is not None and should_stop():
+            stopped = True
+            break
+        step += 1
+        batch = task.sample(data_rng, s.batch_size, s.length, s.causal)
+        cache = forward(params, config, batch.inputs)
+        loss, dlogits, correct = cross_entropy(cache.logits, batch.targets, batch.scored)
+        adam.step(params, backward(params, config, cache, dlogits))
+        history.step.append(step)
+        history.loss.append(loss)
+        history.accuracy.append(int(correct.sum()) / max(int(batch.scored.sum()), 1))
+        last = step == s.steps
+        if step % s.eval_every == 0 or last:
+            run_eval(step)
+        if step % s.snapshot_every == 0 or last:
+            snaps.append(snapshot(params, config, example))
+            snap_steps.append(step)
+            if on_progress is not None:
+                latest = history.eval_accuracy[-1] if history.eval_accuracy else None
+                on_progress(
+                    Progress(step, s.steps, loss, history.accuracy[-1], latest, time.perf_counter() - start, history)
+                )
+    if stopped and history.eval_step[-1] != step:
+        run_eval(step)
+        if snap_steps[-1] != step:
+            snaps.append(snapshot(params, config, example))
+            snap_steps.append(step)
+    return TrainResult(
+        settings=s,
+        params=params,
+        snapshot_steps=np.array(snap_steps),
+        snapshots=np.stack(snaps),
+        history=history,
+        steps_done=step,
+        stopped=stopped,
+        seconds=time.perf_counter() - start,
+    )
+
+
+__all__ = [
+    "MAX_STEPS",
+    "RECOMMENDED",
+    "SAFE_LRS",
+    "TASK_NAMES",
+    "History",
+    "Progress",
+    "TrainResult",
+    "TrainSettings",
+    "evaluate",
+    "recommended",
+    "train",
+]
