@@ -85,6 +85,12 @@ def shape_frame(rows: list[tuple[str, tuple[int, ...], str]]) -> pd.DataFrame:
     return pd.DataFrame([(name, shape_text(s), f) for name, s, f in rows], columns=["tensor", "shape", "formula"])
 
 
+def run_call(settings: Settings, source: tuple[str, ...] | None = None) -> str:
+    """The line that computed this page's trace, with its settings (the sentence as a Python literal)."""
+    source_arg = "" if source is None else f", source={source!r}"
+    return f"result = run(tokenize({settings.sentence!r}), {settings.config!r}{source_arg})"
+
+
 def source_lines(function: Callable, *needles: str) -> str:
     """The lines of ``function``'s source that contain any of ``needles``, in source order, dedented.
 
@@ -101,16 +107,15 @@ def source_lines(function: Callable, *needles: str) -> str:
     return "\n".join(line[indent:] for line in picked)
 
 
-def show_code(function: Callable, call: str, *, lines: str | None = None) -> None:
+def show_code(function: Callable, call: str | None = None, *, lines: str | None = None) -> None:
     """An expander under a figure: the core function that computed it, and the call with this page's settings.
 
     ``lines`` (from ``source_lines``) shows only the lines of ``function`` that perform one step.
     """
-    where = f"{inspect.getmodule(function).__name__}.{function.__qualname__}"
+    where = f"{function.__module__}.{function.__qualname__}"
     with st.expander(CODE_LABEL, icon=":material/code:"):
-        st.caption(f"Called with this page's settings (from `{where}`):" if lines is None else f"From `{where}`:")
-        if lines is None:
+        if call is not None:
+            st.caption("The call, with this page's settings:")
             st.code(call, language="python")
-            st.code(inspect.getsource(function), language="python", line_numbers=True)
-        else:
-            st.code(lines, language="python")
+        st.caption(f"`{where}`, the code that ran:" if lines is None else f"The lines of `{where}` that do this step:")
+        st.code(inspect.getsource(function) if lines is None else lines, language="python")

@@ -12,11 +12,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import MAX_CHARS, MAX_TOKENS, Run
+from core import MAX_CHARS, MAX_TOKENS, Run, multi_head_attention
 from dashboard import compute
 from dashboard.downloads import download_buttons
 from dashboard.figures import heads_figure
-from dashboard.page import PLOTLY_CONFIG, ROW_PX, shape_frame, tokens_or_message
+from dashboard.page import PLOTLY_CONFIG, ROW_PX, run_call, shape_frame, show_code, tokens_or_message
 from dashboard.settings import Settings
 
 DEFAULT_SOURCE = "Die Bank am Fluss gab einen Kredit"
@@ -109,6 +109,10 @@ def render(settings: Settings) -> None:
         width="stretch",
         key="cross_chart",
         config=PLOTLY_CONFIG,
+    )
+    show_code(
+        multi_head_attention,
+        f"{run_call(settings, source)}\nweights = result.trace.weights  # (h, T_q, T_k): kv = the source's X + P",
     )
     download_buttons(run, "cross")
     st.subheader("Shapes", anchor=False)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from core import multi_head_attention
 from dashboard import compute
 from dashboard.downloads import download_buttons
 from dashboard.figures import average_figure, heads_figure
-from dashboard.page import PLOTLY_CONFIG, run_or_message, unscaled_warning
+from dashboard.page import PLOTLY_CONFIG, run_call, run_or_message, show_code, unscaled_warning
 from dashboard.settings import Settings
 
 
@@ -43,6 +44,7 @@ def render(settings: Settings) -> None:
         key="heads_chart",
         config=PLOTLY_CONFIG,
     )
+    show_code(multi_head_attention, f"{run_call(settings)}\nweights = result.trace.weights  # (h, T, T)")
     if show_average:
         st.plotly_chart(
             average_figure(run.trace.weights, run.tokens, run.trace.mask, presenter=settings.presenter),

@@ -12,10 +12,10 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from core import POSITIONAL_KINDS, AttentionConfig, causal_mask
+from core import POSITIONAL_KINDS, AttentionConfig, causal_mask, permutation_experiment
 from dashboard import compute
 from dashboard.figures import permutation_figure
-from dashboard.page import PLOTLY_CONFIG, choose_head, tokens_or_message
+from dashboard.page import PLOTLY_CONFIG, choose_head, show_code, tokens_or_message
 from dashboard.settings import MAX_SEED, Settings, head_options
 
 TOLERANCE = 1e-9
@@ -142,6 +142,10 @@ def render(settings: Settings) -> None:
         width="stretch",
         key="permutation_chart",
         config=PLOTLY_CONFIG,
+    )
+    show_code(
+        permutation_experiment,
+        f"result = permutation_experiment(tokenize({settings.sentence!r}), {list(perm)!r}, {config!r})",
     )
     st.subheader("What breaks the symmetry")
     st.caption("The same reordering, with the other settings as in the sidebar.")

@@ -13,10 +13,10 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from core import POSITIONAL_KINDS, causal_mask
+from core import POSITIONAL_KINDS, causal_mask, shift_experiment
 from dashboard import compute
 from dashboard.figures.shift import ShiftRow, shift_figure
-from dashboard.page import PLOTLY_CONFIG, choose_head, tokens_or_message
+from dashboard.page import PLOTLY_CONFIG, choose_head, show_code, tokens_or_message
 from dashboard.settings import Settings, head_options
 
 TOLERANCE = 1e-9
@@ -139,6 +139,12 @@ def render(settings: Settings) -> None:
         key="shift_chart",
         config=PLOTLY_CONFIG,
     )
+    calls = [
+        f"results[{kind!r}] = shift_experiment(tokenize({settings.sentence!r}), {shift}, "
+        f"{replace(settings.config, positional=kind)!r})"
+        for kind in kinds
+    ]
+    show_code(shift_experiment, "\n".join(calls))
     st.caption(
         f"Head {k + 1}. Left: positions 0 to {len(tokens) - 1}; middle: {shift} to {shift + len(tokens) - 1}; "
         "right: |left − middle|, dark where nothing moved. Each row is one encoding, everything else as in the sidebar."

@@ -11,9 +11,10 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
+from core import scaling_experiment
 from dashboard import compute
 from dashboard.figures.scaling import scaling_figure
-from dashboard.page import PLOTLY_CONFIG, tokens_or_message, unscaled_warning
+from dashboard.page import PLOTLY_CONFIG, show_code, tokens_or_message, unscaled_warning
 from dashboard.settings import Settings
 
 
@@ -30,6 +31,9 @@ def render(settings: Settings) -> None:
         width="stretch",
         key="scaling_chart",
         config=PLOTLY_CONFIG,
+    )
+    show_code(
+        scaling_experiment, "result = scaling_experiment()  # the defaults: the curves do not depend on the sentence"
     )
     st.markdown(
         "- **With ÷√d_k** (solid) the largest weight and the entropy stay the same at every width: "

@@ -1,18 +1,23 @@
-"""Step by step: one head from X to its place in concat -> W_O, each step with its shape and equation.
+"""Step by step: one head from X to its place in concat -> W_O, each step with its shape, equation and code.
 
 Every number is read from the one cached trace (``compute.attention_run``), the
 same arrays the heads view draws: this view slices them, it never recomputes
-them another way. Equations are the dashboard's own LaTeX with numbers only.
+them another way. Each step is described by a ``Step`` (title, figure, shape,
+equation, and the lines of core that perform it) and one loop draws them all.
+Equations are the dashboard's own LaTeX with numbers only.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import plotly.graph_objects as go
 import streamlit as st
 
-from core import Run
+from core import Run, attention_scores, masked_softmax, multi_head_attention, softmax
+from core import run as core_run
 from dashboard import compute
 from dashboard.figures.steps import (
     concat_figure,
@@ -22,7 +27,15 @@ from dashboard.figures.steps import (
     vectors_figure,
     weights_figure,
 )
-from dashboard.page import PLOTLY_CONFIG, choose_head, run_or_message, shape_text, unscaled_warning
+from dashboard.page import (
+    PLOTLY_CONFIG,
+    choose_head,
+    run_or_message,
+    shape_text,
+    show_code,
+    source_lines,
+    unscaled_warning,
+)
 from dashboard.settings import Settings
 
 NO_MASK = (
@@ -31,13 +44,42 @@ NO_MASK = (
 )
 
 
-def _step(number: int, title: str, figure: go.Figure | None, key: str, shape: str, equation: str) -> None:
-    """One step: heading, figure, the shape in words and the equation (dashboard text and numbers only)."""
-    st.subheader(f"{number}. {title}", anchor=False)
-    if figure is not None:
-        st.plotly_chart(figure, width="stretch", key=key, config=PLOTLY_CONFIG)
-    st.caption(shape)
-    st.latex(equation)
+@dataclass(frozen=True)
+class Step:
+    """One step of the view: what it is called, what it draws, its shape, its equation and its code."""
+
+    title: str
+    figure: go.Figure | None
+    key: str
+    """The chart's widget key (tests read charts by it)."""
+    caption: str
+    equation: str
+    code: tuple[Callable, str]
+    """The core function that performs the step and the lines of it that do (``page.source_lines``)."""
+    note: Callable[[], None] | None = None
+    """Anything the page says before the figure (a warning, or an info box standing in for it)."""
+
+
+@dataclass(frozen=True)
+class Head:
+    """The slice of the run every step reads: head ``k`` (0-based) of trace ``run.trace``."""
+
+    run: Run
+    k: int
+    settings: Settings
+
+    @property
+    def n(self) -> int:
+        return self.k + 1
+
+    @property
+    def d_k(self) -> int:
+        return self.run.trace.q.shape[-1]
+
+    @property
+    def columns(self) -> tuple[int, int]:
+        """First and last column of Q, K, V (and concat) that belong to this head."""
+        return self.k * self.d_k, (self.k + 1) * self.d_k - 1
 
 
 def render(settings: Settings) -> None:
@@ -50,154 +92,242 @@ def render(settings: Settings) -> None:
         bind="query-params",
         help="Every step below is this head's. The heads run side by side on their own d_k columns.",
     )
-    render_steps(run, k, settings)
+    render_steps(Head(run, k, settings))
 
 
-def render_steps(run: Run, k: int, settings: Settings) -> None:
-    """The eight steps of head ``k`` (0-based) for one run."""
-    tr = run.trace
-    rows, cols = run.tokens, run.key_tokens
-    t_q, t_k, d, d_k, h = len(rows), len(cols), settings.config.d_model, tr.q.shape[-1], tr.n_heads
-    n, p = k + 1, settings.presenter
-    rope = tr.q_unrotated is not None
-    first, last = k * d_k, (k + 1) * d_k - 1
+def render_steps(head: Head) -> None:
+    """The eight steps of one head, drawn by one loop."""
+    tr, c = head.run.trace, head.settings.config
+    first, last = head.columns
+    t_q = len(head.run.tokens)
     st.caption(
-        f"Head {n} of {h}: it works on columns {first}–{last} of Q, K and V (d_k = {d} / {h} = {d_k}). "
+        f"Head {head.n} of {tr.n_heads}: it works on columns {first}–{last} of Q, K and V "
+        f"(d_k = {c.d_model} / {tr.n_heads} = {head.d_k}). "
         f"{t_q} query token{'s' * (t_q != 1)}; hover any cell for its token and value."
     )
+    limit = symmetric_limit(compute.unscaled_scores(tr.scores[head.k], tr.scale))  # steps 3-5 share one range
+    steps = [
+        x_step(head),
+        qkv_step(head),
+        scores_step(head, limit),
+        scale_step(head, limit),
+        mask_step(head, limit),
+        softmax_step(head),
+        context_step(head),
+        output_step(head),
+    ]
+    for number, step in enumerate(steps, start=1):
+        st.subheader(f"{number}. {step.title}", anchor=False)
+        if step.note is not None:
+            step.note()
+        if step.figure is not None:
+            st.plotly_chart(step.figure, width="stretch", key=step.key, config=PLOTLY_CONFIG)
+        st.caption(step.caption)
+        st.latex(step.equation)
+        function, lines = step.code
+        show_code(function, lines=lines)
 
-    # 1. X
+
+def x_step(head: Head) -> Step:
+    run, positional = head.run, head.settings.config.positional
     x, source_x = compute.attention_input(run)
-    added = settings.config.positional in ("sinusoidal", "learned")
+    added = positional in ("sinusoidal", "learned")
     name = "X + P" if added else "X"
-    panels = [vector_panel(x, rows, name)]
+    panels = [vector_panel(x, run.tokens, name)]
     if source_x is not None:
-        panels.append(vector_panel(source_x, cols, f"source {name}"))
+        panels.append(vector_panel(source_x, run.key_tokens, f"source {name}"))
     how = {
         "sinusoidal": "the embedding of each token plus its sinusoidal position vector P",
         "learned": "the embedding of each token plus its learned position vector P",
         "rope": "the embedding of each token; RoPE adds nothing here, it rotates Q and K in step 2",
-    }.get(settings.config.positional, "the embedding of each token; with no positional encoding, order is invisible")
-    _step(
-        1,
+    }.get(positional, "the embedding of each token; with no positional encoding, order is invisible")
+    return Step(
         "X: one vector per token",
-        vectors_figure(panels, ncols=1, presenter=p),
+        vectors_figure(panels, ncols=1, presenter=head.settings.presenter),
         "step_x_chart",
-        f"Shape {shape_text((t_q, d))} = (T, d_model): {how}.",
+        f"Shape {shape_text(x.shape)} = (T, d_model): {how}.",
         r"X = E[\text{tokens}] + P" if added else r"X = E[\text{tokens}]",
+        (
+            core_run,
+            source_lines(core_run, "x = embed(", "pe = model_positions(", "trace = multi_head_attention(", "x + pe,"),
+        ),
     )
 
-    # 2. Q, K, V
+
+def qkv_step(head: Head) -> Step:
+    tr, n, k = head.run.trace, head.n, head.k
+    rows, cols = head.run.tokens, head.run.key_tokens
+    t_q, d, d_k = len(rows), head.settings.config.d_model, head.d_k
+    first, last = head.columns
+    rope = tr.q_unrotated is not None
     if rope:
-        qkv = [
+        panels = [
             vector_panel(tr.q_unrotated[k], rows, f"Q{n} before RoPE"),
             vector_panel(tr.q[k], rows, f"Q{n} after RoPE"),
             vector_panel(tr.k_unrotated[k], cols, f"K{n} before RoPE"),
             vector_panel(tr.k[k], cols, f"K{n} after RoPE"),
             vector_panel(tr.v[k], cols, f"V{n}"),
         ]
-        ncols = 2
     else:
-        qkv = [
+        panels = [
             vector_panel(tr.q[k], rows, f"Q{n}"),
             vector_panel(tr.k[k], cols, f"K{n}"),
             vector_panel(tr.v[k], cols, f"V{n}"),
         ]
-        ncols = 3
-    qkv_eq = (
+    equation = (
         rf"Q_{{{n}}} = X W_Q^{{({n})}},\; K_{{{n}}} = X W_K^{{({n})}},\; V_{{{n}}} = X W_V^{{({n})}}"
         rf"\qquad ({t_q} \times {d})\,({d} \times {d_k}) \to ({t_q} \times {d_k})"
     )
     if rope:
-        qkv_eq += r"\\ \tilde q_i = R(i\,\theta)\, q_i,\quad \tilde k_j = R(j\,\theta)\, k_j"
-    _step(
-        2,
+        equation += r"\\ \tilde q_i = R(i\,\theta)\, q_i,\quad \tilde k_j = R(j\,\theta)\, k_j"
+    needles = ["q = split_heads(", "k = split_heads(", "v = split_heads("]
+    needles += ["q = apply_rope(", "k = apply_rope("] if rope else []
+    return Step(
         f"Q, K and V of head {n}",
-        vectors_figure(qkv, ncols=ncols, presenter=p),
+        vectors_figure(panels, ncols=2 if rope else 3, presenter=head.settings.presenter),
         "step_qkv_chart",
         f"Each {shape_text((t_q, d_k))} = (T, d_k): W^({n}) is columns {first}–{last} of the (d_model, d_model) matrix."
         + (" RoPE turns each pair of coordinates of row i by i·θ: lengths stay, angles move." if rope else ""),
-        qkv_eq,
+        equation,
+        (multi_head_attention, source_lines(multi_head_attention, *needles)),
     )
 
-    # 3. QK^T and 4. ÷√d_k, on one colour range so the factor is seen to shrink the scores
-    raw = compute.unscaled_scores(tr.scores[k], tr.scale)  # (T_q, T_k)
-    limit = symmetric_limit(raw)
-    q_name = r"\tilde Q" if rope else "Q"
-    k_name = r"\tilde K" if rope else "K"
-    _step(
-        3,
+
+def scores_step(head: Head, limit: float) -> Step:
+    tr, n = head.run.trace, head.n
+    rope = tr.q_unrotated is not None
+    t_q, t_k, d_k = tr.scores.shape[-2], tr.scores.shape[-1], head.d_k
+    q_name, k_name = (r"\tilde Q", r"\tilde K") if rope else ("Q", "K")
+    raw = compute.unscaled_scores(tr.scores[head.k], tr.scale)  # (T_q, T_k)
+    return Step(
         "QKᵀ: every query against every key",
-        scores_figure(raw, rows, cols, f"Q{n}·K{n}ᵀ", limit=limit, presenter=p),
+        scores_figure(
+            raw, head.run.tokens, head.run.key_tokens, f"Q{n}·K{n}ᵀ", limit=limit, presenter=head.settings.presenter
+        ),
         "step_qk_chart",
         f"Shape {shape_text((t_q, t_k))}: row i, column j is the dot product of query i with key j.",
         rf"S = {q_name}_{{{n}}} {k_name}_{{{n}}}^{{\top}}"
         rf"\qquad ({t_q} \times {d_k})\,({d_k} \times {t_k}) \to ({t_q} \times {t_k})",
+        (attention_scores, source_lines(attention_scores, "k_t = np.swapaxes(", "return q @ k_t")),
     )
-    if settings.config.scaled:
-        scale_eq = rf"\frac{{S}}{{\sqrt{{d_k}}}} = \frac{{S}}{{\sqrt{{{d_k}}}}} = \frac{{S}}{{{math.sqrt(d_k):.4g}}}"
-        scale_title = f"÷√d_k = ÷{math.sqrt(d_k):.4g}"
-    else:
-        scale_eq = r"S \cdot 1 \quad \text{(scaling off: the scores stay as large as } QK^{\top}\text{)}"
-        scale_title = "÷√d_k: off"
-    st.subheader(f"4. {scale_title}", anchor=False)
-    unscaled_warning(settings)
-    st.plotly_chart(
-        scores_figure(tr.scores[k], rows, cols, "scaled scores", limit=limit, presenter=p),
-        width="stretch",
-        key="step_scaled_chart",
-        config=PLOTLY_CONFIG,
-    )
-    st.caption(
-        f"Shape {shape_text((t_q, t_k))}, on the same colour range as step 3: the factor shrinks every score, "
-        "so the softmax does not saturate."
-    )
-    st.latex(scale_eq)
 
-    # 5. mask
-    if tr.mask is None:
-        st.subheader("5. The mask", anchor=False)
-        st.info(NO_MASK)
-        st.latex(r"\text{no mask: } S_{ij} \text{ unchanged for every } i, j")
-    else:
-        _step(
-            5,
-            "The mask: future keys hidden",
-            scores_figure(tr.scores[k], rows, cols, "masked scores", allowed=tr.mask, presenter=p),
-            "step_mask_chart",
-            f"Mask {shape_text(tr.mask.shape)}, True where key j ≤ query i. A masked score becomes −∞, "
-            "so its weight is exactly 0: it is marked grey, not shown as a small number.",
-            r"S_{ij} \leftarrow -\infty \quad \text{for } j > i",
+
+def scale_step(head: Head, limit: float) -> Step:
+    tr, d_k = head.run.trace, head.d_k
+    t_q, t_k = tr.scores.shape[-2:]
+    if head.settings.config.scaled:
+        title = f"÷√d_k = ÷{math.sqrt(d_k):.4g}"
+        panel_title = "scaled scores"
+        caption = (
+            f"Shape {shape_text((t_q, t_k))}, on the same colour range as step 3: the factor shrinks every score, "
+            "so the softmax does not saturate."
         )
-
-    # 6. softmax
-    _step(
-        6,
-        "softmax over each row: the weights",
-        weights_figure(tr.weights[k], rows, cols, f"head {n}: weights", tr.mask, presenter=p),
-        "step_weights_chart",
-        f"Shape {shape_text((t_q, t_k))}: every row sums to 1. This is head {n}'s map in the heads view.",
-        r"A_{ij} = \frac{e^{S_{ij}}}{\sum_{j'} e^{S_{ij'}}}",
+        equation = rf"\frac{{S}}{{\sqrt{{d_k}}}} = \frac{{S}}{{\sqrt{{{d_k}}}}} = \frac{{S}}{{{math.sqrt(d_k):.4g}}}"
+    else:
+        title = "÷√d_k: off"
+        panel_title = "scores, not scaled"
+        caption = (
+            f"Shape {shape_text((t_q, t_k))}, on the same colour range as step 3: with scaling off the scores go to "
+            "the softmax as large as QKᵀ made them."
+        )
+        equation = r"S \cdot 1 \quad \text{(scaling off: the scores stay as large as } QK^{\top}\text{)}"
+    return Step(
+        title,
+        scores_figure(
+            tr.scores[head.k],
+            head.run.tokens,
+            head.run.key_tokens,
+            panel_title,
+            limit=limit,
+            presenter=head.settings.presenter,
+        ),
+        "step_scaled_chart",
+        caption,
+        equation,
+        (attention_scores, source_lines(attention_scores, "scale = 1 / math.sqrt(d_k)", "return q @ k_t")),
+        note=lambda: unscaled_warning(head.settings),
     )
 
-    # 7. weights · V
-    _step(
-        7,
+
+def mask_step(head: Head, limit: float) -> Step:
+    tr = head.run.trace
+    code = (masked_softmax, source_lines(masked_softmax, "scores = np.where(mask, scores, -np.inf)"))
+    if tr.mask is None:
+        return Step(
+            "The mask",
+            None,
+            "step_mask_chart",
+            "Shape unchanged: no query has a key hidden from it.",
+            r"\text{no mask: } S_{ij} \text{ unchanged for every } i, j",
+            code,
+            note=lambda: st.info(NO_MASK),
+        )
+    return Step(
+        "The mask: future keys hidden",
+        scores_figure(
+            tr.scores[head.k],
+            head.run.tokens,
+            head.run.key_tokens,
+            "masked scores",
+            limit=limit,
+            allowed=tr.mask,
+            presenter=head.settings.presenter,
+        ),
+        "step_mask_chart",
+        f"Mask {shape_text(tr.mask.shape)}, True where key j ≤ query i. A masked score becomes −∞, "
+        "so its weight is exactly 0: it is marked grey, not shown as a small number.",
+        r"S_{ij} \leftarrow -\infty \quad \text{for } j > i",
+        code,
+    )
+
+
+def softmax_step(head: Head) -> Step:
+    tr, n = head.run.trace, head.n
+    return Step(
+        "softmax over each row: the weights",
+        weights_figure(
+            tr.weights[head.k],
+            head.run.tokens,
+            head.run.key_tokens,
+            f"head {n}: weights",
+            tr.mask,
+            presenter=head.settings.presenter,
+        ),
+        "step_weights_chart",
+        f"Shape {shape_text(tr.weights.shape[-2:])}: every row sums to 1. This is head {n}'s map in the heads view.",
+        r"A_{ij} = \frac{e^{S_{ij} - \max_{j'} S_{ij'}}}{\sum_{j'} e^{S_{ij'} - \max_{j''} S_{ij''}}}",
+        (softmax, source_lines(softmax, "x_max = np.max(", "e = np.exp(", "total = np.sum(", "return e /")),
+    )
+
+
+def context_step(head: Head) -> Step:
+    tr, n = head.run.trace, head.n
+    t_q, t_k, d_k = tr.weights.shape[-2], tr.weights.shape[-1], head.d_k
+    return Step(
         "weights · V: each query's weighted mix of values",
-        vectors_figure([vector_panel(tr.context[k], rows, f"Z{n} = A·V{n}")], ncols=3, presenter=p),
+        vectors_figure(
+            [vector_panel(tr.context[head.k], head.run.tokens, f"Z{n} = A·V{n}")],
+            ncols=3,
+            presenter=head.settings.presenter,
+        ),
         "step_context_chart",
         f"Shape {shape_text((t_q, d_k))}: row i is the average of the value rows, weighted by row i of A.",
         rf"Z_{{{n}}} = A\,V_{{{n}}} \qquad ({t_q} \times {t_k})\,({t_k} \times {d_k}) \to ({t_q} \times {d_k})",
+        (multi_head_attention, source_lines(multi_head_attention, "context = weights @ v")),
     )
 
-    # 8. concat -> W_O
-    _step(
-        8,
+
+def output_step(head: Head) -> Step:
+    tr, n, h = head.run.trace, head.n, head.run.trace.n_heads
+    t_q, d = tr.concat.shape[-2:]
+    first, last = head.columns
+    return Step(
         f"head {n}'s place in concat, then W_O",
-        concat_figure(tr.concat, tr.output, rows, k, d_k, presenter=p),
+        concat_figure(tr.concat, tr.output, head.run.tokens, head.k, head.d_k, presenter=head.settings.presenter),
         "step_concat_chart",
         f"concat and output are {shape_text((t_q, d))}. Head {n} fills columns {first}–{last} of concat, "
         f"so it meets rows {first}–{last} of W_O: every output column mixes all {h} heads.",
         rf"\text{{concat}} = [\,Z_1 \mid \cdots \mid Z_{{{h}}}\,], \quad Y = \text{{concat}}\; W_O"
         rf"\qquad ({t_q} \times {d})\,({d} \times {d}) \to ({t_q} \times {d})",
+        (multi_head_attention, source_lines(multi_head_attention, "concat = merge_heads(", "output = linear(concat")),
     )

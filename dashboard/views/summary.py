@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import HeadSummary
+from core import HeadSummary, head_summary
 from dashboard import compute
 from dashboard.figures.summary import NA, summary_figure
-from dashboard.page import PLOTLY_CONFIG, run_or_message, unscaled_warning
+from dashboard.page import PLOTLY_CONFIG, run_call, run_or_message, show_code, unscaled_warning
 from dashboard.settings import Settings
 
 FOCUS = 0.5
@@ -87,6 +87,7 @@ def render(settings: Settings) -> None:
         key="summary_chart",
         config=PLOTLY_CONFIG,
     )
+    show_code(head_summary, f"{run_call(settings)}\nsummary = head_summary(result.trace.weights, result.trace.mask)")
     notes = []
     if t == 1:
         notes.append("One token: there is no previous token (n/a), and the only key is the token itself.")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.dashboard.conftest import make_app, no_exception
 from tests.dashboard.charts import charts, grids
+from tests.dashboard.conftest import make_app, no_exception
 
 ROUNDING = 1e-9
 REAL = 1e-3

@@ -12,8 +12,8 @@ import pytest
 
 from core import scaling_experiment
 from dashboard.figures.scaling import CURRENT
-from tests.dashboard.conftest import array, figures, heatmaps, make_app, no_exception
 from tests.dashboard.charts import charts
+from tests.dashboard.conftest import array, figures, heatmaps, make_app, no_exception
 
 
 def curves(fig: dict) -> dict[tuple[str, str], np.ndarray]:

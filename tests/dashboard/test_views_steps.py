@@ -15,8 +15,8 @@ import pytest
 
 from core import run, tokenize
 from dashboard.settings import DEFAULTS
-from tests.dashboard.conftest import make_app, no_exception
 from tests.dashboard.charts import charts, grids, masked, softmax_rows
+from tests.dashboard.conftest import make_app, no_exception
 
 T = len(tokenize(DEFAULTS.sentence))  # 8
 STEPS = [
