@@ -1,6 +1,17 @@
 """The layers around attention in a transformer block: LayerNorm and GELU (with the erf it needs).
 
-PLACEHOLDER erf (math.erf element by element): to be replaced by a vectorised, accurate erf.
+NumPy has no ``erf`` and scipy is not a dependency, so it is written here:
+
+- float64 (and any non-float32 input, computed in float64): the rational
+  approximations of Sun's fdlibm ``s_erf.c`` (as in FreeBSD's msun), on four
+  ranges of ``|x|``. Tested against ``math.erf`` within 2 ulp over the whole line.
+- float32: one odd rational function ``x P(x^2) / Q(x^2)`` on ``[-4, 4]`` (the
+  approximation Eigen and XLA use for float32), largest error ~3e-7 next to
+  ``math.erf``, below float32's own rounding near 1 (6e-8 spacing, 3e-7 at most
+  one ulp off after the division). It is ~3x faster than the float64 path plus
+  the two casts, which made the erf the largest single cost of a float32 BERT
+  forward at 128 tokens (measured in ``bench.pretrained``); the float32 forward
+  still matches ``transformers`` within 1e-5.
 """
 
 from __future__ import annotations
@@ -9,18 +20,93 @@ import math
 
 import numpy as np
 
-_erf = np.vectorize(math.erf, otypes=[np.float64])
+# fdlibm s_erf.c, |x| < 0.84375: erf(x) = x + x * R(x^2) / S(x^2)
+_PP = (1.28379167095512558561e-01, -3.25042107247001499370e-01, -2.84817495755985104766e-02,
+       -5.77027029648944159157e-03, -2.37630166566501626084e-05)  # fmt: skip
+_QQ = (1.0, 3.97917223959155352819e-01, 6.50222499887672944485e-02, 5.08130628187576562776e-03,
+       1.32494738004321644526e-04, -3.96022827877536812320e-06)  # fmt: skip
+# 0.84375 <= |x| < 1.25: erf(x) = ERX + P(s) / Q(s), s = |x| - 1 (ERX = erf(1) rounded to float32)
+_ERX = 8.45062911510467529297e-01
+_PA = (-2.36211856075265944077e-03, 4.14856118683748331666e-01, -3.72207876035701323847e-01,
+       3.18346619901161753674e-01, -1.10894694282396677476e-01, 3.54783043256182359371e-02,
+       -2.16637559486879084300e-03)  # fmt: skip
+_QA = (1.0, 1.06420880400844228286e-01, 5.40397917702171048937e-01, 7.18286544141962662868e-02,
+       1.26171219808761642112e-01, 1.36370839120290507362e-02, 1.19844998467991074170e-02)  # fmt: skip
+# 1.25 <= |x| < 1/0.35: erf(x) = 1 - exp(-x^2 - 0.5625 + R(s) / S(s)) / x, s = 1 / x^2
+_RA = (-9.86494403484714822705e-03, -6.93858572707181764372e-01, -1.05586262253232909814e01,
+       -6.23753324503260060396e01, -1.62396669462573470355e02, -1.84605092906711035994e02,
+       -8.12874355063065934246e01, -9.81432934416914548592e00)  # fmt: skip
+_SA = (1.0, 1.96512716674392571292e01, 1.37657754143519042600e02, 4.34565877475229228821e02,
+       6.45387271733267880336e02, 4.29008140027567833386e02, 1.08635005541779435134e02,
+       6.57024977031928170135e00, -6.04244152148580987438e-02)  # fmt: skip
+# 1/0.35 <= |x| < 6: the same form with other coefficients; from 6 on, erf(x) rounds to 1 in float64
+_RB = (-9.86494292470009928597e-03, -7.99283237680523006574e-01, -1.77579549177547519889e01,
+       -1.60636384855821916062e02, -6.37566443368389627722e02, -1.02509513161107724954e03,
+       -4.83519191608651397019e02)  # fmt: skip
+_SB = (1.0, 3.03380607434824582924e01, 3.25792512996573918826e02, 1.53672958608443695994e03,
+       3.19985821950859553908e03, 2.55305040643316442583e03, 4.74528541206955367215e02,
+       -2.24409524465858183362e01)  # fmt: skip
+
+# float32: erf(x) = x * ALPHA(x^2) / BETA(x^2) on [-4, 4] (erf(4) = 1 - 1.5e-8 rounds to 1 in float32)
+_ALPHA32 = (-1.60960333262415e-02, -2.95459980854025e-03, -7.34990630326855e-04, -5.69250639462346e-05,
+            -2.10102402082508e-06, 2.77068142495902e-08, -2.72614225801306e-10)  # fmt: skip
+_BETA32 = (-1.42647390514189e-02, -7.37332916720468e-03, -1.68282697438203e-03, -2.13374055278905e-04,
+           -1.45660718464996e-05)  # fmt: skip
+
+
+def _poly(coefficients: tuple[float, ...], z: np.ndarray) -> np.ndarray:
+    """``c0 + c1 z + c2 z^2 + ...`` by Horner's rule, in ``z``'s dtype."""
+    result = np.full_like(z, coefficients[-1])
+    for c in coefficients[-2::-1]:
+        result *= z
+        result += c
+    return result
+
+
+def _erf_float64(x: np.ndarray) -> np.ndarray:
+    """fdlibm's erf for a float64 array: each range of ``|x|`` gets its own rational approximation."""
+    a = np.abs(x)  # (...): erf is odd, so work on |x| and put the sign back at the end
+    out = np.ones_like(a)  # (...): |x| >= 6 (and inf) stays 1
+    with np.errstate(under="ignore", over="ignore"):  # x^2 of a subnormal, exp(-35): correct roundings
+        small = a < 0.84375
+        s = a[small]
+        out[small] = s + s * (_poly(_PP, s * s) / _poly(_QQ, s * s))
+        near_one = (a >= 0.84375) & (a < 1.25)
+        s = a[near_one] - 1.0
+        out[near_one] = _ERX + _poly(_PA, s) / _poly(_QA, s)
+        for low, high, r, q in ((1.25, 1 / 0.35, _RA, _SA), (1 / 0.35, 6.0, _RB, _SB)):
+            tail = (a >= low) & (a < high)
+            s = a[tail]
+            z = 1.0 / (s * s)
+            out[tail] = 1.0 - np.exp(-s * s - 0.5625 + _poly(r, z) / _poly(q, z)) / s
+    out[np.isnan(a)] = np.nan
+    return np.copysign(out, x)  # (...): erf(-x) = -erf(x), and erf(-0.0) = -0.0
+
+
+def _erf_float32(x: np.ndarray) -> np.ndarray:
+    """The float32 rational approximation: ``x P(x^2) / Q(x^2)`` with ``x`` clamped to [-4, 4]."""
+    c = np.clip(x, -4.0, 4.0)  # (...) float32; NaN stays NaN, +-inf become +-4
+    z = c * c  # (...)
+    y = c * _poly(_ALPHA32, z) / _poly(_BETA32, z)  # (...) float32
+    return np.clip(y, -1.0, 1.0, out=y)  # (...): the fit overshoots 1 by up to 2.4e-7 near |x| = 4
 
 
 def erf(x: np.ndarray) -> np.ndarray:
-    """The error function, element by element, in ``x``'s float dtype."""
+    """The error function, element by element, in ``x``'s float dtype (integers: float64).
+
+    float32 uses the float32 rational approximation (within 1e-6 of ``math.erf``), every
+    other dtype the float64 fdlibm one (within 2 ulp); see the module docstring.
+    """
     x = np.asarray(x)
-    return _erf(x).astype(x.dtype if np.issubdtype(x.dtype, np.floating) else np.float64, copy=False)
+    if x.dtype == np.float32:
+        return _erf_float32(x)
+    dtype = x.dtype if np.issubdtype(x.dtype, np.floating) else np.dtype(np.float64)
+    return _erf_float64(x.astype(np.float64)).astype(dtype, copy=False)
 
 
 def gelu(x: np.ndarray) -> np.ndarray:
     """GELU, exact (erf) form: ``x * Phi(x) = x/2 * (1 + erf(x / sqrt(2)))``."""
-    return 0.5 * x * (1 + erf(x / math.sqrt(2)))
+    return 0.5 * x * (1 + erf(x * (1 / math.sqrt(2))))
 
 
 def layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float = 1e-12) -> np.ndarray:

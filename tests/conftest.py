@@ -39,3 +39,24 @@ def require_chromium() -> str:
     if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
         skip_or_fail(f"chromium not found at {CHROMIUM}: apt-get install -y chromium")
     return CHROMIUM
+
+
+def require_transformers():
+    """Return the transformers module (with torch), or skip/fail when either is not installed."""
+    require_torch()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the reference loads local files only, never the hub
+    try:
+        import transformers
+    except ImportError:
+        skip_or_fail("transformers is not installed: pip install -r requirements-dev.txt")
+    return transformers
+
+
+def require_minilm() -> Path:
+    """Return the verified directory of all-MiniLM-L6-v2's files, or skip/fail when they are not installed."""
+    from core.pretrained import FIX_COMMAND, WeightsNotFound, locate_minilm
+
+    try:
+        return locate_minilm(download=False)
+    except WeightsNotFound:
+        skip_or_fail(f"all-MiniLM-L6-v2's weights are not installed: {FIX_COMMAND}")

@@ -1,0 +1,101 @@
+"""erf, GELU and LayerNorm against independent references (math.erf, plain loops with math.fsum)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from core.layers import erf, gelu, layer_norm
+
+SPECIAL = [0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308, 1e-300, 1e-20, 2.0**-28, 0.84375, 1.25, 1 / 0.35,
+           6.0, 5.9999999, 27.0, 1e300, math.inf, -math.inf]  # fmt: skip
+"""Zero, subnormals, the boundaries between fdlibm's ranges, and both infinities."""
+
+
+def _points(rng: np.random.Generator) -> np.ndarray:
+    """~400,000 float64 points: the bulk where GELU lives, the tails, and every decade down to the subnormals."""
+    decades = 10.0 ** rng.uniform(-323, 3, 100_000) * rng.choice([-1.0, 1.0], 100_000)
+    return np.concatenate([SPECIAL, rng.standard_normal(150_000) * 3, rng.uniform(-7, 7, 150_000), decades])
+
+
+def _math_erf(x: np.ndarray) -> np.ndarray:
+    return np.array([math.erf(float(v)) for v in x.ravel()]).reshape(x.shape)
+
+
+def test_erf_float64_within_2_ulp_of_math_erf() -> None:
+    x = _points(np.random.default_rng(0))
+    expected = _math_erf(x)
+    got = erf(x)
+    assert got.dtype == np.float64
+    ulps = np.abs(got - expected) / np.spacing(np.abs(expected))  # spacing(0) is the smallest subnormal
+    worst = int(np.argmax(ulps))
+    assert ulps.max() <= 2, f"erf({x[worst]!r}) = {got[worst]!r}, math.erf: {expected[worst]!r} ({ulps.max()} ulp)"
+
+
+def test_erf_float32_within_1e_6_of_math_erf() -> None:
+    x = _points(np.random.default_rng(1))
+    x = x[np.abs(x) < 3e38].astype(np.float32)  # tiny ones flush to 0 or become float32 subnormals
+    x = np.concatenate([x, np.float32([1e-45, -1e-45, 1.17e-38, 3.4e38, -3.4e38])])
+    got = erf(x)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, _math_erf(x.astype(np.float64)), rtol=0, atol=1e-6)
+    assert np.all(np.abs(got) <= 1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_erf_special_values(dtype) -> None:
+    x = np.array([0.0, -0.0, math.inf, -math.inf, math.nan], dtype=dtype)
+    got = erf(x)
+    assert got[0] == 0 and not np.signbit(got[0])
+    assert got[1] == 0 and np.signbit(got[1])  # erf(-0) = -0, like math.erf
+    assert got[2] == 1 and got[3] == -1
+    assert np.isnan(got[4])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_erf_is_odd_and_float64_is_monotonic(dtype) -> None:
+    """float32's rational fit is odd by construction but wobbles by 1-2 float32 ulp (its rounding), so only
+    float64 is held to monotonicity."""
+    x = np.linspace(0, 7, 100_001, dtype=dtype)
+    y = erf(x)
+    assert np.array_equal(erf(-x), -y)
+    if dtype == np.float64:
+        assert np.all(np.diff(y) >= 0)
+
+
+def test_erf_keeps_shape_and_dtype_and_takes_integers_and_scalars() -> None:
+    assert erf(np.zeros((2, 3, 4), np.float32)).shape == (2, 3, 4)
+    assert erf(np.array([1, 2])).dtype == np.float64
+    assert erf(np.float16(0.5)).dtype == np.float16
+    assert float(erf(1.0)) == pytest.approx(math.erf(1.0), rel=1e-16)
+
+
+@pytest.mark.parametrize(("dtype", "atol"), [(np.float64, 1e-15), (np.float32, 1e-6)])
+def test_gelu_is_x_times_the_normal_cdf(dtype, atol) -> None:
+    x = np.linspace(-10, 10, 2001).astype(dtype)
+    expected = np.array([v / 2 * (1 + math.erf(v / math.sqrt(2))) for v in x.astype(np.float64)])
+    got = gelu(x)
+    assert got.dtype == dtype
+    error = np.abs(got - expected) / np.maximum(1, np.abs(expected))  # absolute below 1, relative above
+    assert error.max() <= atol, f"gelu({x[np.argmax(error)]}) off by {error.max():.2e}"
+
+
+def test_gelu_is_not_the_tanh_approximation() -> None:
+    """The tanh form differs by up to ~5e-4 near x = +-2: the model was trained with the erf form."""
+    x = np.linspace(-4, 4, 801)
+    tanh_form = 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+    assert np.abs(gelu(x) - tanh_form).max() > 1e-4
+
+
+def test_layer_norm_against_a_loop_reference() -> None:
+    rng = np.random.default_rng(2)
+    x, gamma, beta = rng.standard_normal((3, 5, 7)) * 4 + 3, rng.standard_normal(7), rng.standard_normal(7)
+    got = layer_norm(x, gamma, beta, eps=1e-12)
+    for index in np.ndindex(x.shape[:-1]):
+        row = list(x[index])
+        mean = math.fsum(row) / len(row)
+        var = math.fsum((v - mean) ** 2 for v in row) / len(row)
+        expected = [(v - mean) / math.sqrt(var + 1e-12) * g + b for v, g, b in zip(row, gamma, beta, strict=True)]
+        np.testing.assert_allclose(got[index], expected, rtol=1e-13, atol=1e-13)
