@@ -170,6 +170,102 @@ def _cols(p: Panel) -> tuple[str, ...] | int:
     return p.z.shape[1] if p.cols is None else tuple(p.cols)
 
 
+TITLE_PX = 26
+"""Height of the row a panel's title sits in."""
+TICK_PX_BASE, TICK_PX_PER_CHAR, TICK_CHARS_MAX = 24, 6, 16
+"""Room under a panel for its rotated "i·token" labels: a base plus 6 px per character, at most 16 characters."""
+NO_TICKS_PX = 10
+"""Gap under a row of panels that draws no x labels."""
+LABEL_PX_PER_CHAR, LABEL_PX_BASE = 6.5, 30
+"""Width of a y label "i·token": ~6.5 px a character, plus the tick and padding."""
+MASK_NOTE_PX = 30
+"""Top margin that holds the "hatched grey = masked" note; 4 px without it."""
+MAX_GAP, NARROW_GAP = 0.2, 0.04
+"""Horizontal gap between panels as a share of the width: room for inner y labels (at most 0.2), or a sliver."""
+COLORBAR_MIN_PX, COLORBAR_MAX_PX = 120, 320
+"""The colour bar is as long as a panel, within these bounds."""
+TITLE_FONT, NOTE_FONT, HOVER_FONT = 13, 12, 13
+"""Font sizes (px) of panel titles, the colour bar and mask note, and the hover label; times the presenter scale."""
+
+
+@dataclass(frozen=True)
+class GridPlan:
+    """Where every panel of a grid goes, in pixels and paper coordinates: planned before anything is drawn."""
+
+    ncols: int
+    scale: float
+    """1, or ``PRESENTER_SCALE`` for a projector."""
+    panel_px: int
+    """Width (and, for a square map, height) of the largest panel."""
+    panel_h: int
+    """Height of each panel: shorter than ``panel_px`` for a wide T_q x T_k map."""
+    row_top: np.ndarray
+    """Pixel offset of each row of panels from the top; the last entry is the plot's height."""
+    ticks: list[tuple[bool, bool]]
+    """(x labels?, y labels?) per panel."""
+    gap_x: float
+    width: float
+    """Width of one panel as a share of the figure."""
+    margin_t: int
+    masked: bool
+    """Some panel has masked cells: the top margin holds a note saying what the hatching means."""
+
+    @property
+    def plot_h(self) -> int:
+        return int(self.row_top[-1])
+
+    def domains(self, k: int) -> tuple[list[float], list[float]]:
+        """x and y domains (paper coordinates) of panel ``k``: its title sits just above the y domain."""
+        r, c = divmod(k, self.ncols)
+        x0 = c * (self.width + self.gap_x)
+        top = 1 - (self.row_top[r] + TITLE_PX * self.scale) / self.plot_h
+        return [x0, x0 + self.width], [max(0.0, top - self.panel_h / self.plot_h), top]
+
+
+def plan_grid(
+    panels: Sequence[Panel], *, ncols: int | None, panel_px: int | None, square: bool, presenter: bool
+) -> GridPlan:
+    """Columns, panel sizes, label room and gaps for ``panels``; see ``heatmap_grid`` for the arguments."""
+    n = len(panels)
+    s = PRESENTER_SCALE if presenter else 1.0
+    if presenter:
+        ncols = min(ncols or min(n, 2 if n <= 4 else 3), PRESENTER_MAX_COLS)
+        sizes, width_px = PRESENTER_PANEL_PX, PRESENTER_WIDTH_PX
+    else:
+        ncols = ncols or min(n, MAX_COLS)
+        sizes, width_px = PANEL_PX, ASSUMED_WIDTH_PX
+    longest_axis = max(max(p.z.shape) for p in panels)
+    fit_px = min(sizes.get(ncols, sizes[max(sizes)]), max(MIN_PANEL_PX * s, CELL_PX * s * longest_axis))
+    px = round(panel_px * s) if panel_px else round(fit_px)
+    # A wide T_q x T_k map (cross-attention: few queries, many keys) is only as tall as its rows need:
+    # square cells of the size the longest axis gets, not a 1 x 4 map with 160 px cells.
+    tall = max(p.z.shape[0] / max(p.z.shape) for p in panels) if square and not panel_px else 1.0
+    panel_h = max(1, round(px * tall))
+    longest = max(len(tok) for p in panels for tok in (*p.rows, *(p.cols or [str(p.z.shape[1])])))
+    tick_px = (TICK_PX_BASE + TICK_PX_PER_CHAR * min(longest + 3, TICK_CHARS_MAX)) * s
+    ticks = _shows_ticks(panels, ncols)
+    row_px = []
+    for r in range(math.ceil(n / ncols)):
+        x_labels = any(ticks[k][0] for k in range(r * ncols, min(n, (r + 1) * ncols)))
+        row_px.append(TITLE_PX * s + panel_h + (tick_px if x_labels else NO_TICKS_PX))
+    any_mask = any(p.allowed is not None and not p.allowed.all() for p in panels)
+    inner_y_labels = any(show_y for k, (_, show_y) in enumerate(ticks) if k % ncols)
+    label_px = (LABEL_PX_PER_CHAR * min(longest, TICK_CHARS) + LABEL_PX_BASE) * s
+    gap_x = 0.0 if ncols == 1 else min(MAX_GAP, label_px / width_px) if inner_y_labels else NARROW_GAP
+    return GridPlan(
+        ncols=ncols,
+        scale=s,
+        panel_px=px,
+        panel_h=panel_h,
+        row_top=np.concatenate([[0], np.cumsum(row_px)]),
+        ticks=ticks,
+        gap_x=gap_x,
+        width=(1 - gap_x * (ncols - 1)) / ncols,
+        margin_t=round(MASK_NOTE_PX * s) if any_mask else 4,
+        masked=any_mask,
+    )
+
+
 def heatmap_grid(
     panels: Sequence[Panel],
     *,
@@ -192,54 +288,20 @@ def heatmap_grid(
     ``presenter=True`` is for a projector: fonts, cells and margins ``PRESENTER_SCALE`` times
     larger, at most ``PRESENTER_MAX_COLS`` panels per row (an explicit ``panel_px`` is scaled too).
     """
-    n = len(panels)
-    if n == 0:
+    if not panels:
         raise ValueError("heatmap_grid needs at least one panel")
-    s = PRESENTER_SCALE if presenter else 1.0
-    if presenter:
-        ncols = min(ncols or min(n, 2 if n <= 4 else 3), PRESENTER_MAX_COLS)
-        sizes, width_px = PRESENTER_PANEL_PX, PRESENTER_WIDTH_PX
-    else:
-        ncols = ncols or min(n, MAX_COLS)
-        sizes, width_px = PANEL_PX, ASSUMED_WIDTH_PX
-    nrows = math.ceil(n / ncols)
-    longest_axis = max(max(p.z.shape) for p in panels)
-    fit_px = min(sizes.get(ncols, sizes[max(sizes)]), max(MIN_PANEL_PX * s, CELL_PX * s * longest_axis))
-    px = round(panel_px * s) if panel_px else round(fit_px)
-    # A wide T_q x T_k map (cross-attention: few queries, many keys) is only as tall as its rows need:
-    # square cells of the size the longest axis gets, not a 1 x 4 map with 160 px cells.
-    tall = max(p.z.shape[0] / max(p.z.shape) for p in panels) if square and not panel_px else 1.0
-    px_h = max(1, round(px * tall))
-    longest = max(len(tok) for p in panels for tok in (*p.rows, *(p.cols or [str(p.z.shape[1])])))
-    tick_px = (24 + 6 * min(longest + 3, 16)) * s  # room for the rotated labels "i·token" under a panel
-    title_px = 26 * s
-    ticks = _shows_ticks(panels, ncols)
-    row_px = [
-        title_px + px_h + (tick_px if any(ticks[k][0] for k in range(r * ncols, min(n, (r + 1) * ncols))) else 10)
-        for r in range(nrows)
-    ]
-    row_top = np.concatenate([[0], np.cumsum(row_px)])  # pixel offset of each row from the top
-    plot_h = int(row_top[-1])
-    any_mask = any(p.allowed is not None and not p.allowed.all() for p in panels)
-    margin_t = round(30 * s) if any_mask else 4
-    inner_y_labels = any(show_y for k, (_, show_y) in enumerate(ticks) if k % ncols)
-    label_px = (6.5 * min(longest, TICK_CHARS) + 30) * s  # "i·token" at ~6.5 px a character, and the tick
-    gap_x = 0.0 if ncols == 1 else min(0.2, label_px / width_px) if inner_y_labels else 0.04
-    w = (1 - gap_x * (ncols - 1)) / ncols
-
+    plan = plan_grid(panels, ncols=ncols, panel_px=panel_px, square=square, presenter=presenter)
+    s = plan.scale
     traces, layout, annotations, shapes = [], {}, [], []
     hatch_cache: dict[bytes, str] = {}
     for k, p in enumerate(panels):
-        r, c = divmod(k, ncols)
-        show_x, show_y = ticks[k]
-        x_dom = [c * (w + gap_x), c * (w + gap_x) + w]
-        top = 1 - (row_top[r] + title_px) / plot_h
-        y_dom = [max(0.0, top - px_h / plot_h), top]
+        x_dom, y_dom = plan.domains(k)
+        show_x, show_y = plan.ticks[k]
         suffix = "" if k == 0 else str(k + 1)
         xa, ya = f"x{suffix}", f"y{suffix}"
         x_labels, y_labels = _labels(p.cols, p.z.shape[1]), _labels(p.rows, p.z.shape[0])
-        layout[f"xaxis{suffix}"] = _axis(x_dom, x_labels, show_x, px, ya, s) | dict(tickangle=-60)
-        y_axis = _axis(y_dom, y_labels, show_y, px_h, xa, s)
+        layout[f"xaxis{suffix}"] = _axis(x_dom, x_labels, show_x, plan.panel_px, ya, s) | dict(tickangle=-60)
+        y_axis = _axis(y_dom, y_labels, show_y, plan.panel_h, xa, s)
         # row 0 on top; a panel squeezed by a narrow chart stays under its title
         y_axis |= dict(range=y_axis["range"][::-1], constraintoward="top")
         layout[f"yaxis{suffix}"] = y_axis | (dict(scaleanchor=xa) if square else {})
@@ -253,44 +315,18 @@ def heatmap_grid(
                 hatch_cache[key] = _hatch_path(p.allowed)
             shapes.append(dict(type="path", xref=xa, yref=ya, path=hatch_cache[key], line=dict(color=HATCH, width=1)))
             traces.append(_mask_trace(p.allowed, x, y, xa, ya, title))
-        traces.append(
-            dict(
-                type="heatmap",
-                z=z,
-                x=x,
-                y=y,
-                xaxis=xa,
-                yaxis=ya,
-                coloraxis="coloraxis",
-                connectgaps=False,
-                hoverongaps=False,
-                hovertemplate=f"{p.hover}: %{{z:{value_format}}}<extra>{title}</extra>",
-                name=title,
-            )
-        )
-        annotations.append(_title(title, (x_dom[0] + x_dom[1]) / 2, top, size=round(13 * s)))
-    if any_mask:
+        traces.append(_value_trace(z, x, y, xa, ya, title, f"{p.hover}: %{{z:{value_format}}}"))
+        annotations.append(_title(title, (x_dom[0] + x_dom[1]) / 2, y_dom[1], size=round(TITLE_FONT * s)))
+    if plan.masked:
         note = "hatched grey = masked: the query may not attend to this key"
-        annotations.append(_title(note, 0, 1, xanchor="left", size=round(12 * s)))
+        annotations.append(_title(note, 0, 1, xanchor="left", size=round(NOTE_FONT * s)))
     layout |= dict(
-        height=plot_h + margin_t + 4,
-        margin=dict(l=10, r=10, t=margin_t, b=4),
+        height=plan.plot_h + plan.margin_t + 4,
+        margin=dict(l=10, r=10, t=plan.margin_t, b=4),
         plot_bgcolor="white",
         paper_bgcolor="rgba(0,0,0,0)",
-        coloraxis=dict(
-            colorscale=named_colorscale(colorscale),
-            cmin=zmin,
-            cmax=zmax,
-            colorbar=dict(
-                title=dict(text=value_name, font=dict(size=round(12 * s))),
-                tickfont=dict(size=round(12 * s)),
-                lenmode="pixels",
-                len=max(120, min(px, 320 * s)),
-                y=1,
-                yanchor="top",
-            ),
-        ),
-        hoverlabel=dict(font=dict(size=round(13 * s))),
+        coloraxis=_colour_axis(colorscale, zmin, zmax, value_name, plan),
+        hoverlabel=dict(font=dict(size=round(HOVER_FONT * s))),
         annotations=annotations,
         hovermode="closest",
         showlegend=False,
@@ -298,6 +334,41 @@ def heatmap_grid(
     if shapes:  # no empty list: validation would drop it, and the figure stays as Plotly would write it
         layout["shapes"] = shapes
     return plain_figure(traces, layout)  # dicts as plotly.js reads them: see plain.py for why not validated
+
+
+def _value_trace(z: np.ndarray, x: list[str], y: list[str], xa: str, ya: str, title: str, hover: str) -> dict:
+    """The heatmap of one panel's values on the shared colour axis; NaN (masked) cells are gaps with no hover."""
+    return dict(
+        type="heatmap",
+        z=z,
+        x=x,
+        y=y,
+        xaxis=xa,
+        yaxis=ya,
+        coloraxis="coloraxis",
+        connectgaps=False,
+        hoverongaps=False,
+        hovertemplate=f"{hover}<extra>{title}</extra>",
+        name=title,
+    )
+
+
+def _colour_axis(colorscale: str, zmin: float, zmax: float, value_name: str, plan: GridPlan) -> dict:
+    """The one colour scale every panel shares, with its bar as long as a panel."""
+    s = plan.scale
+    return dict(
+        colorscale=named_colorscale(colorscale),
+        cmin=zmin,
+        cmax=zmax,
+        colorbar=dict(
+            title=dict(text=value_name, font=dict(size=round(NOTE_FONT * s))),
+            tickfont=dict(size=round(NOTE_FONT * s)),
+            lenmode="pixels",
+            len=max(COLORBAR_MIN_PX, min(plan.panel_px, COLORBAR_MAX_PX * s)),
+            y=1,
+            yanchor="top",
+        ),
+    )
 
 
 def _title(text: str, x: float, y: float, *, xanchor: str = "center", size: int = 13) -> dict:
