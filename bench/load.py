@@ -18,6 +18,14 @@ heads, and every weight (float32, exactly). A figure from another session, or
 from an older setting, fails that check. Latency is send-to-``script_finished``:
 every element of the new page, charts included, has arrived.
 
+Every student caches messages as the browser does (``Tab(browser_cache=True)``)
+and counts the bytes of each rerun. .streamlit/config.toml turns Streamlit's
+message caching off (fast clicks otherwise end a session, see
+tests/e2e/test_fast_clicks.py); a second classroom, the same students with the
+same plans, then runs against a server with Streamlit's default caching, so the
+bytes, latency and CPU that choice costs are printed side by side (``--no-baseline``
+skips it).
+
 Targets (issue 5, this 2-core machine): 0 failed sessions, p95 <= 3 s, server RSS <= 600 MB.
 All traffic goes to 127.0.0.1; sessions, time and think time are bounded.
 """
@@ -94,6 +102,10 @@ class Student:
     index: int
     rng: random.Random
     latencies: list[float] = field(default_factory=list)
+    received: list[int] = field(default_factory=list)
+    """Bytes each change's rerun sent this session (websocket payload)."""
+    references: int = 0
+    """Elements sent as a reference to a message this session had cached (Streamlit's caching on)."""
     first_load: float | None = None
     error: str | None = None
 
@@ -126,17 +138,21 @@ class Student:
 async def student(url: str, s: Student, deadline: float, think: tuple[float, float]) -> None:
     """Open the teacher's link, type an own sentence, then change one control after another until ``deadline``."""
     try:
-        async with Tab(url, timeout=60) as tab:
+        async with Tab(url, timeout=60, browser_cache=True) as tab:
             page = await tab.open({})
             s.first_load = page.seconds
             page = await tab.change(sentence=s.sentence(), seed=s.rng.randrange(MAX_SEED))
             check_page(page, tab.values)
             s.latencies.append(page.seconds)
+            s.received.append(page.received)
+            s.references += page.references
             while time.monotonic() < deadline:
                 await asyncio.sleep(s.rng.uniform(*think))
                 page = await tab.change(**s.next_change(tab.values))
                 check_page(page, tab.values)
                 s.latencies.append(page.seconds)
+                s.received.append(page.received)
+                s.references += page.references
     except Exception as err:  # any failure fails this session; the run goes on
         s.error = f"{type(err).__name__}: {err}"[:300]
 
@@ -245,6 +261,52 @@ async def browsers(url: str, n: int, seconds: float, seed: int) -> tuple[list[fl
     return times, errors
 
 
+STREAMLIT_CACHING = ("--global.minCachedMessageSize", "10000")  # Streamlit's default, over our config.toml
+
+
+@dataclass
+class Classroom:
+    """One classroom run's totals, for the side-by-side line."""
+
+    latencies: list[float]
+    received: list[int]
+    references: int
+    failed: int
+    cpu: float
+    """Server CPU seconds (process and children) over the run."""
+    reruns: int
+    peak_mb: float
+
+    @property
+    def cpu_per_rerun(self) -> float:
+        return self.cpu / max(1, self.reruns)
+
+    @classmethod
+    def measure(cls, url: str, rss: PeakRss, args: argparse.Namespace) -> tuple[Classroom, list[Student], float]:
+        cpu0, t0 = rss.cpu(), time.monotonic()
+        students = asyncio.run(classroom(url, args.sessions, args.seconds, tuple(args.think), args.seed))
+        cpu, wall = rss.cpu() - cpu0, time.monotonic() - t0
+        reruns = sum(len(s.latencies) + (s.first_load is not None) for s in students)
+        room = cls(
+            latencies=[x for s in students for x in s.latencies],
+            received=[x for s in students for x in s.received],
+            references=sum(s.references for s in students),
+            failed=sum(bool(s.error) for s in students),
+            cpu=cpu,
+            reruns=reruns,
+            peak_mb=rss.peak / 2**20,
+        )
+        return room, students, wall
+
+    def line(self, name: str) -> str:
+        lat, sent = self.latencies, self.received
+        return (
+            f"  {name:<38} {statistics.fmean(sent or [0]):>8,.0f} B per rerun (p50 {pct(sent, 50):,.0f}), "
+            f"{self.references} as references; p50 {pct(lat, 50):.3f} s p95 {pct(lat, 95):.3f} s; "
+            f"CPU {1000 * self.cpu_per_rerun:.0f} ms/rerun; RSS peak {self.peak_mb:.0f} MB; failed {self.failed}"
+        )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sessions", type=int, default=30)
@@ -254,6 +316,8 @@ def main() -> int:
     ap.add_argument("--browsers", type=int, default=4, help="real chromium pages in a second, smaller run (0: skip)")
     ap.add_argument("--browser-seconds", type=float, default=30.0)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-baseline", action="store_true",
+                    help="skip the second classroom against Streamlit's default message caching")  # fmt: skip
     args = ap.parse_args()
     if not (1 <= args.sessions <= 200 and 0 < args.seconds <= 600 and 0 <= args.browsers <= 10):
         ap.error("bounded on purpose: 1..200 sessions, up to 600 s, up to 10 browsers")
@@ -261,9 +325,8 @@ def main() -> int:
     ok = True
     with streamlit_server() as (url, proc), PeakRss(proc.pid) as rss:
         idle_mb = rss.now() / 2**20
-        cpu0, t0 = rss.cpu(), time.monotonic()
-        students = asyncio.run(classroom(url, args.sessions, args.seconds, tuple(args.think), args.seed))
-        cpu, wall = rss.cpu() - cpu0, time.monotonic() - t0
+        ours, students, wall = Classroom.measure(url, rss, args)
+        cpu = ours.cpu
         lat = [x for s in students for x in s.latencies]
         loads = [s.first_load for s in students if s.first_load is not None]
         failed = [s for s in students if s.error]
@@ -283,6 +346,7 @@ def main() -> int:
             f"  (mean {statistics.fmean(lat) if lat else 0:.3f} s)"
         )
         print(f"  server RSS idle {idle_mb:.0f} MB, peak {peak_mb:.0f} MB")
+        print(f"  sent per rerun: mean {statistics.fmean(ours.received or [0]):,.0f} B (websocket payload)")
         reruns = len(lat) + len(loads)
         print(
             f"  server CPU {cpu:.0f} s in {wall:.0f} s ({cpu / wall:.2f} cores), {1000 * cpu / max(1, reruns):.0f} ms "
@@ -300,6 +364,14 @@ def main() -> int:
             print(f"  click -> heatmaps drawn  p50 {pct(times, 50):.3f} s  p95 {pct(times, 95):.3f} s")
             print(f"  server RSS peak over both runs {rss.peak / 2**20:.0f} MB")
             ok &= not errors and bool(times)
+    if not args.no_baseline:
+        with streamlit_server(extra_args=STREAMLIT_CACHING) as (url, proc), PeakRss(proc.pid) as rss:
+            default, _, _ = Classroom.measure(url, rss, args)
+        print(f"message caching: the same {args.sessions} students, same plans, {args.seconds:.0f} s, one server each")
+        print(ours.line("caching off (.streamlit/config.toml)"))
+        print(default.line("caching on (Streamlit's default)"))
+        more = statistics.fmean(ours.received or [0]) / max(1.0, statistics.fmean(default.received or [0]))
+        print(f"  caching off sends {more:.2f}x the bytes per rerun; machine load average {os.getloadavg()[0]:.1f}")
     verdict = "meets" if ok else "MISSES"
     print(f"{verdict} the targets: 0 failures, p95 <= {TARGET_P95_S} s, RSS <= {TARGET_RSS_MB:.0f} MB")
     return 0 if ok else 1

@@ -15,8 +15,14 @@ Two browser behaviours are kept on purpose: every rerun sends the state of every
 widget on the page (not just the one that changed), and widget values are encoded
 as the frontend encodes them (a selectbox sends its option's label, a segmented
 control the list of selected labels, an integer number input ``int_value``).
-Unlike a browser, ``cached_message_hashes`` is left empty, so the server always
-sends whole elements and every run can be checked in full.
+By default, unlike a browser, ``cached_message_hashes`` is left empty, so the
+server always sends whole elements and every run can be checked in full. With
+``Tab(..., browser_cache=True)`` the tab keeps large messages as the frontend's
+ForwardMessageCache does (the server marks them ``metadata.cacheable``; each
+leaves after ``max_cached_message_age`` finished runs without use), lists their
+hashes with every rerun and resolves the server's ``ref_hash`` answers from it:
+what a rerun costs in bytes with Streamlit's message caching on or off
+(``global.minCachedMessageSize``). Every run counts the bytes it received.
 """
 
 from __future__ import annotations
@@ -119,6 +125,12 @@ class Page:
     status: int | None = None
     seconds: float = 0.0
     """Time from sending the rerun to ``script_finished``: interaction to redrawn charts, server side."""
+    received: int = 0
+    """Bytes of websocket payload received for this run (uncompressed; the tab negotiates no compression)."""
+    references: int = 0
+    """Elements the server sent as a ``ref_hash`` to a message this tab had cached, instead of in full."""
+    first_chart: float | None = None
+    """Seconds from sending the rerun to the first ``plotly_chart`` element."""
 
     def of(self, kind: str) -> list[Element]:
         return [e for _, e in sorted(self.elements.items()) if e.WhichOneof("type") == kind]
@@ -137,10 +149,54 @@ class Page:
         return [getattr(e, kind).body for e in self.of(kind)]
 
 
+class CacheMiss(RuntimeError):
+    """The server referred to a message this tab does not hold: the browser's "Cached ForwardMsg MISS"."""
+
+
+class MessageCache:
+    """The frontend's ForwardMessageCache (``ForwardMessageCache`` in Streamlit's index.js), for one tab.
+
+    A message the server marks ``metadata.cacheable`` is kept, stamped with the
+    number of runs finished so far; a use (sent again, or referred to) renews the
+    stamp. When a run finishes (other than ended early for a rerun), every
+    message older than ``max_age`` runs is dropped. The frontend only ages
+    messages after its first ``new_session``; so does this cache.
+    """
+
+    def __init__(self) -> None:
+        self.max_age: int | None = None
+        self.runs = 0
+        self._messages: dict[str, tuple[bytes, int]] = {}
+
+    def hashes(self) -> list[str]:
+        return list(self._messages)
+
+    def process(self, fm: ForwardMsg, raw: bytes) -> ForwardMsg:
+        """Cache ``fm`` if it is cacheable; resolve a ``ref_hash`` to the cached message (with the ref's metadata)."""
+        if fm.WhichOneof("type") != "ref_hash":
+            if fm.metadata.cacheable and fm.hash:
+                self._messages[fm.hash] = (self._messages.get(fm.hash, (raw, 0))[0], self.runs)
+            return fm
+        if fm.ref_hash not in self._messages:
+            raise CacheMiss(f"Cached ForwardMsg MISS [hash={fm.ref_hash}]")
+        cached_raw, _ = self._messages[fm.ref_hash]
+        self._messages[fm.ref_hash] = (cached_raw, self.runs)
+        cached = ForwardMsg()
+        cached.ParseFromString(cached_raw)
+        cached.metadata.CopyFrom(fm.metadata)
+        return cached
+
+    def run_finished(self) -> None:
+        if self.max_age is None:
+            return
+        self.runs += 1
+        self._messages = {h: (raw, at) for h, (raw, at) in self._messages.items() if self.runs - at <= self.max_age}
+
+
 class Tab:
     """One browser tab on ``base_url`` (``http://127.0.0.1:port``): open, then change widgets."""
 
-    def __init__(self, base_url: str, timeout: float = 60) -> None:
+    def __init__(self, base_url: str, timeout: float = 60, browser_cache: bool = False) -> None:
         self.ws_url = base_url.replace("http://", "ws://", 1).rstrip("/") + "/_stcore/stream"
         self.page_url = base_url
         self.timeout = timeout
@@ -149,6 +205,7 @@ class Tab:
         self.values: dict[str, Any] = {}
         """What the page shows in each widget, as the frontend tracks it between runs."""
         self._ws: Any = None
+        self.cache: MessageCache | None = MessageCache() if browser_cache else None
 
     async def __aenter__(self) -> Tab:
         self._ws = await websockets.connect(
@@ -185,6 +242,8 @@ class Tab:
         cs.context_info.url = f"{self.page_url}/?{cs.query_string}"
         cs.context_info.timezone = "UTC"
         cs.context_info.locale = "en-US"
+        if self.cache is not None:
+            cs.cached_message_hashes[:] = self.cache.hashes()
         start = time.perf_counter()
         await self._ws.send(msg.SerializeToString())
         self.page = await self._read_run(start)
@@ -202,18 +261,30 @@ class Tab:
                 raise TimeoutError(f"no script_finished within {self.timeout:.0f} s")
             async with asyncio.timeout(remaining):
                 raw = await self._ws.recv()
+            page.received += len(raw)
             fm = ForwardMsg()
             fm.ParseFromString(raw)
+            if self.cache is not None:
+                if fm.WhichOneof("type") == "ref_hash":
+                    page.references += 1
+                fm = self.cache.process(fm, raw)
             kind = fm.WhichOneof("type")
             if kind == "new_session":
                 page = Page()  # a run (re)started: what came before belongs to an older run
             elif kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
                 page.elements[tuple(fm.metadata.delta_path)] = fm.delta.new_element
-            elif kind == "ref_hash":
+                if page.first_chart is None and fm.delta.new_element.WhichOneof("type") == "plotly_chart":
+                    page.first_chart = time.perf_counter() - start
+            elif kind == "ref_hash":  # only reached without a cache: the tab announced no hashes
                 raise RuntimeError("the server sent a cached-message reference although none was announced")
             elif kind == "page_info_changed":
                 self.query = dict(parse_qsl(fm.page_info_changed.query_string, keep_blank_values=True))
-            elif kind == "script_finished" and fm.script_finished in DONE:
+            if kind == "new_session" and self.cache is not None:
+                self.cache.max_age = fm.new_session.config.max_cached_message_age
+            early = fm.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN
+            if kind == "script_finished" and not early and self.cache is not None:
+                self.cache.run_finished()
+            if kind == "script_finished" and fm.script_finished in DONE:
                 page.status = fm.script_finished
                 page.seconds = time.perf_counter() - start
                 return page
