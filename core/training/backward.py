@@ -21,8 +21,16 @@ from core.training.model import LN_EPS, ForwardCache, ModelConfig
 
 
 def _sum_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``sum over (..., T) of a^T b``: ``(..., T, m), (..., T, n) -> (m, n)``, the weight gradient of ``a @ W``."""
-    return a.reshape(-1, a.shape[-1]).T @ b.reshape(-1, b.shape[-1])  # (m, N) @ (N, n) -> (m, n)
+    """``sum over (..., T) of a^T b``: ``(..., T, m), (..., T, n) -> (m, n)``, the weight gradient of ``a @ W``.
+
+    Summed as one small ``a_i^T b_i`` per sequence, then over sequences. One big
+    ``(m, B*T) @ (B*T, n)`` is as fast on one thread, but OpenBLAS splits its long
+    inner dimension across threads, and on a busy 2-core machine the threads wait
+    for each other: 0.04 ms became 0.4-6 ms per call (induction trained 8x slower).
+    """
+    t, m, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    per_sequence = np.swapaxes(a.reshape(-1, t, m), -1, -2) @ b.reshape(-1, t, n)  # (S, m, T) @ (S, T, n) -> (S, m, n)
+    return per_sequence.sum(axis=0)  # (m, n)
 
 
 def linear_backward(x: np.ndarray, w: np.ndarray, dy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,233 @@
+"""Training runs: the tasks, the recommended settings and their pre-trained files, determinism, settings errors.
+
+Every recommended run is retrained once here (module fixture, ~5-10 s in all) and
+compared with its file under core/training/trained/. Weights are compared to a
+relative tolerance, not bit for bit: BLAS kernels differ between CPUs. Measured on
+this code: forcing OpenBLAS's Sandybridge kernels instead of Haswell moves the final
+weights by at most 5e-5 of each parameter's largest entry (induction; 5e-7 for the
+1-layer tasks), and a one-ulp change of every initial weight by 2e-5. WEIGHT_RTOL
+leaves 20x room on that.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from core.multihead import AttentionTrace
+from core.training.pretrain import load_trained, trained_path
+from core.training.tasks import TASK_NAMES, get_task
+from core.training.train import MAX_STEPS, RECOMMENDED, TrainResult, TrainSettings, evaluate, held_out, train
+from tests.conftest import ROOT
+
+WEIGHT_RTOL = 1e-3
+"""Largest |retrained - file| allowed, relative to each parameter's largest entry (see the module docstring)."""
+
+PATTERN_FLOOR = {
+    "previous-token head": 0.9,
+    "anti-diagonal head": 0.9,
+    "next-larger-digit head": 0.75,
+    "layer 1 previous-token head": 0.9,
+    "layer 2 induction head": 0.9,
+}
+"""The least mean weight each named pattern's best head must put on its key at the recommended settings."""
+
+
+@pytest.fixture(scope="module")
+def retrained() -> dict[str, TrainResult]:
+    return {task: train(settings) for task, settings in RECOMMENDED.items()}
+
+
+@pytest.mark.parametrize("task", TASK_NAMES)
+def test_recommended_settings_learn_the_named_pattern(task, retrained):
+    result = retrained[task]
+    assert result.final_accuracy >= 0.99
+    assert result.step_to_target is not None and result.step_to_target <= result.settings.steps
+    pattern = result.named_pattern()
+    assert pattern.keys() == {k for k in PATTERN_FLOOR if k in pattern} and pattern
+    for name, weight in pattern.items():
+        assert weight >= PATTERN_FLOOR[name], (name, weight)
+
+
+@pytest.mark.parametrize("task", TASK_NAMES)
+def test_pretrained_file_matches_retraining(task, retrained):
+    path = trained_path(task)
+    assert path.stat().st_size < 1_000_000
+    saved, fresh = load_trained(task), retrained[task]
+    assert saved.settings == RECOMMENDED[task]
+    assert abs(saved.final_accuracy - fresh.final_accuracy) <= 0.002
+    assert saved.step_to_target == fresh.step_to_target
+    for name, weight in saved.named_pattern().items():
+        assert abs(fresh.named_pattern()[name] - weight) <= 0.01, name
+    assert saved.params.keys() == fresh.params.keys()
+    for name, w in saved.params.items():
+        assert np.max(np.abs(fresh.params[name] - w)) <= WEIGHT_RTOL * np.max(np.abs(w)), name
+    np.testing.assert_array_equal(saved.snapshot_steps, fresh.snapshot_steps)
+    np.testing.assert_allclose(saved.snapshots, fresh.snapshots, atol=WEIGHT_RTOL)
+
+
+def test_saved_file_round_trips(tmp_path, retrained):
+    result = retrained["shift"]
+    result.save(tmp_path / "run.npz")
+    back = TrainResult.load(tmp_path / "run.npz")
+    assert back.settings == result.settings and back.steps_done == result.steps_done
+    assert list(back.params) == list(result.params)
+    for name in result.params:
+        np.testing.assert_array_equal(back.params[name], result.params[name])
+    np.testing.assert_array_equal(back.snapshots, result.snapshots)
+    assert back.history == result.history
+
+
+@pytest.mark.parametrize("task", TASK_NAMES)
+def test_trained_model_gives_core_traces(task, retrained):
+    """Per layer, the same AttentionTrace type the views draw; the last snapshot is the trained map."""
+    result = retrained[task]
+    tokens = result.fixed_example.inputs[0]  # (T,)
+    traces = result.traces(tokens)
+    s = result.settings
+    assert len(traces) == s.n_layers
+    for layer, trace in enumerate(traces):
+        assert isinstance(trace, AttentionTrace)
+        assert trace.weights.shape == (s.n_heads, s.seq_len, s.seq_len)
+        np.testing.assert_allclose(result.snapshots[-1, layer], trace.weights, atol=1e-6)
+        if s.causal:
+            assert not np.any(np.triu(trace.weights, 1))
+    assert result.predict(tokens).shape == tokens.shape
+
+
+def weights_hash(result: TrainResult) -> str:
+    digest = hashlib.sha256()
+    for name, w in result.params.items():
+        digest.update(name.encode() + np.ascontiguousarray(w).tobytes())
+    return digest.hexdigest()
+
+
+DETERMINISM = TrainSettings(task="induction", d_model=16, n_heads=2, n_layers=2, steps=30, layer_norm=True, mlp=True)
+
+
+def test_two_processes_give_bit_identical_weights():
+    code = (
+        "from tests.core.test_training_runs import DETERMINISM, weights_hash\n"
+        "from core.training.train import train\n"
+        "print(weights_hash(train(DETERMINISM)))\n"
+    )
+    hashes = [
+        subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+        for _ in range(2)
+    ]
+    assert hashes[0] == hashes[1] and len(hashes[0].strip()) == 64
+    assert hashes[0].strip() == weights_hash(train(DETERMINISM))
+
+
+def test_progress_callback_and_stop():
+    seen = []
+
+    def stop() -> bool:
+        return len(seen) >= 3
+
+    result = train(dataclasses.replace(RECOMMENDED["shift"], steps=100, snapshot_every=5), seen.append, stop)
+    assert [p.step for p in seen] == [5, 10, 15]
+    assert all(p.steps == 100 and np.isfinite(p.loss) and 0 <= p.accuracy <= 1 for p in seen)
+    assert seen[-1].history is result.history
+    assert result.stopped and result.steps_done == 15
+    assert result.history.step == list(range(1, 16)) and result.history.eval_step[-1] == 15
+    assert list(result.snapshot_steps) == [0, 5, 10, 15]
+
+
+def test_full_run_is_not_stopped_and_ends_with_a_snapshot():
+    seen = []
+    result = train(dataclasses.replace(RECOMMENDED["reverse"], steps=12, snapshot_every=5, eval_every=5), seen.append)
+    assert not result.stopped and result.steps_done == 12
+    assert [p.step for p in seen] == [5, 10, 12]
+    assert list(result.snapshot_steps) == [0, 5, 10, 12]
+    assert result.history.eval_step == [0, 5, 10, 12]
+    assert result.snapshots.shape == (4, 1, 1, 8, 8) and result.snapshots.dtype == np.float32
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"n_heads": 3}, "3 heads do not divide d_model = 32"),
+        ({"positional": "rope", "d_model": 6, "n_heads": 2}, "d_k = 3 must be even"),
+        ({"steps": 0}, f"steps must be between 1 and {MAX_STEPS}"),
+        ({"steps": MAX_STEPS + 1}, f"steps must be between 1 and {MAX_STEPS}"),
+        ({"lr": 0.01}, "lr must be one of"),
+        ({"task": "copy"}, "unknown task 'copy'; choose one of shift, reverse, sort, induction"),
+        ({"length": 33}, "the shift task takes length 2..32"),
+        ({"task": "reverse", "length": 16}, None),
+        ({"task": "sort", "causal": False}, "the sort task needs causal attention"),
+        ({"task": "sort", "length": 11}, "the sort task takes length 2..10"),
+        ({"n_layers": 3}, "n_layers must be 1 or 2"),
+        ({"positional": "alibi"}, "positional must be one of"),
+    ],
+)
+def test_bad_settings_get_a_clear_message(changes, message):
+    if message is None:  # reverse, causal, 16 digits: x SEP reversed(x) needs 32 positions, which fit
+        assert TrainSettings(**changes).seq_len == 32
+        return
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(".", r"\.")):
+        TrainSettings(**changes)
+
+
+def test_a_sequence_too_long_for_the_positions(retrained):
+    """Task lengths are capped so their sequences fit; a typed input longer than the positions gets a message."""
+    with pytest.raises(ValueError, match="a sequence of 40 tokens does not fit: the model has 32 positions"):
+        retrained["shift"].traces(np.zeros(40, dtype=np.int64))
+    with pytest.raises(ValueError, match=r"the reverse task takes length 2\.\.16"):
+        TrainSettings(task="reverse", length=17)
+    assert TrainSettings(task="reverse", length=16, causal=True).seq_len == 32  # x SEP reversed(x): 32 positions
+
+
+VALID_TASK_MASKS = [(t, c) for t in TASK_NAMES for c in (True, False) if c or not get_task(t).needs_causal]
+"""Sort and induction need the causal mask (the refusal is tested in test_bad_settings_get_a_clear_message)."""
+
+
+@pytest.mark.parametrize(("task", "causal"), VALID_TASK_MASKS)
+def test_tasks_point_at_their_answers(task, causal):
+    """At every scored position, the source key holds the target token; causal tasks read only the past."""
+    info = get_task(task)
+    batch = info.sample(np.random.default_rng(0), 200, info.default_length, causal)
+    b, t = np.nonzero(batch.scored)
+    assert len(b) > 0
+    np.testing.assert_array_equal(batch.inputs[b, batch.source[b, t]], batch.targets[b, t])
+    if causal:
+        assert np.all(batch.source[b, t] <= t)
+    assert np.all(batch.source[~batch.scored] == -1) and batch.inputs.max() < info.vocab_size
+
+
+def test_sort_and_induction_sequences_are_what_they_say():
+    sort = get_task("sort").sample(np.random.default_rng(1), 50, 6, True)
+    digits = sort.inputs[:, :6]
+    assert all(len(set(row)) == 6 for row in digits.tolist())
+    np.testing.assert_array_equal(sort.targets[:, 6:], np.sort(digits, axis=1))
+    ind = get_task("induction").sample(np.random.default_rng(2), 50, 24, True)
+    for scored in ind.scored:
+        assert 3 <= np.count_nonzero(scored) <= 7  # block lengths 4..8, first token of the second copy unscored
+
+
+def test_held_out_and_fixed_example_do_not_depend_on_the_seed():
+    a = train(dataclasses.replace(RECOMMENDED["shift"], steps=1, seed=1))
+    b = train(dataclasses.replace(RECOMMENDED["shift"], steps=1, seed=2))
+    np.testing.assert_array_equal(a.fixed_example.inputs, b.fixed_example.inputs)
+    assert not np.array_equal(a.params["embed"], b.params["embed"])
+
+
+def test_evaluation_in_chunks_equals_one_pass(retrained):
+    result = retrained["sort"]
+    s = result.settings
+    batch = held_out(s.task, s.length, s.causal)
+    assert evaluate(result.params, result.config, batch, chunk=37) == evaluate(
+        result.params, result.config, batch, 10**6
+    )
+
+
+def test_symbols_round_trip():
+    task = get_task("sort")
+    assert task.decode(task.encode("3 1 2 | 1 2")) == list("312|12")
+    with pytest.raises(ValueError, match=r"'x' not in the sort task's symbols: 0123456789\|"):
+        task.encode("3x")
