@@ -104,6 +104,8 @@ class Student:
     latencies: list[float] = field(default_factory=list)
     received: list[int] = field(default_factory=list)
     """Bytes each change's rerun sent this session (websocket payload)."""
+    deflated: list[int] = field(default_factory=list)
+    """The same, as the server's websocket compression would carry them (``Page.deflated``)."""
     references: int = 0
     """Elements sent as a reference to a message this session had cached (Streamlit's caching on)."""
     first_load: float | None = None
@@ -145,6 +147,7 @@ async def student(url: str, s: Student, deadline: float, think: tuple[float, flo
             check_page(page, tab.values)
             s.latencies.append(page.seconds)
             s.received.append(page.received)
+            s.deflated.append(page.deflated)
             s.references += page.references
             while time.monotonic() < deadline:
                 await asyncio.sleep(s.rng.uniform(*think))
@@ -152,6 +155,7 @@ async def student(url: str, s: Student, deadline: float, think: tuple[float, flo
                 check_page(page, tab.values)
                 s.latencies.append(page.seconds)
                 s.received.append(page.received)
+                s.deflated.append(page.deflated)
                 s.references += page.references
     except Exception as err:  # any failure fails this session; the run goes on
         s.error = f"{type(err).__name__}: {err}"[:300]
@@ -270,6 +274,7 @@ class Classroom:
 
     latencies: list[float]
     received: list[int]
+    deflated: list[int]
     references: int
     failed: int
     cpu: float
@@ -290,6 +295,7 @@ class Classroom:
         room = cls(
             latencies=[x for s in students for x in s.latencies],
             received=[x for s in students for x in s.received],
+            deflated=[x for s in students for x in s.deflated],
             references=sum(s.references for s in students),
             failed=sum(bool(s.error) for s in students),
             cpu=cpu,
@@ -301,7 +307,8 @@ class Classroom:
     def line(self, name: str) -> str:
         lat, sent = self.latencies, self.received
         return (
-            f"  {name:<38} {statistics.fmean(sent or [0]):>8,.0f} B per rerun (p50 {pct(sent, 50):,.0f}), "
+            f"  {name:<38} {statistics.fmean(sent or [0]):>8,.0f} B per rerun (p50 {pct(sent, 50):,.0f}, "
+            f"deflated {statistics.fmean(self.deflated or [0]):,.0f}), "
             f"{self.references} as references; p50 {pct(lat, 50):.3f} s p95 {pct(lat, 95):.3f} s; "
             f"CPU {1000 * self.cpu_per_rerun:.0f} ms/rerun; RSS peak {self.peak_mb:.0f} MB; failed {self.failed}"
         )
@@ -346,7 +353,10 @@ def main() -> int:
             f"  (mean {statistics.fmean(lat) if lat else 0:.3f} s)"
         )
         print(f"  server RSS idle {idle_mb:.0f} MB, peak {peak_mb:.0f} MB")
-        print(f"  sent per rerun: mean {statistics.fmean(ours.received or [0]):,.0f} B (websocket payload)")
+        print(
+            f"  sent per rerun: mean {statistics.fmean(ours.received or [0]):,.0f} B websocket payload, "
+            f"{statistics.fmean(ours.deflated or [0]):,.0f} B with websocket compression"
+        )
         reruns = len(lat) + len(loads)
         print(
             f"  server CPU {cpu:.0f} s in {wall:.0f} s ({cpu / wall:.2f} cores), {1000 * cpu / max(1, reruns):.0f} ms "

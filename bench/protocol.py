@@ -31,6 +31,7 @@ import asyncio
 import base64
 import json
 import time
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
@@ -127,6 +128,10 @@ class Page:
     """Time from sending the rerun to ``script_finished``: interaction to redrawn charts, server side."""
     received: int = 0
     """Bytes of websocket payload received for this run (uncompressed; the tab negotiates no compression)."""
+    deflated: int = 0
+    """The same bytes as permessage-deflate would carry them (``server.enableWebsocketCompression``): compressed here
+    with the server's settings (uvicorn's websockets-sansio: 12 window bits, memLevel 5, context kept across
+    messages), since the tab itself negotiates no compression."""
     references: int = 0
     """Elements the server sent as a ``ref_hash`` to a message this tab had cached, instead of in full."""
     first_chart: float | None = None
@@ -206,6 +211,7 @@ class Tab:
         """What the page shows in each widget, as the frontend tracks it between runs."""
         self._ws: Any = None
         self.cache: MessageCache | None = MessageCache() if browser_cache else None
+        self._deflate = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -12, 5)
 
     async def __aenter__(self) -> Tab:
         self._ws = await websockets.connect(
@@ -262,6 +268,7 @@ class Tab:
             async with asyncio.timeout(remaining):
                 raw = await self._ws.recv()
             page.received += len(raw)
+            page.deflated += len(self._deflate.compress(raw) + self._deflate.flush(zlib.Z_SYNC_FLUSH)) - 4
             fm = ForwardMsg()
             fm.ParseFromString(raw)
             if self.cache is not None:
