@@ -11,6 +11,12 @@ For weights ``(..., h, T_q, T_k)``, every number is a mean over query rows:
 - ``previous_weight``: on the key one position back (``w[i, i-1]``). Row 0 has no
   previous token and is left out.
 - ``first_weight``: on key 0 (column 0), every row; for row 0 that is itself.
+- ``next_weight``: on the key one position ahead (``w[i, i+1]``), rows ``i < T_k - 1``.
+- ``same_word_weight``: on the other pieces of the query's own word, rows whose
+  word has two or more pieces (needs ``word_ids``; NaN without them).
+
+``PATTERNS`` names a head from these numbers: one metric and one threshold per
+pattern, each with its reason; ``name_patterns`` applies them.
 
 Positions, not token strings, decide "self" and "previous", like the heatmap axes;
 in cross-attention they mean the source key at the same or the preceding position.
@@ -39,6 +45,10 @@ class HeadSummary:
     """Mean weight on the key one position before the query (rows 1.. only)."""
     first_weight: np.ndarray
     """Mean weight on the first key."""
+    next_weight: np.ndarray | None = None
+    """Mean weight on the key one position after the query (rows ..T_k-2 only)."""
+    same_word_weight: np.ndarray | None = None
+    """Mean weight on the other pieces of the query's word (rows of multi-piece words); NaN without word ids."""
 
 
 def row_entropy(weights: np.ndarray) -> np.ndarray:
@@ -56,8 +66,13 @@ def _mean(values: np.ndarray, include: np.ndarray) -> np.ndarray:
     return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
 
-def head_summary(weights: np.ndarray, mask: np.ndarray | None = None) -> HeadSummary:
+def head_summary(weights: np.ndarray, mask: np.ndarray | None = None, word_ids=None) -> HeadSummary:
     """Summarise ``weights (..., T_q, T_k)``; ``mask`` (bool, True = may attend) says which keys were allowed.
+
+    ``word_ids`` (optional, ``(T_k,)`` or ``(..., T_k)``; self-attention, so ``T_q == T_k``)
+    says which word each token belongs to (equal ids = pieces of one word; None or a
+    negative id for tokens of no word, such as [CLS] and [SEP]); it is what
+    ``same_word_weight`` needs.
 
     Pass the mask the weights were computed with (``trace.mask``): a weight that
     underflowed to 0 is still an allowed key, so the mask cannot be read back
@@ -80,6 +95,9 @@ def head_summary(weights: np.ndarray, mask: np.ndarray | None = None) -> HeadSum
     previous = np.zeros(w.shape[:-1])  # (..., T_q): w[i, i-1] where 1 <= i <= T_k
     n_prev = min(t_q, t_k + 1)
     previous[..., 1:n_prev] = w[..., np.arange(1, n_prev), np.arange(n_prev - 1)]
+    following = np.zeros(w.shape[:-1])  # (..., T_q): w[i, i+1] where i + 1 < T_k
+    n_next = min(t_q, t_k - 1)
+    following[..., :n_next] = w[..., np.arange(n_next), np.arange(1, n_next + 1)]
 
     return HeadSummary(
         entropy=_mean(entropy, valid),
@@ -87,4 +105,87 @@ def head_summary(weights: np.ndarray, mask: np.ndarray | None = None) -> HeadSum
         self_weight=_mean(diagonal, valid & (rows < t_k)),
         previous_weight=_mean(previous, valid & (rows >= 1) & (rows <= t_k)),
         first_weight=_mean(w[..., 0], valid),
+        next_weight=_mean(following, valid & (rows < t_k - 1)),
+        same_word_weight=_same_word_weight(w, valid, word_ids),
     )
+
+
+def _same_word_weight(w: np.ndarray, valid: np.ndarray, word_ids) -> np.ndarray:
+    """Mean over rows of multi-piece words of the weight on the word's other pieces; NaN without ``word_ids``."""
+    if word_ids is None:
+        return np.full(w.shape[:-2], np.nan)
+    ids = np.array([-1 if i is None else i for i in np.ravel(word_ids)]).reshape(np.shape(word_ids))  # (..., T)
+    ids = np.broadcast_to(ids, w.shape[:-3] + ids.shape[-1:])[..., None, :]  # (..., 1, T): no head axis
+    same = (ids[..., :, None] == ids[..., None, :]) & (ids[..., :, None] >= 0)  # (..., 1, T, T)
+    same &= ~np.eye(ids.shape[-1], dtype=bool)  # the query itself is "self", not "same word"
+    on_word = np.where(same, w, 0.0).sum(axis=-1)  # (..., h, T_q)
+    has_sibling = np.broadcast_to(same.any(axis=-1), valid.shape)  # (..., h, T_q)
+    return _mean(on_word, valid & has_sibling)
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """A named kind of head: it has the pattern when ``summary.<metric> >= threshold``."""
+
+    name: str
+    metric: str
+    threshold: float
+    reason: str
+
+
+PATTERNS = (
+    Pattern(
+        "previous-token",
+        "previous_weight",
+        0.5,
+        "More than half of each query's weight on the one key just before it: the key then outweighs all "
+        "others together (a head spreading evenly over T keys gives ~1/T, under 0.15 from T = 7 on).",
+    ),
+    Pattern(
+        "next-token",
+        "next_weight",
+        0.5,
+        "More than half on the key just after the query, as for previous-token; an encoder may look ahead.",
+    ),
+    Pattern(
+        "first-token sink",
+        "first_weight",
+        0.5,
+        "More than half on key 0 ([CLS] in BERT): a head with nothing to find parks its weight there (a no-op, "
+        "Clark et al. 2019). Below half, key 0 is one key among several and the head is still doing something.",
+    ),
+    Pattern(
+        "self",
+        "self_weight",
+        0.5,
+        "More than half on the query's own position: the head mostly copies the token to itself.",
+    ),
+    Pattern(
+        "same-word",
+        "same_word_weight",
+        0.5,
+        "More than half of a word piece's weight on the other pieces of its word (un ##aff ##able): the head "
+        "reassembles words that WordPiece split. Rows of one-piece words are left out, so chance is far lower.",
+    ),
+)
+"""One metric and one threshold per named pattern. The same bar for all: "more than half" means the pattern
+takes the majority of the head's attention. Two patterns can both pass only where they share keys (row 1's
+previous token is key 0, a sink head's [CLS] row is its own "self")."""
+
+
+def name_patterns(summary: HeadSummary) -> list[tuple[str, ...]]:
+    """The patterns each head meets, strongest first: one tuple per head over the flattened ``(..., h)`` axes.
+
+    A NaN or missing metric (a one-token sentence, no word ids) matches nothing.
+    """
+    scores = {}
+    for p in PATTERNS:
+        value = getattr(summary, p.metric)
+        if value is not None:
+            scores[p.name] = (np.ravel(value), p.threshold)
+    n = np.size(summary.entropy)
+    names = []
+    for head in range(n):
+        met = [(v[head], name) for name, (v, threshold) in scores.items() if v[head] >= threshold]  # NaN: never
+        names.append(tuple(name for _, name in sorted(met, reverse=True)))
+    return names
