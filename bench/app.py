@@ -1,4 +1,4 @@
-"""How fast the dashboard answers a teacher, against the targets of issue 3.
+"""How fast the dashboard answers a teacher, against its targets.
 
     python -m bench.app             # about a minute on 2 shared cores
     python -m bench.app --profile   # also: where a rerun at the largest settings spends its time
@@ -12,25 +12,42 @@
 (b) The Plotly figure JSON the browser receives (sum over the charts on the page).
 (c) In headless Chromium: from the click on a head-count button to the new
     heatmaps being in the DOM, timed inside the page (``performance.now()``).
+(d) Streamlit's message caching, on (its default) and off (.streamlit/config.toml),
+    side by side: the same clicks from a protocol tab that caches as the browser
+    does, against two servers, alternately. Bytes each rerun sends, rerun time.
+(e) First load, in a fresh Chromium context (empty HTTP cache) on a warm server:
+    from the browser's request for the page to the first chart's message arriving
+    on the websocket (Chrome DevTools Protocol timestamps; over loopback, sent =
+    received), and to the first heatmap drawn. The bytes the browser downloaded,
+    what gzip and zstd would make of them, a second visit (the assets are cached
+    "immutable" for a year), and one load on a cold server.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import base64
+import gzip
 import logging
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import time
+import urllib.request
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from bench.protocol import Tab
 from bench.streamlit_server import (
     APP,
+    APP_IDLE,
     HEADS_CHART,
     ROOT,
     chromium,
@@ -44,6 +61,9 @@ from bench.streamlit_server import (
 from core import MAX_TOKENS, tokenize
 from dashboard.settings import D_MODELS, DEFAULTS, MAX_HEADS
 
+FIRST_CHART_S = 1.0
+FIRST_HEATMAP_S = 3.0
+FIRST_LOADS = 5
 RERUN_DEFAULT_S = 0.150
 RERUN_LARGEST_S = 0.400
 DRAWN_S = 1.0
@@ -58,9 +78,9 @@ OTHER = {
     "n_heads": 8,
     "causal": True,
     "positional": "sinusoidal",
-    "seed": DEFAULTS.seed + 1,
+    "seed": DEFAULTS.config.seed + 1,
     "weights": "identity",
-    "scaled": not DEFAULTS.scaled,
+    "scaled": not DEFAULTS.config.scaled,
     "presenter": not DEFAULTS.presenter,
 }
 
@@ -166,8 +186,8 @@ def server_side() -> tuple[list[Row], list[str]]:
     at.run()  # imports, first compile: not what a teacher waits for on a change
     run_once(at, cold=False)
 
-    defaults = {key: getattr(DEFAULTS, key) for key in OTHER}
-    cold, note = flip_medians(at, "seed", (DEFAULTS.seed, DEFAULTS.seed))  # no change: a plain rerun
+    defaults = {key: getattr(DEFAULTS.config if hasattr(DEFAULTS.config, key) else DEFAULTS, key) for key in OTHER}
+    cold, note = flip_medians(at, "seed", (DEFAULTS.config.seed, DEFAULTS.config.seed))  # no change: a plain rerun
     rows.append(Row("rerun at the defaults (cold)", cold, RERUN_DEFAULT_S, "ms", note))
     rows.append(Row("figure JSON at the defaults", payload(at), PAYLOAD_BYTES, "B"))
     for key, other in OTHER.items():
@@ -180,7 +200,7 @@ def server_side() -> tuple[list[Row], list[str]]:
         at = new_app()
         at.run()
         set_all(at, LARGEST | {"view": view})
-        cold, note = flip_medians(at, "seed", (DEFAULTS.seed, DEFAULTS.seed + 1))
+        cold, note = flip_medians(at, "seed", (DEFAULTS.config.seed, DEFAULTS.config.seed + 1))
         name = f"largest settings, {view} view"
         rows.append(Row(f"rerun at {name} (cold)", cold, RERUN_LARGEST_S, "ms", note))
         if at.get("plotly_chart"):
@@ -213,7 +233,7 @@ def breakdown() -> list[str]:
         return statistics.median(times)
 
     tokens = tokenize(LARGEST["sentence"])
-    config = AttentionConfig(**{k: v for k, v in LARGEST.items() if k != "sentence"}, seed=DEFAULTS.seed)
+    config = AttentionConfig(**{k: v for k, v in LARGEST.items() if k != "sentence"}, seed=DEFAULTS.config.seed)
     result = run(tokens, config)
     w, mask = result.trace.weights, result.trace.mask
     fig = heads_figure(w, tokens, mask)
@@ -257,7 +277,7 @@ def core_run_in_subprocess(blas_threads: str | None) -> float:
     env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
     if blas_threads is not None:
         env["OPENBLAS_NUM_THREADS"] = blas_threads
-    config = {k: v for k, v in LARGEST.items() if k != "sentence"} | {"seed": DEFAULTS.seed}
+    config = {k: v for k, v in LARGEST.items() if k != "sentence"} | {"seed": DEFAULTS.config.seed}
     args = [sys.executable, "-c", _CORE_RUN, LARGEST["sentence"], repr(config), str(REPEATS * 2)]
     out = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, check=True)
     return float(out.stdout.strip())
@@ -295,19 +315,19 @@ def browser_side() -> tuple[list[Row], list[str]]:
         page = watch_runs(context.new_page())
         page.set_default_timeout(60_000)
         for i in range(BROWSER_REPEATS + 1):
-            page.goto(f"{url}/?seed={1000 + i}&n_heads={DEFAULTS.n_heads}")
+            page.goto(f"{url}/?seed={1000 + i}&n_heads={DEFAULTS.config.n_heads}")
             wait_idle(page)
-            wait_heatmaps(page, DEFAULTS.n_heads)
-            times = [click_to_drawn(page, OTHER["n_heads"]), click_to_drawn(page, DEFAULTS.n_heads)]
+            wait_heatmaps(page, DEFAULTS.config.n_heads)
+            times = [click_to_drawn(page, OTHER["n_heads"]), click_to_drawn(page, DEFAULTS.config.n_heads)]
             if i > 0:  # the first page load also loads plotly.js: not a teacher's change
                 cold.append(times[0])
                 warm.append(times[1])
-        assert heatmap_count(page) == DEFAULTS.n_heads and page.locator(HEADS_CHART).count() == 1
+        assert heatmap_count(page) == DEFAULTS.config.n_heads and page.locator(HEADS_CHART).count() == 1
         context.close()
     note = f"warm {statistics.median(warm) * 1000:.0f} ms; cold runs {', '.join(f'{t * 1000:.0f}' for t in cold)} ms"
     rows = [
         Row(
-            f"click {DEFAULTS.n_heads}->{OTHER['n_heads']} heads to drawn (cold)",
+            f"click {DEFAULTS.config.n_heads}->{OTHER['n_heads']} heads to drawn (cold)",
             statistics.median(cold),
             DRAWN_S,
             "ms",
@@ -315,6 +335,190 @@ def browser_side() -> tuple[list[Row], list[str]]:
         )
     ]
     return rows, []
+
+
+# ---------------------------------------------------------------- (d): message caching on and off
+
+STREAMLIT_CACHING = ("--global.minCachedMessageSize", "10000")  # Streamlit's default, over our config.toml
+# A student's clicks: head counts and views, with returns to what was on screen a few runs before.
+CLICKS = [{"n_heads": 8}, {"n_heads": 4}, {"view": "steps"}, {"view": "heads"}, {"causal": True}, {"causal": False}]
+CLICK_ROUNDS = 5
+
+
+async def _click_through(urls: dict[str, str]) -> dict[str, list]:
+    """The same CLICKS on every server, one click on each in turn (the order rotating), as cached pages."""
+    tabs = {name: Tab(url, browser_cache=True) for name, url in urls.items()}
+    pages: dict[str, list] = {name: [] for name in urls}
+    names = list(urls)
+    for tab in tabs.values():
+        await tab.__aenter__()
+    try:
+        for tab in tabs.values():
+            await tab.open({})
+        for i, change in enumerate(CLICKS * CLICK_ROUNDS):
+            for name in names[i % len(names) :] + names[: i % len(names)]:
+                pages[name].append(await tabs[name].change(**change))
+    finally:
+        for tab in tabs.values():
+            await tab.__aexit__(None, None, None)
+    return pages
+
+
+def caching_cost() -> list[str]:
+    """Bytes per rerun and rerun time with Streamlit's message caching (default) and without (our config)."""
+    with streamlit_server() as (ours, _a), streamlit_server(extra_args=STREAMLIT_CACHING) as (default, _b):
+        urls = {"caching off (.streamlit/config.toml)": ours, "caching on (Streamlit's default)": default}
+        pages = asyncio.run(_click_through(urls))
+    median = statistics.median
+    lines = [f"message caching, {len(CLICKS) * CLICK_ROUNDS} clicks on each server ({', '.join(map(str, CLICKS))}):"]
+    for name, runs in pages.items():
+        sent = [p.received for p in runs]
+        lines.append(
+            f"    {name:<40}{median(sent):>9,.0f} B median, {statistics.fmean(sent):>9,.0f} B mean per rerun "
+            f"({statistics.fmean(p.deflated for p in runs):,.0f} B deflated), "
+            f"{sum(p.references for p in runs)} elements sent as references; "
+            f"rerun {median(p.seconds for p in runs) * 1000:.0f} ms median"
+        )
+    off, on = (statistics.fmean(p.received for p in runs) for runs in pages.values())
+    lines.append(f"    caching off sends {off / on:.2f}x the bytes per rerun ({off - on:,.0f} B more)")
+    return lines
+
+
+# ---------------------------------------------------------------- (e): first load
+
+
+class NetworkLog:
+    """What a page downloads, from the Chrome DevTools Protocol: HTTP bytes per URL, websocket frames, times.
+
+    Timestamps are CDP's (seconds on one monotonic clock): ``start`` is the request for
+    the page, ``websocket`` the websocket's handshake, ``first_chart`` the first
+    ``plotly_chart`` element's message arriving.
+    """
+
+    def __init__(self, context, page) -> None:
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        self._forward_msg = ForwardMsg
+        self.urls: dict[str, str] = {}
+        self.bytes: dict[str, int] = {}
+        self.ws_bytes = 0
+        self.repeat_bytes = 0
+        """Set by ``_load``: what a reload in the same context downloaded (HTTP and websocket)."""
+        self.start = self.websocket = self.first_chart = None
+        self._cdp = cdp = context.new_cdp_session(page)
+        cdp.send("Network.enable")
+        cdp.on("Network.requestWillBeSent", self._request)
+        cdp.on("Network.loadingFinished", lambda e: self.bytes.__setitem__(e["requestId"], e["encodedDataLength"]))
+        cdp.on("Network.webSocketWillSendHandshakeRequest", self._handshake)
+        cdp.on("Network.webSocketFrameReceived", self._frame)
+
+    def stop(self) -> None:
+        """Stop listening: what the page loads from here on is not this log's."""
+        self._cdp.detach()
+
+    def _request(self, e: dict) -> None:
+        self.urls[e["requestId"]] = e["request"]["url"]
+        if e["type"] == "Document" and self.start is None:
+            self.start = e["timestamp"]
+
+    def _handshake(self, e: dict) -> None:
+        self.websocket = self.websocket or e["timestamp"]
+
+    def _frame(self, e: dict) -> None:
+        if e["response"]["opcode"] != 2:  # Streamlit's messages are binary frames
+            return
+        data = base64.b64decode(e["response"]["payloadData"])
+        self.ws_bytes += len(data)
+        if self.first_chart is None:
+            msg = self._forward_msg()
+            msg.ParseFromString(data)
+            if msg.WhichOneof("type") == "delta" and msg.delta.new_element.WhichOneof("type") == "plotly_chart":
+                self.first_chart = e["timestamp"]
+
+    def http_bytes(self) -> int:
+        return sum(self.bytes.values())
+
+    def by_kind(self) -> Counter:
+        kinds: Counter = Counter()
+        for rid, n in self.bytes.items():
+            url = self.urls.get(rid, "")
+            kind = next((k for k in ("js", "css", "woff2", "ttf") if url.split("?")[0].endswith("." + k)), "other")
+            kinds["fonts" if kind in ("woff2", "ttf") else kind] += n
+        return kinds
+
+
+def _load(browser, url: str, n_heads: int) -> tuple[NetworkLog, float]:
+    """One first visit in a fresh context (empty cache): the network log and seconds to the heatmaps drawn."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    log = NetworkLog(context, page)
+    page.goto(url)
+    wait_heatmaps(page, n_heads)
+    drawn = page.evaluate("() => performance.now()") / 1000  # since the navigation started
+    page.wait_for_selector(APP_IDLE)
+    page.wait_for_timeout(500)  # late requests (icons, fonts) land in the log
+    log.stop()
+    repeat = NetworkLog(context, page)
+    page.reload()
+    wait_heatmaps(page, n_heads)
+    page.wait_for_timeout(500)
+    log.repeat_bytes = repeat.http_bytes() + repeat.ws_bytes
+    context.close()
+    return log, drawn
+
+
+def _compressed(urls: list[str]) -> tuple[int, int | None]:
+    """Total bytes of these responses as gzip -6 and zstd -3 (None without the zstd command) would send them."""
+    gz = zst = 0
+    zstd = shutil.which("zstd")
+    for url in urls:
+        with urllib.request.urlopen(url, timeout=30) as r:
+            body = r.read()
+        gz += len(gzip.compress(body, 6))
+        if zstd:
+            zst += len(subprocess.run([zstd, "-3", "-c", "-q"], input=body, capture_output=True, check=True).stdout)
+    return gz, zst if zstd else None
+
+
+def first_load() -> tuple[list[Row], list[str]]:
+    """First visits in fresh browser contexts: one on a cold server, then FIRST_LOADS on the warm server."""
+    n = DEFAULTS.config.n_heads
+    to_chart, to_drawn, page_start, info = [], [], [], []
+    with streamlit_server() as (url, _proc), chromium() as browser:
+        cold, cold_drawn = _load(browser, url, n)  # the server's first session: imports, caches, first compile
+        for _ in range(FIRST_LOADS):
+            log, drawn = _load(browser, url, n)
+            to_chart.append(log.first_chart - log.start)
+            to_drawn.append(drawn)
+            page_start.append(log.websocket - log.start)
+        static = [log.urls[rid] for rid in log.bytes if log.urls.get(rid, "").startswith(url)]
+        gz, zst = _compressed(static)
+    median = statistics.median
+    kinds = log.by_kind()
+    total = log.http_bytes() + log.ws_bytes
+    info.append(
+        f"first load, warm server: page to websocket open {median(page_start):.2f} s (HTML, JS fetched and run), "
+        f"websocket open to first chart {median(to_chart) - median(page_start):.2f} s; "
+        f"cold server: first chart {cold.first_chart - cold.start:.2f} s, heatmaps drawn {cold_drawn:.2f} s"
+    )
+    info.append(
+        f"first load downloads {total:,} B: JS {kinds['js']:,}, CSS {kinds['css']:,}, fonts {kinds['fonts']:,}, "
+        f"other HTTP {kinds['other']:,}, websocket payload {log.ws_bytes:,} (deflated on the wire); "
+        f"{len(log.bytes)} HTTP requests, served uncompressed"
+    )
+    zst_note = f", zstd -3 {zst:,} B ({zst / log.http_bytes():.0%})" if zst is not None else ""
+    info.append(
+        f"    the same HTTP responses as gzip -6 {gz:,} B ({gz / log.http_bytes():.0%}){zst_note}; "
+        f"a second visit (reload, same browser) downloads {log.repeat_bytes:,} B"
+    )
+    rows = [
+        Row("first load: request to first chart sent (warm server)", median(to_chart), FIRST_CHART_S, "ms",
+            f"runs {', '.join(f'{t:.2f}' for t in to_chart)} s"),
+        Row("first load: request to first heatmap drawn", median(to_drawn), FIRST_HEATMAP_S, "ms",
+            f"runs {', '.join(f'{t:.2f}' for t in to_drawn)} s"),
+    ]  # fmt: skip
+    return rows, info
 
 
 def main() -> int:
@@ -339,9 +543,13 @@ def main() -> int:
     rows, info = server_side()
     if args.profile:
         info += breakdown()
+    info += caching_cost()
     if not args.no_browser:
         more, _ = browser_side()
         rows += more
+        more, lines = first_load()
+        rows += more
+        info += lines
     print(f"Attention Lab app benchmark: medians of {REPEATS} reruns (AppTest), {BROWSER_REPEATS} clicks (chromium)")
     blas = os.environ["OPENBLAS_NUM_THREADS"]  # as this process started: NumPy loaded with it
     print(
