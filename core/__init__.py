@@ -11,6 +11,7 @@ from core.attention import (
     softmax,
 )
 from core.head_summary import HeadSummary, head_summary
+from core.heads import PREVIOUS_MIN_D_K, check_heads, head_count_problem, head_counts
 from core.multihead import (
     AttentionTrace,
     Projections,
@@ -18,8 +19,16 @@ from core.multihead import (
     multi_head_attention,
     split_heads,
 )
-from core.heads import PREVIOUS_MIN_D_K, check_heads, head_count_problem, head_counts
-from core.pipeline import AttentionConfig, PermutationResult, Run, permutation_experiment, realign, run
+from core.pipeline import (
+    LEARNED_WEIGHTS,
+    WEIGHTS,
+    AttentionConfig,
+    PermutationResult,
+    Run,
+    permutation_experiment,
+    realign,
+    run,
+)
 from core.positions import POSITIONAL_KINDS, positional_encoding
 from core.rope import ROPE_BASE, apply_rope, rope_frequencies
 from core.scaling import DEFAULT_D_KS, ScalingResult, scaling_experiment
@@ -35,11 +44,13 @@ from core.toy_weights import (
 
 __all__ = [
     "DEFAULT_D_KS",
+    "LEARNED_WEIGHTS",
     "MAX_CHARS",
     "MAX_TOKENS",
-    "PREVIOUS_MIN_D_K",
     "POSITIONAL_KINDS",
+    "PREVIOUS_MIN_D_K",
     "ROPE_BASE",
+    "WEIGHTS",
     "WEIGHT_KINDS",
     "AttentionConfig",
     "AttentionTrace",

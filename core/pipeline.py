@@ -15,8 +15,17 @@ from core.attention import causal_mask
 from core.heads import check_heads
 from core.multihead import AttentionTrace, multi_head_attention
 from core.positions import POSITIONAL_KINDS
+from core.pretrained.minilm import MINILM
 from core.tokens import embed
 from core.toy_weights import WEIGHT_KINDS, make_projections, model_positions
+
+LEARNED_WEIGHTS = ("minilm", "trained")
+"""Weights a model learned: the pretrained MiniLM (``core.pretrained``) or a model trained live
+(``core.training``). Their runs come from those packages, one ``Run`` per layer, not from ``run``."""
+WEIGHTS = (*WEIGHT_KINDS, *LEARNED_WEIGHTS)
+"""Every choice of weights: random or hand-built (``run`` computes them), or learned."""
+MINILM_SHAPE = dict(d_model=MINILM.d_model, n_heads=MINILM.n_heads, positional="learned")
+"""What all-MiniLM-L6-v2 was trained with (``core.pretrained.MINILM``): a link cannot change them."""
 
 
 @dataclass(frozen=True)
@@ -38,15 +47,18 @@ class AttentionConfig:
     """Divide QK^T by sqrt(d_k). False (scale 1) shows heads collapsing toward one-hot as d_k grows."""
     weights: str = "random"
     """"random" (seeded), or hand-built: "identity" (look-alikes attend to each other) or "previous"
-    (a previous-token head, d_k >= 4, reading its own clock table when positional="learned")."""
+    (a previous-token head, d_k >= 4, reading its own clock table when positional="learned"); or learned:
+    "minilm" (pretrained) or "trained" (trained live), whose runs come from core.pretrained / core.training."""
 
     def __post_init__(self) -> None:
         if self.d_model < 1:
             raise ValueError(f"d_model must be a positive integer, got {self.d_model}")
         if self.positional not in POSITIONAL_KINDS:
             raise ValueError(f"positional must be one of {POSITIONAL_KINDS}, got {self.positional!r}")
-        if self.weights not in WEIGHT_KINDS:
-            raise ValueError(f"weights must be one of {WEIGHT_KINDS}, got {self.weights!r}")
+        if self.weights not in WEIGHTS:
+            raise ValueError(f"weights must be one of {WEIGHTS}, got {self.weights!r}")
+        if self.weights == "minilm" and any(getattr(self, k) != v for k, v in MINILM_SHAPE.items()):
+            raise ValueError(f"weights='minilm' fixes {MINILM_SHAPE}: the model was trained with them")
         check_heads(self.d_model, self.n_heads, self.positional, self.weights)
         if self.seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed}")
@@ -100,6 +112,11 @@ def run(
     decoder's cross-attention is normally unmasked. ``start`` moves every position
     by the same amount (``core.shift``).
     """
+    if config.weights in LEARNED_WEIGHTS:
+        raise ValueError(
+            f"weights={config.weights!r} were learned: their runs come from core.pretrained.layer_runs "
+            "or core.training, one per layer"
+        )
     if source is not None and len(source) == 0:
         raise ValueError("the source sentence has no tokens: cross-attention needs at least one key")
     t = len(tokens)

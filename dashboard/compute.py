@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import streamlit as st
+from streamlit.errors import StreamlitSecretNotFoundError
 
 from core import (
     AttentionConfig,
@@ -25,6 +26,39 @@ from core import (
     shift_experiment,
     tokenize,
 )
+from core.pretrained import ENV_VAR, CheckpointError, ChecksumError, MiniLM, WeightsNotFound, load_minilm
+from core.pretrained.runs import layer_runs
+
+
+@st.cache_resource(show_spinner="Loading the pretrained MiniLM (once per server)…")
+def minilm() -> MiniLM | str:
+    """The pretrained model, loaded once per server process; or, if it cannot be, the message saying why.
+
+    A directory named by the Streamlit secret (or environment variable) ATTENTION_LAB_MINILM_DIR wins;
+    then the installed package; then a pinned, sha256-checked download. The failure is cached too, so an
+    offline page answers at once on every rerun; ``minilm.clear()`` (the page's Retry button) tries again.
+    """
+    try:
+        return load_minilm(_secret(ENV_VAR))
+    except (WeightsNotFound, ChecksumError, CheckpointError, OSError) as err:
+        return str(err)
+
+
+def _secret(name: str) -> str | None:
+    """A Streamlit secret, or None when there is no secrets file or no such key."""
+    try:
+        return st.secrets.get(name)
+    except (FileNotFoundError, StreamlitSecretNotFoundError):
+        return None
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def minilm_runs(sentence: str, causal: bool) -> tuple[Run, ...]:
+    """One ``Run`` per MiniLM layer for ``sentence``; raises ``ValueError`` (not cached) over the piece cap."""
+    model = minilm()
+    if isinstance(model, str):
+        raise ValueError(model)
+    return layer_runs(model, sentence, causal=causal)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

@@ -16,6 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from core import Run
+from core.pretrained import FIX_COMMAND
 from dashboard import compute
 from dashboard.settings import Settings
 
@@ -40,15 +41,37 @@ def tokens_or_message(sentence: str, empty: str = EMPTY_SENTENCE) -> tuple[str, 
 
 
 def run_or_message(settings: Settings) -> Run | None:
-    """The attention run for ``settings``, or None after showing a message."""
+    """The attention run for ``settings`` (for a learned model, its chosen layer's), or None after a message."""
+    runs = layer_runs_or_message(settings)
+    return None if runs is None else runs[min(settings.layer, len(runs)) - 1]
+
+
+def layer_runs_or_message(settings: Settings) -> tuple[Run, ...] | None:
+    """One run per layer (random and hand-built weights have one layer), or None after showing a message."""
     tokens = tokens_or_message(settings.sentence)
     if tokens is None:
         return None
     try:
-        return compute.attention_run(tokens, settings.config)
+        if settings.config.weights == "minilm":
+            if not minilm_ready():
+                return None
+            return compute.minilm_runs(settings.sentence, settings.config.causal)
+        return (compute.attention_run(tokens, settings.config),)
     except ValueError as err:
         st.error(str(err))
         return None
+
+
+def minilm_ready() -> bool:
+    """True when the pretrained model is loaded; otherwise say why on the page, with the fix and a retry."""
+    model = compute.minilm()
+    if not isinstance(model, str):
+        return True
+    st.error(model, icon=":material/cloud_off:")
+    st.caption("On this server, install the model's files with (no other packages; the rest of the app works):")
+    st.code(FIX_COMMAND, language="bash")
+    st.button("Try again", key="minilm_retry", on_click=compute.minilm.clear, icon=":material/refresh:")
+    return False
 
 
 def choose_head(n_heads: int, *, key: str, bind: str | None, help: str, container=st) -> int:

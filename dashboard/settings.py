@@ -16,7 +16,9 @@ from dataclasses import dataclass, field, fields
 
 import streamlit as st
 
-from core import MAX_CHARS, MAX_TOKENS, POSITIONAL_KINDS, WEIGHT_KINDS, AttentionConfig, head_counts
+from core import MAX_CHARS, MAX_TOKENS, POSITIONAL_KINDS, WEIGHTS, AttentionConfig, head_counts
+from core.pipeline import MINILM_SHAPE
+from core.pretrained.minilm import MINILM
 from dashboard.weight_notes import WEIGHT_PROMISES
 
 D_MODELS = (8, 16, 32, 64, 128, 256, 512)
@@ -47,6 +49,8 @@ class Settings:
     """The course's example: "bank" has a river sense and a money sense in one sentence."""
     config: AttentionConfig = field(default=DEFAULT_CONFIG)
     """Everything core needs to compute the maps."""
+    layer: int = 1
+    """Which layer's heads a learned model shows (MiniLM has 6); the first is where position heads live."""
     presenter: bool = False
     """Off: laptop-sized figures. On, for a projector: larger type and cells in the figures and the view's line
     as a heading. Other page text keeps its size: only raw CSS (unsafe HTML, banned here) or the server-wide
@@ -54,7 +58,7 @@ class Settings:
 
 
 DEFAULTS = Settings()
-SETTING_KEYS = (*(f.name for f in fields(AttentionConfig)), "sentence", "presenter")
+SETTING_KEYS = (*(f.name for f in fields(AttentionConfig)), *(f.name for f in fields(Settings) if f.name != "config"))
 """The sidebar's widget keys: every ``AttentionConfig`` field and the page's own fields, one key each."""
 VIEW_KEYS = (
     "view",  # the view selector above the page
@@ -88,19 +92,11 @@ def sidebar() -> Settings:
     with st.sidebar:
         st.header("Attention Lab")
         sentence = _sentence_input()
-        positional, weights = _encoding_and_weights()
-        d_model, n_heads = _width_and_heads(positional, weights)
-        causal, scaled, seed, presenter = _switches()
-    config = AttentionConfig(
-        d_model=d_model,
-        n_heads=n_heads,
-        causal=causal,
-        positional=positional,
-        seed=seed,
-        scaled=scaled,
-        weights=weights,
-    )
-    return Settings(sentence=sentence, config=config, presenter=presenter)
+        weights = _weights()
+        shape, layer = _pretrained_shape() if weights == "minilm" else (_model_shape(weights), 1)
+        causal, scaled, seed, presenter = _switches(weights)
+    config = AttentionConfig(**shape, causal=causal, seed=seed, scaled=scaled, weights=weights)
+    return Settings(sentence=sentence, config=config, layer=layer, presenter=presenter)
 
 
 def _sentence_input() -> str:
@@ -114,30 +110,61 @@ def _sentence_input() -> str:
     )
 
 
-def _encoding_and_weights() -> tuple[str, str]:
-    """The positional encoding and the weights, with a caption of what the weights promise."""
-    positional = st.segmented_control(
-        "Positional encoding",
-        POSITIONAL_KINDS,
-        default=DEFAULT_CONFIG.positional,
-        required=True,
-        key="positional",
-        bind="query-params",
-        help="sinusoidal and learned add a vector per position to the embeddings; rope rotates each head's "
-        "queries and keys by their position. With none, word order is invisible to attention.",
-    )
+def _weights() -> str:
+    """The weights, with a caption of what they promise."""
     weights = st.segmented_control(
         "Weights",
-        WEIGHT_KINDS,
+        WEIGHTS,
         default=DEFAULT_CONFIG.weights,
         required=True,
         key="weights",
         bind="query-params",
-        help="random: seeded W_Q, W_K, W_V, W_O. identity and previous are built by hand to draw a "
-        "known pattern: look-alikes, or the previous token.",
+        help="random: seeded W_Q, W_K, W_V, W_O. identity and previous are built by hand to draw a known "
+        "pattern: look-alikes, or the previous token. minilm: a pretrained model's real heads.",
     )
     st.caption(WEIGHT_PROMISES.get(weights, ""))
-    return str(positional), str(weights)
+    return str(weights)
+
+
+def _positional() -> str:
+    return str(
+        st.segmented_control(
+            "Positional encoding",
+            POSITIONAL_KINDS,
+            default=DEFAULT_CONFIG.positional,
+            required=True,
+            key="positional",
+            bind="query-params",
+            help="sinusoidal and learned add a vector per position to the embeddings; rope rotates each head's "
+            "queries and keys by their position. With none, word order is invisible to attention.",
+        )
+    )
+
+
+def _model_shape(weights: str) -> dict:
+    """Positional encoding, d_model and heads, as the student picks them."""
+    positional = _positional()
+    d_model, n_heads = _width_and_heads(positional, weights)
+    return dict(d_model=d_model, n_heads=n_heads, positional=positional)
+
+
+def _pretrained_shape() -> tuple[dict, int]:
+    """MiniLM's fixed d_model, heads and positions (said, not offered), and the layer to show."""
+    st.caption(
+        f"d_model = {MINILM_SHAPE['d_model']}, {MINILM_SHAPE['n_heads']} heads, learned positions: "
+        "fixed by the pretrained model, whose weights were trained with exactly these shapes."
+    )
+    layer = st.segmented_control(
+        "Layer",
+        list(range(1, MINILM.n_layers + 1)),
+        default=1,
+        required=True,
+        key="layer",
+        bind="query-params",
+        help="The model stacks 6 attention layers; each has its own 12 heads. Early layers look at neighbours, "
+        "later ones at [CLS] and at related words.",
+    )
+    return dict(MINILM_SHAPE), int(layer)
 
 
 def _width_and_heads(positional: str, weights: str) -> tuple[int, int]:
@@ -167,23 +194,31 @@ def _width_and_heads(positional: str, weights: str) -> tuple[int, int]:
     return int(d_model), int(n_heads)
 
 
-def _switches() -> tuple[bool, bool, int, bool]:
+def _switches(weights: str) -> tuple[bool, bool, int, bool]:
     """Causal mask, scaling, seed and presenter mode."""
+    pretrained = weights == "minilm"
     causal = st.toggle(
-        "Causal mask",
+        "Causal mask (an experiment: this encoder reads both ways)" if pretrained else "Causal mask",
         value=DEFAULT_CONFIG.causal,
         key="causal",
         bind="query-params",
-        help="As in a decoder (GPT): each token may attend only to itself and the tokens before it.",
+        help="MiniLM is an encoder, trained to read the whole sentence: the mask shows what it does when it may "
+        "not look ahead, which it never saw in training."
+        if pretrained
+        else "As in a decoder (GPT): each token may attend only to itself and the tokens before it.",
     )
     scaled = st.toggle(
         "Scale scores by 1/√d_k",
         value=DEFAULT_CONFIG.scaled,
         key="scaled",
         bind="query-params",
-        help="Divide QKᵀ by √d_k before the softmax, as every transformer does. Turn it off to see the "
+        disabled=pretrained,
+        help="MiniLM was trained with the factor; it is part of its weights, so it stays on."
+        if pretrained
+        else "Divide QKᵀ by √d_k before the softmax, as every transformer does. Turn it off to see the "
         "heads collapse toward one-hot: unscaled scores grow like √d_k.",
     )
+    scaled = scaled or pretrained
     seed = st.number_input(
         "Seed",
         min_value=0,

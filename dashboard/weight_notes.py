@@ -19,6 +19,11 @@ WEIGHT_PROMISES = {
     "previous": "A hand-built previous-token head: W_K reads a position clock, W_Q reads it turned back one "
     "step, so query i matches key i − 1 and every head draws the diagonal just below the main one. "
     "It reads the clock from the learned position table.",
+    "minilm": "all-MiniLM-L6-v2, a pretrained BERT encoder (Apache-2.0), run by this app's own NumPy code: "
+    "these heads learned their patterns from a billion sentence pairs. Its text is split into WordPiece "
+    "pieces between [CLS] and [SEP].",
+    "trained": "A tiny transformer trained in this page, on a synthetic task: open the train view and press Train "
+    "to watch its heads form.",
 }
 """One caption per ``core.WEIGHT_KINDS`` value: the pattern it promises and why."""
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.attention import causal_mask
 from core.layers import gelu, layer_norm
 from core.multihead import AttentionTrace, Projections, linear, multi_head_attention
 from core.pretrained.config import BertConfig
@@ -181,12 +182,15 @@ def mean_pool(x: np.ndarray, real: np.ndarray) -> np.ndarray:
     return pooled / np.maximum(norm, 1e-12)  # (..., d_model), as sentence-transformers' Normalize
 
 
-def bert_forward(weights: BertWeights, ids: np.ndarray, real: np.ndarray | None = None) -> BertOutput:
+def bert_forward(
+    weights: BertWeights, ids: np.ndarray, real: np.ndarray | None = None, *, causal: bool = False
+) -> BertOutput:
     """Run the encoder on ``ids (T,)`` or a padded batch ``ids (B, T)`` with ``real (B, T)`` (True = real token).
 
     Padding keys are masked (True = may attend), so padding gets exactly zero
     attention weight; padding queries still attend (to the real keys), as in
-    transformers, and their rows are left out of the mean pooling.
+    transformers, and their rows are left out of the mean pooling. ``causal=True`` is an experiment the
+    model was not trained for: every layer's query i may attend to keys 0..i only.
     """
     ids = np.asarray(ids)
     c = weights.config
@@ -203,6 +207,9 @@ def bert_forward(weights: BertWeights, ids: np.ndarray, real: np.ndarray | None 
         if real.shape != ids.shape:
             raise ValueError(f"real {real.shape} must have the shape of ids {ids.shape}")
         key_mask = real[..., None, None, :]  # (..., 1, 1, T): every head and query may attend to the real keys
+    if causal:
+        tril = causal_mask(ids.shape[-1])  # (T, T): query i sees keys 0..i
+        key_mask = tril if key_mask is None else key_mask & tril  # (..., 1, T, T) with padding
 
     x = embed(weights, ids)  # (..., T, d_model)
     hidden_states, traces = [x], []

@@ -63,11 +63,11 @@ class MiniLM:
         """``text -> Encoding``: [CLS] pieces [SEP], with ids and the word of each piece."""
         return self.tokenizer.encode(text)
 
-    def run(self, text: str) -> PretrainedRun:
-        """One sentence: traces' weights are (h, T, T), T counting [CLS] and [SEP]."""
+    def run(self, text: str, *, causal: bool = False) -> PretrainedRun:
+        """One sentence: traces' weights are (h, T, T), T counting [CLS] and [SEP]; ``causal``: see bert_forward."""
         encoding = self.encode(text)
         ids = np.array(encoding.ids, dtype=np.int64)  # (T,)
-        return PretrainedRun(encoding, bert_forward(self.weights, ids))
+        return PretrainedRun(encoding, bert_forward(self.weights, ids, causal=causal))
 
     def run_batch(self, texts: Sequence[str]) -> PretrainedBatch:
         """A padded batch: padding keys are masked, so they get exactly zero weight."""

@@ -37,7 +37,12 @@ def test_weight_kinds_and_random_is_the_old_default():
     with pytest.raises(ValueError, match="unknown weights"):
         make_projections("trained", 32, 4)
     with pytest.raises(ValueError, match="weights must be one of"):
-        AttentionConfig(weights="trained")
+        AttentionConfig(weights="learned")
+    with pytest.raises(ValueError, match="were learned: their runs come from core.pretrained"):
+        run(["a"], AttentionConfig(weights="trained"))
+    with pytest.raises(ValueError, match="weights='minilm' fixes"):
+        AttentionConfig(weights="minilm")  # d_model 64: not the model's 384
+    AttentionConfig(weights="minilm", d_model=384, n_heads=12, positional="learned")  # the model's own shape
 
 
 # --- identity: look-alikes attend to each other -------------------------------------------------------
