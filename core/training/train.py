@@ -267,6 +267,20 @@ class TrainResult:
             return cls(settings, params, f["snapshot_steps"], f["snapshots"], history, **meta)
 
 
+TRAINED_DIR = Path(__file__).resolve().parent / "trained"
+"""The pre-trained runs of RECOMMENDED, one file per task, written by ``python -m core.training.pretrain``."""
+
+
+def trained_path(task: str) -> Path:
+    return TRAINED_DIR / f"{task}.npz"
+
+
+def load_trained(task: str) -> TrainResult:
+    """The pre-trained run of ``task``'s recommended settings (``ValueError`` for an unknown task)."""
+    recommended(task)
+    return TrainResult.load(trained_path(task))
+
+
 @functools.lru_cache(maxsize=16)
 def held_out(task: str, length: int, causal: bool, n: int = HELD_OUT) -> Batch:
     """The task's fixed held-out set (read-only arrays, cached)."""
@@ -371,6 +385,7 @@ __all__ = [
     "TrainResult",
     "TrainSettings",
     "evaluate",
+    "load_trained",
     "recommended",
     "train",
 ]

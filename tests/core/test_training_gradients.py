@@ -160,3 +160,23 @@ def test_float32_gradients_follow_float64():
     for name in g64:
         assert g32[name].dtype == np.float32, name
         assert np.max(np.abs(g32[name] - g64[name])) <= 1e-4 * np.max(np.abs(g64[name])), name
+
+
+def test_adam_matches_torch_adam():
+    """Three Adam steps on the same float64 weights and gradients as torch.optim.Adam."""
+    torch = require_torch()
+    from core.training.adam import Adam
+
+    rng = np.random.default_rng(5)
+    params = {"a": rng.standard_normal((4, 3)), "b": rng.standard_normal(5)}
+    grads = [{k: rng.standard_normal(v.shape) * 10.0**-i for k, v in params.items()} for i in range(3)]
+    ours = {k: v.copy() for k, v in params.items()}
+    theirs = {k: torch.tensor(v, requires_grad=True) for k, v in params.items()}
+    adam, opt = Adam(lr=0.003), torch.optim.Adam(list(theirs.values()), lr=0.003)
+    for g in grads:
+        adam.step(ours, g)
+        for k, t in theirs.items():
+            t.grad = torch.tensor(g[k])
+        opt.step()
+    for k in params:
+        np.testing.assert_allclose(ours[k], theirs[k].detach().numpy(), rtol=0, atol=1e-15)

@@ -20,9 +20,18 @@ import numpy as np
 import pytest
 
 from core.multihead import AttentionTrace
-from core.training.pretrain import load_trained, trained_path
 from core.training.tasks import TASK_NAMES, get_task
-from core.training.train import MAX_STEPS, RECOMMENDED, TrainResult, TrainSettings, evaluate, held_out, train
+from core.training.train import (
+    MAX_STEPS,
+    RECOMMENDED,
+    TrainResult,
+    TrainSettings,
+    evaluate,
+    held_out,
+    load_trained,
+    train,
+    trained_path,
+)
 from tests.conftest import ROOT
 
 WEIGHT_RTOL = 1e-3
