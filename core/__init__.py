@@ -10,7 +10,7 @@ from core.attention import (
     scaled_dot_product_attention,
     softmax,
 )
-from core.head_summary import HeadSummary, head_summary
+from core.head_summary import PATTERNS, HeadSummary, head_summary, name_patterns
 from core.heads import PREVIOUS_MIN_D_K, check_heads, head_count_problem, head_counts
 from core.multihead import (
     AttentionTrace,
@@ -47,6 +47,7 @@ __all__ = [
     "LEARNED_WEIGHTS",
     "MAX_CHARS",
     "MAX_TOKENS",
+    "PATTERNS",
     "POSITIONAL_KINDS",
     "PREVIOUS_MIN_D_K",
     "ROPE_BASE",
@@ -74,6 +75,7 @@ __all__ = [
     "masked_softmax",
     "merge_heads",
     "multi_head_attention",
+    "name_patterns",
     "permutation_experiment",
     "positional_encoding",
     "previous_token_projections",

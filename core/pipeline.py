@@ -87,6 +87,8 @@ class Run:
     """(T_k, d_model) the table added to the source; None for self-attention."""
     start: int = 0
     """Position of the first token on each side: positions are start..start+T-1."""
+    word_ids: tuple[int | None, ...] | None = None
+    """(T,) for a pretrained model's WordPiece pieces: the word each piece belongs to (None for [CLS], [SEP])."""
 
     @property
     def key_tokens(self) -> tuple[str, ...]:

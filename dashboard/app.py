@@ -26,14 +26,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `core` lives at 
 import streamlit as st
 
 from dashboard.link_notes import read_link, show_link_notes
-from dashboard.settings import sidebar
+from dashboard.settings import apply_recommended, sidebar
 from dashboard.views import VIEWS, choose_view
 from dashboard.weight_notes import show_weights_note
 
 st.set_page_config(page_title="Attention Lab", page_icon="🔎", layout="wide")
 
 link = read_link()  # before any widget: bound widgets drop bad values from the URL
-settings = sidebar()
+apply_recommended(link)  # a link to the train view: the task's recommendation for what the link leaves unset
+settings = sidebar(trains=st.session_state.get("view", link.get("view")) == "train")
 view = choose_view()
 if settings.presenter:  # our own constant text: safe as a heading; the rest of the page keeps its size
     st.subheader(view.teaches, anchor=False)

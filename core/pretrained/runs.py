@@ -42,6 +42,6 @@ def runs_of(result: PretrainedRun) -> tuple[Run, ...]:
     out = result.output
     tokens = result.encoding.tokens
     return tuple(
-        Run(tokens=tokens, x=x, positions=np.zeros_like(x), trace=trace)
+        Run(tokens=tokens, x=x, positions=np.zeros_like(x), trace=trace, word_ids=result.encoding.word_ids)
         for x, trace in zip(out.hidden_states[:-1], out.traces, strict=True)  # x: the state entering each layer
     )

@@ -4,7 +4,7 @@ Every token string is HTML-escaped here before it reaches a Plotly label.
 """
 
 from dashboard.figures.grid import COLORSCALE, Panel, heatmap_grid
-from dashboard.figures.heads import average_figure, heads_figure, permutation_figure
+from dashboard.figures.heads import average_figure, heads_figure, model_figure, permutation_figure, single_map_figure
 from dashboard.figures.labels import escape, position_labels, tick_texts
 
 __all__ = [
@@ -14,7 +14,9 @@ __all__ = [
     "escape",
     "heads_figure",
     "heatmap_grid",
+    "model_figure",
     "permutation_figure",
     "position_labels",
+    "single_map_figure",
     "tick_texts",
 ]

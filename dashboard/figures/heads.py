@@ -72,3 +72,33 @@ def permutation_figure(
         Panel(realigned, tokens, tokens, "reordered map, moved back", realigned_allowed),
     ]
     return heatmap_grid(panels, ncols=2 if presenter else 3, presenter=presenter)  # presenter: larger panels
+
+
+MODEL_PANEL_PX = 64
+"""Each small map of the model view: 12 heads side by side fit a ~900 px wide chart."""
+
+
+def model_figure(
+    weights: np.ndarray, tokens: Sequence[str], allowed: np.ndarray | None = None, *, presenter: bool = False
+) -> go.Figure:
+    """Every layer × head as a small map: ``weights (L, h, T, T)``, one row of panels per layer.
+
+    Always one column per head, in presenter mode too (the overview is the point; the large
+    map below it is the one to read from the back of the room).
+    """
+    n_layers, h = weights.shape[:2]
+    panels = [
+        Panel(weights[layer, head], tokens, tokens, f"L{layer + 1} H{head + 1}", allowed)
+        for layer in range(n_layers)
+        for head in range(h)
+    ]
+    return heatmap_grid(panels, ncols=h, panel_px=MODEL_PANEL_PX)
+
+
+def single_map_figure(
+    weights: np.ndarray, tokens: Sequence[str], allowed: np.ndarray | None, title: str, presenter: bool = False
+) -> go.Figure:
+    """One head's ``(T, T)`` map, large, with its tokens on both axes."""
+    return heatmap_grid(
+        [Panel(weights, tokens, tokens, title, allowed)], ncols=1 if presenter else 2, presenter=presenter
+    )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from dashboard.settings import Settings
-from dashboard.views import cross, heads, permutation, positions, scaling, shapes, steps, summary, tokens
+from dashboard.views import cross, heads, model, permutation, positions, scaling, shapes, steps, summary, tokens
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,7 @@ VIEWS: dict[str, View] = {
     for v in (
         View("tokens", tokens.render, "The tokens as the model sees them, with their positions."),
         View("heads", heads.render, "One attention map per head: who looks at whom."),
+        View("model", model.render, "Every layer and head at once: the whole model's attention on one screen."),
         View("shapes", shapes.render, "Every tensor on the data path, its shape and where it comes from."),
         View(
             "permutation",

@@ -1,0 +1,58 @@
+"""The model view: every layer × head at once as small maps (as BertViz's model view), and one picked large.
+
+Works for any model with layers: the pretrained MiniLM (6 × 12), a model trained in
+the train view (1-2 layers), and the random or hand-built weights (1 layer). Rows are
+layers, columns heads; the shared 0-1 colour scale makes heads comparable at a glance.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from core import head_summary, multi_head_attention, name_patterns
+from core.pretrained import bert_forward
+from dashboard.figures import model_figure, single_map_figure
+from dashboard.page import PLOTLY_CONFIG, choose_head, layer_runs_or_message, run_call, show_code
+from dashboard.settings import Settings
+
+
+def render(settings: Settings) -> None:
+    runs = layer_runs_or_message(settings)
+    if runs is None:
+        return
+    weights = np.stack([r.trace.weights for r in runs])  # (L, h, T, T)
+    n_layers, h, t = weights.shape[0], weights.shape[1], weights.shape[-1]
+    mask = runs[0].trace.mask
+    st.caption(
+        f"{n_layers} layer{'s' * (n_layers > 1)} × {h} heads = {n_layers * h} maps of {t}×{t}: rows are layers "
+        "(the first at the top), columns are heads. Hover a cell for its tokens and weight."
+    )
+    st.plotly_chart(
+        model_figure(weights, runs[0].tokens, mask, presenter=settings.presenter),
+        width="stretch",
+        key="model_chart",
+        config=PLOTLY_CONFIG,
+    )
+    if settings.config.weights == "minilm":
+        show_code(bert_forward, f"runs = layer_runs(load_minilm(), {settings.sentence!r})  # calls bert_forward")
+    else:
+        show_code(multi_head_attention, f"{run_call(settings)}\nweights = result.trace.weights  # (h, T, T)")
+
+    st.subheader("One head, large", anchor=False)
+    layer = min(settings.layer, n_layers)
+    if n_layers > 1:
+        st.caption(f"Layer {layer}: change it with the sidebar's Layer control.")
+    k = choose_head(h, key="head", bind="query-params", help="The head to open large, in the layer chosen.")
+    run = runs[layer - 1]
+    st.plotly_chart(
+        single_map_figure(run.trace.weights[k], run.tokens, mask, f"layer {layer}, head {k + 1}", settings.presenter),
+        width="stretch",
+        key="model_head_chart",
+        config=PLOTLY_CONFIG,
+    )
+    [names] = name_patterns(head_summary(run.trace.weights[k : k + 1], mask, run.word_ids))
+    if names:
+        st.markdown(f"**Layer {layer}, head {k + 1}** is a {' and a '.join(names)} head, by the summary's thresholds.")
+    else:
+        st.markdown(f"**Layer {layer}, head {k + 1}** has none of the named patterns (see the summary view).")
