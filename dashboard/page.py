@@ -17,7 +17,7 @@ import streamlit as st
 
 from core import Run
 from core.pretrained import FIX_COMMAND
-from dashboard import compute
+from dashboard import compute, training_jobs
 from dashboard.settings import Settings
 
 EMPTY_SENTENCE = "Type a sentence in the sidebar to see its attention maps."
@@ -48,6 +48,12 @@ def run_or_message(settings: Settings) -> Run | None:
 
 def layer_runs_or_message(settings: Settings) -> tuple[Run, ...] | None:
     """One run per layer (random and hand-built weights have one layer), or None after showing a message."""
+    if settings.config.weights == "trained":  # the task's fixed example, not the sentence
+        try:
+            return training_jobs.trained_runs_or_message(settings.training)
+        except ValueError as err:
+            st.error(str(err))
+            return None
     tokens = tokens_or_message(settings.sentence)
     if tokens is None:
         return None

@@ -98,6 +98,7 @@ VIEW_KEYS = (
     "shift",  # positions: how far every position moves
     "shift_head",  # positions: which head
     "source",  # cross: the sentence keys and values come from
+    "replay_step",  # train: the snapshot step the replay shows
 )
 """Controls a single view draws; each is bound to the query parameter of the same name."""
 LINK_KEYS = frozenset((*SETTING_KEYS, *VIEW_KEYS))

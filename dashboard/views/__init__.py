@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from dashboard.settings import Settings
-from dashboard.views import cross, heads, model, permutation, positions, scaling, shapes, steps, summary, tokens
+from dashboard.views import cross, heads, model, permutation, positions, scaling, shapes, steps, summary, tokens, train
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,7 @@ VIEWS: dict[str, View] = {
         View("positions", positions.render, "Shift every position: RoPE's maps stay put, absolute encodings' move."),
         View("summary", summary.render, "Per head: where the weight goes (itself, previous, first) and how spread."),
         View("cross", cross.render, "Cross-attention: one sentence's queries read another sentence's keys and values."),
+        View("train", train.render, "Train a tiny transformer on a task, then replay how its heads' maps formed."),
     )
 }
 DEFAULT_VIEW = "heads"

@@ -1,0 +1,445 @@
+"""Train: press Train, watch the loss fall, then replay how every head's map formed.
+
+The model is core.training's tiny transformer, with the sidebar's d_model, heads,
+causal mask, positions and seed plus the task's controls (``Settings.training``).
+Jobs live in ``dashboard.training_jobs``: identical settings train once for the
+whole server, recommended settings come pre-trained, and each session has a
+training-time budget. While a job runs, a fragment redraws its progress every
+``LIVE_SECONDS``; while the replay plays, another fragment moves the step slider.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from core import head_summary, name_patterns
+from core.training import TrainSettings, head_patterns, recommended, train
+from core.training.model import forward
+from core.training.train import snapshot
+from dashboard.figures import model_figure
+from dashboard.figures.train import curves_figure, formation_figure
+from dashboard.page import PLOTLY_CONFIG, ROW_PX, show_code
+from dashboard.settings import Settings, recommended_state
+from dashboard.training_jobs import (
+    MAX_RUNNING,
+    SESSION_SECONDS,
+    Answer,
+    Job,
+    Trained,
+    answer,
+    registry,
+    result_npz,
+    session_id,
+)
+
+LIVE_SECONDS = 0.5
+"""How often a running job's progress is redrawn."""
+PLAY_SECONDS = 0.3
+"""Time between replay frames."""
+PLAY_FRAMES = 40
+"""A replay shows about this many frames (every k-th snapshot), about 12 s whatever the run's length."""
+PLAYING = "_replay_playing"
+"""Session-state flag: the replay is playing."""
+
+SETTING_NAMES = {
+    "d_model": "d_model",
+    "n_heads": "heads",
+    "train_layers": "layers",
+    "positional": "positions",
+    "causal": "causal",
+    "train_steps": "steps",
+    "lr": "learning rate",
+    "seed": "seed",
+}
+"""The recommended settings by widget key, with their names on the page."""
+
+SEED_NOTES = {
+    "shift": "Other seeds: every seed tried (0, 1, 2) reached 99% with a previous-token head of 0.97 or more.",
+    "reverse": "Other seeds: every seed tried (0, 1, 2) reached 99% with an anti-diagonal head of 0.97 or more.",
+    "sort": "Other seeds: of seeds 0 to 7 at these settings (600 steps), 5 reached 99%, with a next-larger-digit "
+    "head at 0.78 to 0.85; 3 stopped at 81 to 95%. The recommended seed, 1, is one of the 5.",
+    "induction": "Other seeds learn other circuits. Of seeds 0 to 11 at these settings (600 steps), 4 learned this "
+    "textbook circuit; in 4, layer 1 became a duplicate-token head instead (about 0.6 of its weight on the earlier "
+    "copy of its own token, 0.07 or less on the previous token) while layer 2 still read the position after the "
+    "twin; 2 mixed the two; 2 stayed below 99%. The recommended seed, 3, is a textbook run.",
+}
+"""What the seed survey found (``core/training/pretrain.py``'s docstring, measured with this code)."""
+
+CIRCUIT_WORDS = {
+    "textbook": "This run learned the textbook circuit: a previous-token head in layer 1 and an induction head in "
+    "layer 2.",
+    "duplicate-token": "This run found another circuit: layer 1 became a duplicate-token head (it looks at the "
+    "earlier copy of its own token) instead of a previous-token head.",
+    "mixed": "This run mixes the two circuits: layer 1 is partly a previous-token head, partly a duplicate-token head.",
+    "unsolved": "This run did not reach 99% held-out accuracy, so it has no circuit to name yet.",
+}
+
+READING = {
+    "shift": "At position t the model outputs its guess for the input at t − 1 (position 0 has none).",
+    "reverse": "At position t the model outputs its guess for the input at T − 1 − t.",
+    "reverse-causal": "Next-token: at position t the model guesses the token at t + 1; after the | it should "
+    "write the digits backwards.",
+    "sort": "Next-token: at position t the model guesses the token at t + 1; after the | it should write the "
+    "digits in increasing order.",
+    "induction": "Next-token: at position t the model guesses the token at t + 1; in a repeated block it should "
+    "continue the block.",
+}
+"""How to read the model's answer on typed input, per task."""
+
+
+def render(settings: Settings) -> None:
+    try:
+        training = settings.training
+    except ValueError as err:  # e.g. sort without the causal mask: core's message names the fix
+        st.error(str(err))
+        return
+    _recommendation(settings, training)
+    job = _train_button(training)
+    if job is not None and job.active:
+        _live(training)
+        return
+    if job is not None and job.error:
+        st.error(job.error)
+    trained = registry().trained(training)
+    if trained is None:
+        st.info("Press **Train** to train this model. Its curves, maps and replay appear here.")
+        return
+    _results(settings, trained)
+
+
+# --- before training ---------------------------------------------------------------------------------------------
+
+
+def _recommendation(settings: Settings, training: TrainSettings) -> None:
+    """The task in one line, and which values are the task's recommendation."""
+    task = training.task_info
+    st.markdown(f"**Task: {task.name}.** The pattern that solves it: {task.pattern}.")
+    chosen = dict(
+        d_model=training.d_model,
+        n_heads=training.n_heads,
+        train_layers=training.n_layers,
+        positional=training.positional,
+        causal=training.causal,
+        train_steps=training.steps,
+        lr=training.lr,
+        seed=training.seed,
+    )
+    rec = recommended_state(training.task)
+    differ = [f"{SETTING_NAMES[k]} {chosen[k]} (recommended {rec[k]})" for k in SETTING_NAMES if chosen[k] != rec[k]]
+    values = ", ".join(f"{SETTING_NAMES[k]} {rec[k]}" for k in SETTING_NAMES)
+    st.caption(f"The {task.name} task's recommended settings: {values}.")
+    if differ:
+        st.caption(f"This run differs in: {'; '.join(differ)}. Choosing the task again restores the recommendation.")
+    else:
+        st.caption(
+            "This run uses all of them: it comes pre-trained (core/training/trained/), written by the same code, "
+            "so it shows at once and the replay shows how it learned."
+        )
+
+
+def _train_button(training: TrainSettings) -> Job | None:
+    """The Train button and what the server allows; returns this settings' job, if there is one."""
+    reg, session = registry(), session_id()
+    pretrained = training == recommended(training.task)
+    left = reg.seconds_left(session)
+    with st.container(horizontal=True, vertical_alignment="center"):
+        pressed = st.button(
+            "Train",
+            key="train_button",
+            type="primary",
+            icon=":material/play_arrow:",
+            help="Train this model in NumPy on the server, with a live loss and accuracy curve. Identical "
+            "settings train once for everyone: if a classmate is already training them, you watch their run.",
+        )
+        st.caption(
+            f"Each session may train for {SESSION_SECONDS:.0f} s in all ({left:.0f} s left); "
+            f"at most {MAX_RUNNING} trainings run at once on this server."
+        )
+    if pressed and pretrained:
+        st.toast("These are the task's recommended settings: they come pre-trained. Change one (the seed?) to train.")
+    elif pressed:
+        outcome = reg.start(training, session)
+        if isinstance(outcome, str):
+            st.warning(outcome, icon=":material/hourglass_top:")
+    return reg.job(training)
+
+
+@st.fragment(run_every=LIVE_SECONDS)
+def _live(training: TrainSettings) -> None:
+    """A running job's progress bar and live curves; when it ends, the whole page redraws with the results."""
+    job = registry().job(training)
+    if job is None or not job.active:
+        st.rerun(scope="app")
+    if job.state == "waiting":
+        st.progress(0.0, text="Waiting for a free training slot on the server…")
+        return
+    live = job.live
+    step = 0 if live is None else live.step
+    st.progress(step / training.steps, text=f"Training: step {step} of {training.steps}, {job.elapsed():.1f} s")
+    if live is not None:
+        st.plotly_chart(
+            curves_figure(live.loss_step, live.loss, live.eval_step, live.eval_accuracy, training.steps),
+            width="stretch",
+            key="live_curves",
+            config=PLOTLY_CONFIG,
+        )
+    if job.owner == session_id():
+        st.button(
+            "Stop",
+            key="stop_button",
+            icon=":material/stop:",
+            on_click=registry().stop,
+            args=(training, session_id()),
+            help="End the run after its current step; what it learned so far is kept and shown.",
+        )
+    else:
+        st.caption("Another session started this training: you are watching its run.")
+
+
+# --- after training ----------------------------------------------------------------------------------------------
+
+
+def _results(settings: Settings, trained: Trained) -> None:
+    result, presenter = trained.result, settings.presenter
+    _outcome(trained)
+    h = result.history
+    st.plotly_chart(
+        curves_figure(h.step, h.loss, h.eval_step, h.eval_accuracy, result.settings.steps, presenter=presenter),
+        width="stretch",
+        key="train_curves",
+        config=PLOTLY_CONFIG,
+    )
+    show_code(train, _train_call(trained))
+    _final_maps(settings, trained)
+    _replay(settings, trained)
+    _learned(trained)
+    _try_it(settings, trained)
+    _exports(trained)
+
+
+def _outcome(trained: Trained) -> None:
+    result = trained.result
+    reached = result.step_to_target
+    where = "" if reached is None else f" (99% first at step {reached})"
+    source = "pre-trained, loaded from its file" if trained.pretrained else f"trained in {result.seconds:.1f} s"
+    st.markdown(f"Held-out accuracy **{result.final_accuracy:.1%}** after {result.steps_done} steps{where}: {source}.")
+    if result.stopped:
+        st.warning(
+            f"This run stopped at step {result.steps_done} of {result.settings.steps} (the Stop button, or this "
+            f"session's {SESSION_SECONDS:.0f} s of training): what it learned so far is shown.",
+            icon=":material/stop_circle:",
+        )
+
+
+def _train_call(trained: Trained) -> str:
+    s = trained.result.settings
+    if trained.pretrained:
+        return (
+            f"result = load_trained({s.task!r})  # written offline by python -m core.training.pretrain:\n"
+            f"result = train(recommended({s.task!r}))"
+        )
+    return f"result = train({s!r})"
+
+
+def _example_tokens(trained: Trained) -> tuple[str, ...]:
+    return trained.runs[0].tokens
+
+
+def _final_maps(settings: Settings, trained: Trained) -> None:
+    st.subheader("The trained heads", anchor=False)
+    tokens = _example_tokens(trained)
+    st.caption(
+        f"Every head of every layer on the task's fixed example ({len(tokens)} tokens, the same for every seed): "
+        "rows are layers, columns heads; row = query, column = key."
+    )
+    weights = np.stack([r.trace.weights for r in trained.runs])  # (L, h, T, T)
+    st.plotly_chart(
+        model_figure(weights, tokens, trained.runs[0].trace.mask, presenter=settings.presenter),
+        width="stretch",
+        key="trained_maps",
+        config=PLOTLY_CONFIG,
+    )
+    show_code(forward, "runs = runs_of(result, example)  # forward: one AttentionTrace per layer")
+
+
+def _replay(settings: Settings, trained: Trained) -> None:
+    st.subheader("Replay: how the maps formed", anchor=False)
+    steps = [int(s) for s in trained.result.snapshot_steps]
+    st.caption(
+        f"{len(steps)} snapshots of every head's map on the fixed example, one every "
+        f"{trained.result.settings.snapshot_every} steps. Drag the step, or press Play."
+    )
+    playing = st.session_state.get(PLAYING, False)
+    st.button(
+        "Pause" if playing else "Play",
+        key="replay_play",
+        icon=":material/pause:" if playing else ":material/play_arrow:",
+        on_click=_toggle_play,
+        args=(steps,),
+        help="Step through the snapshots from the start (about 12 s), maps and curves together.",
+    )
+    _replay_frame(settings, trained, steps, playing)
+
+
+def _toggle_play(steps: list[int]) -> None:
+    """Play from the start (or from where the slider is, if not at the end); Pause stops."""
+    playing = not st.session_state.get(PLAYING, False)
+    st.session_state[PLAYING] = playing
+    if playing and st.session_state.get("replay_step", steps[-1]) == steps[-1]:
+        st.session_state["replay_step"] = steps[0]
+
+
+def _replay_frame(settings: Settings, trained: Trained, steps: list[int], playing: bool) -> None:
+    """The slider, the maps at its step and the formation curves; a fragment that advances itself while playing."""
+
+    def frame() -> None:
+        if st.session_state.get(PLAYING, False):
+            _advance(steps)
+        step = st.select_slider(
+            "Replay step",
+            options=steps,
+            value=steps[-1],
+            key="replay_step",
+            bind="query-params",
+            help="Training step of the snapshot shown: 0 is before training (random weights), the last is the "
+            "trained model.",
+        )
+        _replay_figures(settings, trained, steps.index(step))
+
+    st.fragment(frame, run_every=PLAY_SECONDS if playing else None)()
+
+
+def _advance(steps: list[int]) -> None:
+    """Move the slider one frame on; at the last snapshot, stop playing and redraw the page (Play again)."""
+    stride = max(1, math.ceil(len(steps) / PLAY_FRAMES))
+    current = st.session_state.get("replay_step", steps[0])
+    index = steps.index(current) if current in steps else 0
+    if index >= len(steps) - 1:
+        st.session_state[PLAYING] = False
+        st.rerun(scope="app")
+    st.session_state["replay_step"] = steps[min(index + stride, len(steps) - 1)]
+
+
+def _replay_figures(settings: Settings, trained: Trained, i: int) -> None:
+    result = trained.result
+    step = int(result.snapshot_steps[i])
+    h = result.history
+    batch = h.accuracy[step - 1] if step >= 1 else None
+    evaluated = [(s, a) for s, a in zip(h.eval_step, h.eval_accuracy, strict=True) if s <= step][-1]
+    words = [f"**Step {step}**: held-out accuracy {evaluated[1]:.1%} (evaluated at step {evaluated[0]})"]
+    if batch is not None:
+        words.append(f"accuracy on this step's training batch {batch:.1%}")
+    st.markdown(", ".join(words) + ".")
+    tokens = _example_tokens(trained)
+    st.plotly_chart(
+        model_figure(result.snapshots[i], tokens, trained.runs[0].trace.mask, presenter=settings.presenter),
+        width="stretch",
+        key="replay_maps",
+        config=PLOTLY_CONFIG,
+    )
+    st.caption(
+        "Each head's mean weight on the key its pattern reads, on the fixed example, at every snapshot: "
+        "the dotted line is the step shown above."
+    )
+    st.plotly_chart(
+        formation_figure(
+            result.snapshot_steps,
+            trained.formation,
+            trained.formation_labels,
+            at_step=step,
+            presenter=settings.presenter,
+        ),
+        width="stretch",
+        key="replay_formation",
+        config=PLOTLY_CONFIG,
+    )
+    show_code(snapshot, "snapshots.append(snapshot(params, config, example))  # inside train, every few steps")
+
+
+def _learned(trained: Trained) -> None:
+    """The pattern each head learned, from the numbers, and what other seeds do."""
+    st.subheader("What each head learned", anchor=False)
+    result, p = trained.result, trained.patterns
+    named = "; ".join(f"{name}: {weight:.2f}" for name, weight in trained.named.items())
+    st.markdown(f"The task's circuit, measured on 256 held-out sequences: {named} (mean weight on its key).")
+    if (circuit := trained.circuit()) is not None:
+        st.markdown(CIRCUIT_WORDS[circuit])
+    st.dataframe(_pattern_table(trained), hide_index=True, width="stretch", height=ROW_PX * (p.answer.size + 1) + 3)
+    st.caption(SEED_NOTES[result.settings.task])
+    show_code(head_patterns, "patterns = head_patterns(result.params, result.config, held_out_batch)")
+
+
+def _pattern_table(trained: Trained) -> pd.DataFrame:
+    """One row per head: its weights on the task's keys (held-out set) and the summary's named patterns."""
+    p = trained.patterns
+    rows = []
+    for layer, run in enumerate(trained.runs):
+        names = name_patterns(head_summary(run.trace.weights, run.trace.mask))
+        for head in range(p.answer.shape[1]):
+            rows.append(
+                {
+                    "layer": layer + 1,
+                    "head": head + 1,
+                    "on the answer's key": float(p.answer[layer, head]),
+                    "on the previous token": float(p.previous[layer, head]),
+                    "on its own token's earlier copy": float(p.duplicate[layer, head]),
+                    "named patterns (fixed example)": ", ".join(names[head]) or "none",
+                }
+            )
+    return pd.DataFrame(rows).round(3)
+
+
+def _try_it(settings: Settings, trained: Trained) -> None:
+    st.subheader("Try it on your own input", anchor=False)
+    result = trained.result
+    task = result.settings.task_info
+    reading = "reverse-causal" if task.name == "reverse" and result.settings.causal else task.name
+    text = st.text_input(
+        "Your sequence",
+        value=" ".join(_example_tokens(trained)),
+        max_chars=4 * result.settings.seq_len,
+        key=f"try_{task.name}",
+        help=f"Up to {result.settings.seq_len} of the {task.name} task's symbols ({''.join(task.symbols)}); "
+        "spaces are ignored. The model answers at every position.",
+    )
+    outcome = answer(result, text)
+    if isinstance(outcome, str):
+        st.warning(outcome, icon=":material/edit_note:")
+        return
+    st.caption(READING[reading])
+    st.dataframe(_answer_table(outcome), width="stretch")
+    weights = np.stack([r.trace.weights for r in outcome.runs])  # (L, h, T, T)
+    st.plotly_chart(
+        model_figure(weights, outcome.tokens, outcome.runs[0].trace.mask, presenter=settings.presenter),
+        width="stretch",
+        key="try_maps",
+        config=PLOTLY_CONFIG,
+    )
+
+
+def _answer_table(outcome: Answer) -> pd.DataFrame:
+    """Two rows, one column per position: the typed symbols and the model's output (plain cells, never Markdown)."""
+    return pd.DataFrame(
+        [list(outcome.tokens), list(outcome.output)],
+        index=["input", "model's output"],
+        columns=[str(i) for i in range(len(outcome.tokens))],
+    )
+
+
+def _exports(trained: Trained) -> None:
+    s = trained.result.settings
+    st.download_button(
+        "Trained weights and snapshots (.npz)",
+        data=lambda: result_npz(trained.result),
+        file_name=f"trained_{s.task}_seed{s.seed}.npz",
+        mime="application/octet-stream",
+        key="train_npz",
+        on_click="ignore",
+        icon=":material/download:",
+        help="Every weight matrix (param/...), the snapshots (S, layers, heads, T, T) with their steps, the "
+        "loss and accuracy history and the settings, for numpy.load; TrainResult.load reads it back.",
+    )
