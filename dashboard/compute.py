@@ -26,11 +26,11 @@ from core import (
     shift_experiment,
     tokenize,
 )
-from core.pretrained import ENV_VAR, CheckpointError, ChecksumError, MiniLM, WeightsNotFound, load_minilm
-from core.pretrained.runs import layer_runs
+from core.pretrained import ENV_VAR, CheckpointError, ChecksumError, Encoding, MiniLM, WeightsNotFound, load_minilm
+from core.pretrained.runs import layer_runs, permutation_layers
 
 
-@st.cache_resource(show_spinner="Loading the pretrained MiniLM (once per server)…")
+@st.cache_resource(max_entries=1, show_spinner="Loading the pretrained MiniLM (once per server)…")
 def minilm() -> MiniLM | str:
     """The pretrained model, loaded once per server process; or, if it cannot be, the message saying why.
 
@@ -59,6 +59,18 @@ def minilm_runs(sentence: str, causal: bool) -> tuple[Run, ...]:
     if isinstance(model, str):
         raise ValueError(model)
     return layer_runs(model, sentence, causal=causal)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def minilm_permutation(sentence: str, permutation: tuple[int, ...], causal: bool) -> tuple[PermutationResult, ...]:
+    """Per MiniLM layer: the map of ``sentence`` and of its inner pieces reordered, compared position by position."""
+    return permutation_layers(minilm(), sentence, list(permutation), causal=causal)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def minilm_encoding(sentence: str) -> Encoding:
+    """MiniLM's WordPiece pieces of ``sentence``, with [CLS] and [SEP] (call ``page.minilm_ready`` first)."""
+    return minilm().encode(sentence)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -101,7 +113,7 @@ def scaling_curves() -> ScalingResult:
 
 def summary_of(trace_run: Run) -> HeadSummary:
     """Per-head entropy and weight on self, previous and first token, read from the run's own weights and mask."""
-    return head_summary(trace_run.trace.weights, trace_run.trace.mask)
+    return head_summary(trace_run.trace.weights, trace_run.trace.mask, trace_run.word_ids)
 
 
 def attention_input(trace_run: Run) -> tuple[np.ndarray, np.ndarray | None]:

@@ -11,11 +11,12 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Callable
+from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
 
-from core import Run
+from core import LEARNED_WEIGHTS, Run
 from core.pretrained import FIX_COMMAND
 from dashboard import compute, training_jobs
 from dashboard.settings import Settings
@@ -26,6 +27,22 @@ PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png",
 ROW_PX = 35
 """Height of one st.dataframe row: shape tables are sized to show every row without scrolling."""
 CODE_LABEL = "The code behind this"
+
+
+def random_stand_in(settings: Settings, what: str) -> Settings:
+    """Settings with random weights for a view that needs to change what a learned model fixes (``what`` says so).
+
+    The positions, cross and scaling views vary the encoding, the key sentence or the scaling; a learned
+    model was trained with one choice of each, so these views keep its shape and use random weights.
+    """
+    if settings.config.weights not in LEARNED_WEIGHTS:
+        return settings
+    st.info(
+        f"This view {what}, which the {settings.config.weights} model's weights fix: it uses random weights of "
+        f"the same shape (d_model = {settings.config.d_model}, {settings.config.n_heads} heads) instead.",
+        icon=":material/shuffle:",
+    )
+    return replace(settings, config=replace(settings.config, weights="random"))
 
 
 def tokens_or_message(sentence: str, empty: str = EMPTY_SENTENCE) -> tuple[str, ...] | None:

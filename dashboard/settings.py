@@ -343,7 +343,10 @@ def _switches(weights: str) -> tuple[bool, bool, int, bool]:
         step=1,
         key="seed",
         bind="query-params",
-        help="Fixes the random embeddings and weight matrices: the same seed always gives the same maps.",
+        disabled=pretrained,
+        help="The pretrained model's weights are fixed: the seed does not change them."
+        if pretrained
+        else "Fixes the random embeddings and weight matrices: the same seed always gives the same maps.",
     )
     presenter = st.toggle(
         "Presenter mode",

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.pipeline import Run
+from core.pipeline import PermutationResult, Run, realign
+from core.pretrained.bert import bert_forward
 from core.pretrained.minilm import MiniLM, PretrainedRun
 from core.tokens import MAX_TOKENS
 
@@ -45,3 +46,27 @@ def runs_of(result: PretrainedRun) -> tuple[Run, ...]:
         Run(tokens=tokens, x=x, positions=np.zeros_like(x), trace=trace, word_ids=result.encoding.word_ids)
         for x, trace in zip(out.hidden_states[:-1], out.traces, strict=True)  # x: the state entering each layer
     )
+
+
+def permutation_layers(
+    model: MiniLM, text: str, permutation: list[int] | np.ndarray, *, causal: bool = False
+) -> tuple[PermutationResult, ...]:
+    """Reorder the pieces between [CLS] and [SEP] by ``permutation`` and compare each layer's map with the original.
+
+    ``permutation`` reorders the ``T - 2`` inner pieces; [CLS] and [SEP] stay first and last, as the model
+    always sees them. The model's positions are learned and added to every piece, so unlike attention with
+    no positions, a reordered sentence gets a different map, not just a reordered one.
+    """
+    ids = np.array(model.encode(text).ids, dtype=np.int64)  # (T,)
+    inner = np.asarray(permutation)
+    if sorted(inner.tolist()) != list(range(len(ids) - 2)):
+        raise ValueError(f"{inner.tolist()} is not a permutation of the {len(ids) - 2} pieces between [CLS] and [SEP]")
+    full = np.concatenate([[0], inner + 1, [len(ids) - 1]])  # (T,): [CLS] and [SEP] stay in place
+    original = bert_forward(model.weights, ids, causal=causal).traces
+    permuted = bert_forward(model.weights, ids[full], causal=causal).traces
+    results = []
+    for a, b in zip(original, permuted, strict=True):
+        realigned = realign(b.weights, full)  # (h, T, T) in the original order
+        diff = float(np.max(np.abs(a.weights - realigned)))
+        results.append(PermutationResult(full, a.weights, b.weights, realigned, diff))
+    return tuple(results)

@@ -16,7 +16,7 @@ from core import MAX_CHARS, MAX_TOKENS, Run, multi_head_attention
 from dashboard import compute
 from dashboard.downloads import download_buttons
 from dashboard.figures import heads_figure
-from dashboard.page import PLOTLY_CONFIG, ROW_PX, run_call, shape_frame, show_code, tokens_or_message
+from dashboard.page import PLOTLY_CONFIG, ROW_PX, random_stand_in, run_call, shape_frame, show_code, tokens_or_message
 from dashboard.settings import Settings
 
 DEFAULT_SOURCE = "Die Bank am Fluss gab einen Kredit"
@@ -84,6 +84,7 @@ def _source_tokens() -> tuple[str, ...] | None:
 
 
 def render(settings: Settings) -> None:
+    settings = random_stand_in(settings, "reads a second sentence of your choice")
     source = _source_tokens()
     tokens = tokens_or_message(settings.sentence)
     if tokens is None or source is None:

@@ -13,9 +13,10 @@ import pandas as pd
 import streamlit as st
 
 from core import POSITIONAL_KINDS, AttentionConfig, causal_mask, permutation_experiment
+from core.pretrained.runs import permutation_layers
 from dashboard import compute
 from dashboard.figures import permutation_figure
-from dashboard.page import PLOTLY_CONFIG, choose_head, show_code, tokens_or_message
+from dashboard.page import PLOTLY_CONFIG, choose_head, minilm_ready, show_code, tokens_or_message
 from dashboard.settings import MAX_SEED, Settings, head_options
 
 TOLERANCE = 1e-9
@@ -38,8 +39,11 @@ WHY_MASK = (
 )
 
 
-def _choose_permutation(tokens: tuple[str, ...]) -> tuple[int, ...] | None:
-    """The reordering widgets; returns a permutation of 0..T-1, or None after a message."""
+def _choose_permutation(tokens: tuple[str, ...], pieces: bool = False) -> tuple[int, ...] | None:
+    """The reordering widgets; returns a permutation of 0..T-1, or None after a message.
+
+    ``pieces``: the tokens are MiniLM's WordPiece pieces, so retyped text is split the same way.
+    """
     mode = st.segmented_control(
         "Reordering",
         MODES,
@@ -74,6 +78,8 @@ def _choose_permutation(tokens: tuple[str, ...]) -> tuple[int, ...] | None:
         typed = tokens_or_message(typed_text)
         if typed is None:
             return None
+        if pieces:
+            typed = compute.minilm_encoding(typed_text).tokens[1:-1]  # without [CLS] and [SEP]
         perm = compute.typed_permutation(tokens, typed)
         if perm is None:
             st.warning(
@@ -110,6 +116,9 @@ def _breakers(tokens: tuple[str, ...], perm: tuple[int, ...], config: AttentionC
 
 
 def render(settings: Settings) -> None:
+    if settings.config.weights == "minilm":
+        render_pretrained(settings)
+        return
     tokens = tokens_or_message(settings.sentence)
     if tokens is None:
         return
@@ -151,3 +160,55 @@ def render(settings: Settings) -> None:
     st.caption("The same reordering, with the other settings as in the sidebar.")
     st.dataframe(_breakers(tokens, perm, config), hide_index=True, width="stretch")
     st.markdown(f"- {WHY_POSITIONS}\n- {WHY_ROPE}\n- {WHY_MASK}")
+
+
+LEARNED_POSITIONS = (
+    "Different maps: MiniLM adds a learned position vector to every piece, so a piece that moves is a "
+    "different input, and the model's heads (many of them attend by position) draw a different map."
+)
+
+
+def render_pretrained(settings: Settings) -> None:
+    """The pretrained model: reorder the pieces between [CLS] and [SEP] and compare, layer by layer."""
+    if tokens_or_message(settings.sentence) is None or not minilm_ready():
+        return
+    tokens = compute.minilm_encoding(settings.sentence).tokens  # (T,) with [CLS] and [SEP]
+    if len(tokens) < 4:
+        st.info("Reordering needs at least two pieces between [CLS] and [SEP]: type a longer sentence.")
+        return
+    inner = _choose_permutation(tokens[1:-1], pieces=True)
+    if inner is None:
+        return
+    results = compute.minilm_permutation(settings.sentence, inner, settings.config.causal)
+    result = results[settings.layer - 1]
+    k = choose_head(
+        settings.config.n_heads,
+        key="perm_head",
+        bind="query-params",
+        help="The difference below is over all heads of the layer; the maps show this one.",
+    )
+    st.metric(f"max |original − moved back|, layer {settings.layer}, all heads", f"{result.max_abs_diff:.2e}")
+    (st.warning if result.max_abs_diff > TOLERANCE else st.success)(
+        LEARNED_POSITIONS if result.max_abs_diff > TOLERANCE else SAME
+    )
+    st.plotly_chart(
+        permutation_figure(
+            result.weights[k],
+            result.permuted_weights[k],
+            result.realigned[k],
+            tokens,
+            result.permutation,
+            causal_mask(len(tokens)) if settings.config.causal else None,
+            presenter=settings.presenter,
+        ),
+        width="stretch",
+        key="permutation_chart",
+        config=PLOTLY_CONFIG,
+    )
+    show_code(
+        permutation_layers,
+        f"results = permutation_layers(load_minilm(), {settings.sentence!r}, {list(inner)!r})  # one per layer",
+    )
+    st.caption("[CLS] and [SEP] stay first and last, where the model always has them; the pieces between move.")
+    rows = [(f"layer {i + 1}", f"{r.max_abs_diff:.2e}") for i, r in enumerate(results)]
+    st.dataframe(pd.DataFrame(rows, columns=["layer", "max |difference|"]), hide_index=True, width="stretch")

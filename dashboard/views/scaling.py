@@ -14,11 +14,12 @@ import streamlit as st
 from core import scaling_experiment
 from dashboard import compute
 from dashboard.figures.scaling import scaling_figure
-from dashboard.page import PLOTLY_CONFIG, show_code, tokens_or_message, unscaled_warning
+from dashboard.page import PLOTLY_CONFIG, random_stand_in, show_code, tokens_or_message, unscaled_warning
 from dashboard.settings import Settings
 
 
 def render(settings: Settings) -> None:
+    settings = random_stand_in(settings, "turns the 1/√d_k scaling off")
     result = compute.scaling_curves()
     d_k = settings.config.d_k
     st.caption(

@@ -18,6 +18,7 @@ import streamlit as st
 
 from core import Run, attention_scores, masked_softmax, multi_head_attention, softmax
 from core import run as core_run
+from core.pretrained import bert_forward
 from dashboard import compute
 from dashboard.figures.steps import (
     concat_figure,
@@ -136,6 +137,16 @@ def x_step(head: Head) -> Step:
     panels = [vector_panel(x, run.tokens, name)]
     if source_x is not None:
         panels.append(vector_panel(source_x, run.key_tokens, f"source {name}"))
+    if head.settings.config.weights == "minilm":
+        return Step(
+            f"X: the hidden state entering layer {head.settings.layer}",
+            vectors_figure(panels, ncols=1, presenter=head.settings.presenter),
+            "step_x_chart",
+            f"Shape {shape_text(x.shape)} = (T, d_model): for layer 1, each piece's word, position and segment "
+            "embeddings added and normalised (LayerNorm); for a later layer, the previous layer's output.",
+            rf"X = h^{{({head.settings.layer - 1})}}",
+            (bert_forward, source_lines(bert_forward, "x = embed(weights, ids)", "x, trace = encoder_block(")),
+        )
     how = {
         "sinusoidal": "the embedding of each token plus its sinusoidal position vector P",
         "learned": "the embedding of each token plus its learned position vector P",

@@ -13,36 +13,40 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import HeadSummary, head_summary
+from core import PATTERNS, HeadSummary, head_summary, name_patterns
 from dashboard import compute
 from dashboard.figures.summary import NA, summary_figure
 from dashboard.page import PLOTLY_CONFIG, run_call, run_or_message, show_code, unscaled_warning
 from dashboard.settings import Settings
 
-FOCUS = 0.5
-"""A head "looks at" a place when it puts at least half its weight there on average."""
 EVEN = 0.9
-"""Spread at least this close to uniform (1) reads as "spread evenly"."""
+"""Spread at least this close to uniform (1) reads as "spreads its weight evenly" (a head with no named pattern)."""
 COLUMNS = {
     "entropy": "entropy (nats)",
     "normalized_entropy": "spread (0 one-hot, 1 even)",
     "self_weight": "on itself",
     "previous_weight": "on the previous token",
+    "next_weight": "on the next token",
     "first_weight": "on the first token",
+    "same_word_weight": "on the rest of its word",
 }
-"""HeadSummary field -> table column."""
-PLACES = (("previous_weight", "the previous token"), ("self_weight", "itself"), ("first_weight", "the first token"))
-"""(HeadSummary field, words). A tie goes to the first listed: in a one-token sentence (no previous token,
-itself = the first token = 1) the head "looks at itself"."""
+"""HeadSummary field -> table column (the last only for WordPiece pieces, where words can split)."""
+PLACES = {
+    "previous-token": "the previous token",
+    "next-token": "the next token",
+    "first-token sink": "the first token",
+    "self": "itself",
+    "same-word": "the rest of its word",
+}
+"""Named pattern (``core.PATTERNS``) -> where such a head looks, in words."""
+METRIC = {p.name: p.metric for p in PATTERNS}
 
 
-def describe(summary: HeadSummary, i: int) -> str:
-    """Plain words for head ``i`` (0-based): where at least half its weight goes, or how spread it is."""
-    weights = {field: float(getattr(summary, field)[i]) for field, _ in PLACES}
-    known = {f: w for f, w in weights.items() if not math.isnan(w)}
-    best = max(known, key=known.get) if known else None
-    if best is not None and known[best] >= FOCUS:
-        return f"looks at {dict(PLACES)[best]} ({known[best]:.0%})"
+def describe(summary: HeadSummary, i: int, names: tuple[str, ...]) -> str:
+    """Plain words for head ``i`` (0-based) that met the named patterns ``names`` (strongest first)."""
+    if names:
+        value = float(np.ravel(getattr(summary, METRIC[names[0]]))[i])
+        return f"looks at {PLACES[names[0]]} ({value:.0%}): a {names[0]} head"
     spread = float(summary.normalized_entropy[i])
     if math.isnan(spread):
         return NA
@@ -51,13 +55,15 @@ def describe(summary: HeadSummary, i: int) -> str:
     return "mixes several keys"
 
 
-def summary_table(summary: HeadSummary) -> pd.DataFrame:
+def summary_table(summary: HeadSummary, pieces: bool = False) -> pd.DataFrame:
     """One row per head: the core numbers (NaN kept, for the page to show as n/a) and the words."""
     h = summary.entropy.shape[-1]
     table = pd.DataFrame({"head": np.arange(1, h + 1)})
     for field, column in COLUMNS.items():
-        table[column] = np.asarray(getattr(summary, field), dtype=float)
-    table["in words"] = [describe(summary, i) for i in range(h)]
+        values = np.asarray(getattr(summary, field), dtype=float)
+        if pieces or field != "same_word_weight":  # only WordPiece (MiniLM) splits a word into pieces
+            table[column] = values
+    table["in words"] = [describe(summary, i, names) for i, names in enumerate(name_patterns(summary))]
     return table
 
 
@@ -68,13 +74,16 @@ def render(settings: Settings) -> None:
     summary = compute.summary_of(run)
     t = len(run.tokens)
     st.caption(
-        f"Means over the {t} query row{'s' * (t != 1)} of each head. Weight on itself = the diagonal, on the "
-        "previous token = just left of it, on the first token = column 0. Spread is the row entropy divided by "
-        "log(number of keys it may see): 0 when all weight is on one key, 1 when it is even."
+        f"Each column is a mean over query rows of each head: on itself (the diagonal) and on the first token "
+        f"(column 0) over all {t} rows; on the previous token over rows 1–{t - 1} (row 0 has none); on the next "
+        f"token over rows 0–{t - 2} (the last row has none). One key can count in two columns (row 1's previous "
+        "token is the first token), so a head's columns can add up to more than 1. Spread is the row entropy "
+        "divided by log(number of keys it may see): 0 when all weight is on one key, 1 when it is even. A head is "
+        "named for a pattern when more than half its weight goes there (core.PATTERNS gives each reason)."
     )
     unscaled_warning(settings)
-    table = summary_table(summary)
-    numbers = list(COLUMNS.values())
+    table = summary_table(summary, pieces=run.word_ids is not None)
+    numbers = [c for c in COLUMNS.values() if c in table]
     st.dataframe(
         table.style.format({c: "{:.3f}" for c in numbers}, na_rep=NA),
         hide_index=True,
@@ -95,6 +104,11 @@ def render(settings: Settings) -> None:
         notes.append(
             "Causal mask: the first query can only see itself, so every head puts weight 1 on the first token in "
             "row 0; rows with a single visible key are left out of the spread."
+        )
+    if settings.config.weights == "minilm":
+        notes.append(
+            f"These are the pretrained MiniLM's layer {settings.layer} heads: whatever pattern they show, they "
+            "learned. [CLS] is the first token, so a first-token head parks its weight on [CLS]."
         )
     if settings.config.weights == "random":
         notes.append(

@@ -9,7 +9,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard.page import tokens_or_message
+from core import MAX_TOKENS
+from core.pretrained import Encoding
+from dashboard import compute
+from dashboard.page import EMPTY_SENTENCE, minilm_ready, tokens_or_message
 from dashboard.settings import Settings
 
 
@@ -30,7 +33,65 @@ def token_table(tokens: tuple[str, ...]) -> pd.DataFrame:
     )
 
 
+def piece_table(encoding: Encoding) -> pd.DataFrame:
+    """Position, WordPiece piece, its vocabulary id, and the word it comes from (blank for [CLS] and [SEP])."""
+    return pd.DataFrame(
+        {
+            "position": range(len(encoding.tokens)),
+            "piece": list(encoding.tokens),
+            "id": list(encoding.ids),
+            "word": ["" if w is None else encoding.words[w] for w in encoding.word_ids],
+        }
+    )
+
+
+def split_words(encoding: Encoding) -> list[str]:
+    """The words WordPiece cut into two or more pieces, each as "word → piece piece ...", in order."""
+    pieces: dict[int, list[str]] = {}
+    for token, word in zip(encoding.tokens, encoding.word_ids, strict=True):
+        if word is not None:
+            pieces.setdefault(word, []).append(token)
+    return [f"{encoding.words[w]} → {' '.join(p)}" for w, p in pieces.items() if len(p) > 1]
+
+
+def render_pieces(settings: Settings) -> None:
+    """The pretrained model's view of the sentence: WordPiece pieces between [CLS] and [SEP], with their ids."""
+    if not settings.sentence.strip():
+        st.info(EMPTY_SENTENCE)
+        return
+    if not minilm_ready():
+        return
+    encoding = compute.minilm_encoding(settings.sentence)
+    t = len(encoding.tokens)
+    st.caption(
+        f"{t} pieces, [CLS] and [SEP] included: MiniLM lower-cases the text, strips accents, splits off "
+        "punctuation, then cuts each word into the longest pieces its 30,522-piece vocabulary holds "
+        "(a piece that continues a word starts with ##). Every map of this model has one row and one column "
+        f"per piece. The views show at most {MAX_TOKENS} pieces."
+    )
+    split = split_words(encoding)
+    if split:
+        st.text("Words split into pieces:\n" + "\n".join(split))  # st.text: typed words are never Markdown
+    else:
+        st.caption("No word of this sentence was split: each is one piece of the vocabulary.")
+    st.dataframe(
+        piece_table(encoding),
+        hide_index=True,
+        width="stretch",
+        height=min(600, 35 * (t + 1) + 3),
+        column_config={
+            "position": st.column_config.NumberColumn("position", help="Row and column index in every heatmap"),
+            "piece": st.column_config.TextColumn("piece", help="The WordPiece piece the model embeds"),
+            "id": st.column_config.NumberColumn("id", help="Its row in the model's word-embedding table"),
+            "word": st.column_config.TextColumn("word", help="The word the piece comes from"),
+        },
+    )
+
+
 def render(settings: Settings) -> None:
+    if settings.config.weights == "minilm":
+        render_pieces(settings)
+        return
     tokens = tokens_or_message(settings.sentence)
     if tokens is None:
         return

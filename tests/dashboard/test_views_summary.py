@@ -11,6 +11,7 @@ from core import head_summary, run, tokenize
 from dashboard.settings import DEFAULTS
 from dashboard.views.summary import COLUMNS
 from tests.dashboard.charts import charts, shown_table
+from tests.conftest import require_minilm
 from tests.dashboard.conftest import array, make_app, no_exception
 
 
@@ -33,6 +34,9 @@ def test_the_table_holds_core_head_summary(query):
     df = at.dataframe[0].value
     assert list(df["head"]) == list(range(1, want.entropy.shape[0] + 1))
     for field, column in COLUMNS.items():
+        if field == "same_word_weight":  # only WordPiece pieces can split a word: no column for these tokens
+            assert column not in df
+            continue
         np.testing.assert_array_equal(df[column].to_numpy(), getattr(want, field))
     shown = shown_table(at)
     assert shown[COLUMNS["entropy"]].iloc[0] == f"{want.entropy[0]:.3f}"
@@ -60,7 +64,7 @@ def test_one_token_shows_n_a_where_core_has_no_number():
     for trace in charts(at)["summary_chart"]["data"]:
         if trace["name"] == "on the previous token":
             assert trace["text"] == ["n/a"] * 4
-    assert list(df["in words"]) == ["looks at itself (100%)"] * 4
+    assert list(df["in words"]) == ["looks at itself (100%): a self head"] * 4
 
 
 def test_a_hand_built_previous_token_head_reads_as_one():
@@ -85,3 +89,14 @@ def test_64_tokens_16_heads():
         df[COLUMNS["first_weight"]], expected(sentence, d_model=512, n_heads=16, causal=True).first_weight
     )
     assert all(len(t["x"]) == 16 for t in charts(at)["summary_chart"]["data"])
+
+
+def test_minilm_names_its_known_heads_from_the_numbers():
+    """Layer 1 head 3 of the pretrained model is a previous-token head (core's metric and threshold)."""
+    require_minilm()
+    at = summary(weights="minilm", layer="1", sentence="The bank of the river.")
+    df = at.dataframe[0].value
+    assert len(df) == 12
+    assert df["in words"][2].startswith("looks at the previous token") and "previous-token head" in df["in words"][2]
+    assert df[COLUMNS["previous_weight"]][2] > 0.9
+    assert COLUMNS["same_word_weight"] in df  # WordPiece pieces: the same-word column is shown
