@@ -11,7 +11,8 @@ import math
 
 import streamlit as st
 
-from core import POSITIONAL_KINDS, WEIGHT_KINDS, AttentionConfig, head_count_problem
+from core import POSITIONAL_KINDS, WEIGHTS, AttentionConfig, head_count_problem
+from core.pipeline import MINILM_SHAPE
 from dashboard.settings import D_MODELS, LINK_KEYS, MAX_HEADS, MAX_SEED, Settings
 
 _READ_FLAG = "_link_read"
@@ -83,6 +84,14 @@ def link_notes(link: dict[str, str], s: Settings, view: str | None = None, views
         )
     if view is not None and "view" in link and link["view"] != view:
         notes.append(f"The link's view must be one of {', '.join(views)}: showing {view}.")
+    fixed = [k for k in MINILM_SHAPE if k in link and link[k] != str(MINILM_SHAPE[k])] if c.weights == "minilm" else []
+    if fixed:
+        notes.append(
+            f"With weights = minilm, {', '.join(fixed)} {'are' if len(fixed) > 1 else 'is'} the pretrained model's "
+            f"(d_model = {c.d_model}, {c.n_heads} heads, {c.positional} positions): the link's "
+            f"value{'s were' if len(fixed) > 1 else ' was'} not used."
+        )
+        link = {k: v for k, v in link.items() if k not in MINILM_SHAPE}
     if "d_model" in link and _as_int(link["d_model"]) != c.d_model:
         notes.append(
             f"The link's d_model is not one of {', '.join(map(str, D_MODELS))}: showing d_model = {c.d_model}."
@@ -96,7 +105,7 @@ def link_notes(link: dict[str, str], s: Settings, view: str | None = None, views
             f"The link's positional encoding must be one of {', '.join(POSITIONAL_KINDS)}: showing {c.positional}."
         )
     if "weights" in link and link["weights"] != c.weights:
-        notes.append(f"The link's weights must be one of {', '.join(WEIGHT_KINDS)}: showing {c.weights}.")
+        notes.append(f"The link's weights must be one of {', '.join(WEIGHTS)}: showing {c.weights}.")
     if "presenter" in link and link["presenter"].strip().lower() != str(s.presenter).lower():
         notes.append(
             f"The link's presenter value must be true or false: presenter mode is {'on' if s.presenter else 'off'}."

@@ -85,6 +85,34 @@ def layer_runs_or_message(settings: Settings) -> tuple[Run, ...] | None:
         return None
 
 
+PRETRAINED_EXAMPLES = (
+    ("The bank of the river.", 1, 3, "layer 1, head 3 looks at the previous piece"),
+    ("The bank of the river.", 2, 9, "layer 2, head 9 looks at the next piece"),
+    ("the cat sat on the mat because it was tired", 6, 12, "layer 6, head 12 sends “it” to “cat”"),
+    ("the cat sat on the mat because it was tired", 3, 8, "layer 3, head 8 parks its weight on [CLS]"),
+)
+"""(sentence, layer, head, what to look for): heads the summary view's metrics name, checked in tests/core."""
+
+
+def _open_example(sentence: str, layer: int, head: int) -> None:
+    """Button callback: runs before the rerun, so the bound widgets (and the URL) start from the example."""
+    st.session_state.update(sentence=sentence, layer=layer, head=head)
+
+
+def pretrained_examples() -> None:
+    """One button per example: each opens a sentence, layer and head where MiniLM shows a named pattern."""
+    st.caption("Try one: each opens a sentence, layer and head where the pretrained model shows a pattern.")
+    with st.container(horizontal=True):
+        for i, (sentence, layer, head, what) in enumerate(PRETRAINED_EXAMPLES):
+            st.button(
+                what,
+                key=f"example_{i}",
+                on_click=_open_example,
+                args=(sentence, layer, head),
+                help=f"Sentence “{sentence}”, layer {layer}, head {head}.",
+            )
+
+
 def minilm_ready() -> bool:
     """True when the pretrained model is loaded; otherwise say why on the page, with the fix and a retry."""
     model = compute.minilm()

@@ -9,7 +9,7 @@ from core import multi_head_attention
 from dashboard import compute
 from dashboard.downloads import download_buttons
 from dashboard.figures import average_figure, heads_figure
-from dashboard.page import PLOTLY_CONFIG, run_call, run_or_message, show_code, unscaled_warning
+from dashboard.page import PLOTLY_CONFIG, pretrained_examples, run_call, run_or_message, show_code, unscaled_warning
 from dashboard.settings import Settings
 
 
@@ -22,6 +22,8 @@ def _repeats(tokens: tuple[str, ...]) -> list[list[int]]:
 
 
 def render(settings: Settings) -> None:
+    if settings.config.weights == "minilm":
+        pretrained_examples()
     run = run_or_message(settings)
     if run is None:
         return

@@ -13,11 +13,20 @@ import streamlit as st
 from core import head_summary, multi_head_attention, name_patterns
 from core.pretrained import bert_forward
 from dashboard.figures import model_figure, single_map_figure
-from dashboard.page import PLOTLY_CONFIG, choose_head, layer_runs_or_message, run_call, show_code
+from dashboard.page import (
+    PLOTLY_CONFIG,
+    choose_head,
+    layer_runs_or_message,
+    pretrained_examples,
+    run_call,
+    show_code,
+)
 from dashboard.settings import Settings
 
 
 def render(settings: Settings) -> None:
+    if settings.config.weights == "minilm":
+        pretrained_examples()
     runs = layer_runs_or_message(settings)
     if runs is None:
         return

