@@ -15,6 +15,7 @@ from core.heads import PREVIOUS_MIN_D_K, check_heads, head_count_problem, head_c
 from core.multihead import (
     AttentionTrace,
     Projections,
+    head_contributions,
     merge_heads,
     multi_head_attention,
     split_heads,
@@ -28,10 +29,11 @@ from core.pipeline import (
     permutation_experiment,
     realign,
     run,
+    run_batch,
 )
 from core.positions import POSITIONAL_KINDS, positional_encoding
 from core.rope import ROPE_BASE, apply_rope, rope_frequencies
-from core.scaling import DEFAULT_D_KS, ScalingResult, scaling_experiment
+from core.scaling import DEFAULT_D_KS, SPREAD_D_KS, ScalingResult, SpreadResult, scaling_experiment, score_spread
 from core.shift import ShiftResult, shift_experiment
 from core.tokens import MAX_CHARS, MAX_TOKENS, embed, tokenize
 from core.toy_weights import (
@@ -51,6 +53,7 @@ __all__ = [
     "POSITIONAL_KINDS",
     "PREVIOUS_MIN_D_K",
     "ROPE_BASE",
+    "SPREAD_D_KS",
     "WEIGHTS",
     "WEIGHT_KINDS",
     "AttentionConfig",
@@ -61,12 +64,14 @@ __all__ = [
     "Run",
     "ScalingResult",
     "ShiftResult",
+    "SpreadResult",
     "apply_rope",
     "attention_scores",
     "causal_mask",
     "check_heads",
     "clock_positions",
     "embed",
+    "head_contributions",
     "head_count_problem",
     "head_counts",
     "head_summary",
@@ -82,8 +87,10 @@ __all__ = [
     "realign",
     "rope_frequencies",
     "run",
+    "run_batch",
     "scaled_dot_product_attention",
     "scaling_experiment",
+    "score_spread",
     "shift_experiment",
     "softmax",
     "split_heads",

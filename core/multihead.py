@@ -126,6 +126,18 @@ def merge_heads(x: np.ndarray) -> np.ndarray:
     return x.reshape(*batch, t, h * d_k)  # (..., T, d_model): head 0's columns, then head 1's, ...
 
 
+def head_contributions(context: np.ndarray, w_o: np.ndarray) -> np.ndarray:
+    """Each head's share of the output: ``Z_h @ W_O[rows of head h]``, ``(..., h, T, d_k) -> (..., h, T, d_model)``.
+
+    Head h's context fills columns h*d_k..(h+1)*d_k-1 of concat, so it only ever meets those rows of W_O:
+    ``concat @ W_O == sum over h of Z_h @ W_O[h*d_k:(h+1)*d_k]``. The output is the SUM of these
+    (T, d_model) blocks (plus b_O); placing them side by side would give (T, h * d_model).
+    """
+    h, d_k = context.shape[-3], context.shape[-1]
+    w_rows = w_o.astype(context.dtype, copy=False).reshape(h, d_k, w_o.shape[-1])  # (h*d_k, d) -> (h, d_k, d)
+    return context @ w_rows  # (..., h, T, d_k) @ (h, d_k, d_model) -> (..., h, T, d_model)
+
+
 def _as_float(a: np.ndarray) -> np.ndarray:
     """``a`` as a float array: float dtypes are kept, anything else (ints, bools) becomes float64."""
     a = np.asarray(a)

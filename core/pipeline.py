@@ -13,7 +13,7 @@ import numpy as np
 
 from core.attention import causal_mask
 from core.heads import check_heads
-from core.multihead import AttentionTrace, multi_head_attention
+from core.multihead import AttentionTrace, Projections, multi_head_attention
 from core.positions import POSITIONAL_KINDS
 from core.pretrained.minilm import MINILM
 from core.tokens import embed
@@ -89,6 +89,9 @@ class Run:
     """Position of the first token on each side: positions are start..start+T-1."""
     word_ids: tuple[int | None, ...] | None = None
     """(T,) for a pretrained model's WordPiece pieces: the word each piece belongs to (None for [CLS], [SEP])."""
+    projections: Projections | None = None
+    """W_Q, W_K, W_V, W_O (and biases, for a pretrained layer) that made ``trace``: what a student needs to
+    rerun every number through the lessons' code."""
 
     @property
     def key_tokens(self) -> tuple[str, ...]:
@@ -151,6 +154,33 @@ def run(
         source_x=src_x,
         source_positions=src_pe,
         start=start,
+        projections=proj,
+    )
+
+
+def run_batch(one: Run, batch: int) -> AttentionTrace:
+    """``one``'s attention again on a batch of ``batch`` copies of its input: every array gains a leading B axis.
+
+    A batch stacks sequences of one length T, as lesson 2's ``MultiHeadAttention`` takes ``(B, T, d_model)``;
+    copies of one sentence keep the numbers checkable (each batch row equals ``one.trace``).
+    """
+    if batch < 1 or one.projections is None:
+        raise ValueError(f"a batch needs batch >= 1 and the run's projections, got batch={batch}")
+    x = np.broadcast_to(one.x + one.positions, (batch, *one.x.shape))  # (T, d_model) -> (B, T, d_model)
+    kv = None
+    if one.source_x is not None:
+        kv = np.broadcast_to(one.source_x + one.source_positions, (batch, *one.source_x.shape))  # (B, T_k, d_model)
+    rope = one.trace.q_unrotated is not None
+    t_q, t_k = one.trace.scores.shape[-2:]
+    return multi_head_attention(
+        x,
+        one.projections,
+        one.trace.n_heads,
+        kv=kv,
+        mask=one.trace.mask,  # (T_q, T_k) broadcasts over (B, h, T_q, T_k)
+        scale=one.trace.scale,
+        q_positions=np.arange(one.start, one.start + t_q) if rope else None,
+        k_positions=np.arange(one.start, one.start + t_k) if rope else None,
     )
 
 

@@ -80,3 +80,49 @@ def scaling_experiment(
         t=t,
         n_seeds=n_seeds,
     )
+
+
+SPREAD_D_KS = (16, 64, 512)
+"""Widths for the spread of raw scores: a small head, a common head (64), and lesson 3's 512-wide dot product."""
+SPREAD_QUANTILES = (0.005, 0.025, 0.25, 0.5, 0.75, 0.975, 0.995)
+"""Quantiles reported per width: the middle half, the middle 95 % and the middle 99 %."""
+
+
+@dataclass(frozen=True)
+class SpreadResult:
+    """Raw dot products ``q . k`` of unit-variance vectors, per width; arrays are ``(len(d_ks), ...)``."""
+
+    d_ks: np.ndarray
+    """The widths tried."""
+    scores: np.ndarray
+    """(len(d_ks), n) the raw scores drawn at each width (for a histogram)."""
+    std: np.ndarray
+    """(len(d_ks),) their sample standard deviation: close to sqrt(d_k)."""
+    quantiles: np.ndarray
+    """(len(d_ks), len(SPREAD_QUANTILES)) the scores' quantiles."""
+    share_beyond_100: np.ndarray
+    """(len(d_ks),) the fraction of scores with |q . k| >= 100."""
+
+
+def score_spread(d_ks: tuple[int, ...] | list[int] = SPREAD_D_KS, n: int = 20_000, seed: int = 0) -> SpreadResult:
+    """Draw ``n`` pairs q, k ``(d_k,)`` of standard-normal entries per width; return their raw dot products.
+
+    ``q . k`` is a sum of d_k products of variance 1, so its standard deviation is sqrt(d_k): about 22.6 at
+    d_k = 512, where +-100 is 4.4 standard deviations out. Each width has its own stream ``[seed, d_k]``.
+    """
+    if n < 2 or any(d < 1 for d in d_ks):
+        raise ValueError(f"n must be at least 2 and every d_k positive, got {n}, {list(d_ks)}")
+    rows = []
+    for d_k in d_ks:
+        rng = np.random.default_rng([int(seed), int(d_k), 0x5D])  # 0x5D: "SD", a stream of its own
+        q = rng.standard_normal((n, d_k))  # (n, d_k)
+        k = rng.standard_normal((n, d_k))  # (n, d_k)
+        rows.append(np.einsum("nd,nd->n", q, k))  # (n,): one q . k per pair
+    scores = np.stack(rows)  # (len(d_ks), n)
+    return SpreadResult(
+        d_ks=np.asarray(d_ks),
+        scores=scores,
+        std=scores.std(axis=1, ddof=1),
+        quantiles=np.quantile(scores, SPREAD_QUANTILES, axis=1).T,  # (len(d_ks), len(SPREAD_QUANTILES))
+        share_beyond_100=(np.abs(scores) >= 100).mean(axis=1),
+    )

@@ -16,7 +16,7 @@ from dashboard.exports import trace_npz, weights_csv
 CSV_NOTE = (
     "CSV: one row per head, query and key (heads from 1, positions from 0, as in the maps). A token that "
     "starts with = + - or @ is written with a leading ' so a spreadsheet shows it as text instead of "
-    "running it as a formula. .npz: every array of this run, for numpy.load."
+    "running it as a formula. .npz: every array of this run (with W_Q, W_K, W_V, W_O), for numpy.load."
 )
 
 
@@ -42,7 +42,7 @@ def download_buttons(run: Run, stem: str) -> None:
             key=f"{stem}_npz",
             on_click="ignore",
             icon=":material/download:",
-            help="X, positions, Q, K, V, scores, weights, context, concat, output and the mask, "
-            "as saved by numpy.savez.",
+            help="X, positions, W_Q, W_K, W_V, W_O (and biases), Q, K, V, scores, weights, context, concat, "
+            "output and the mask, as saved by numpy.savez: enough to rerun every number with the lessons' code.",
         )
     st.caption(CSV_NOTE)

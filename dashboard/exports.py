@@ -2,8 +2,10 @@
 
 - ``weights_csv``: every head's weights in long form, one row per (head, query, key),
   so a student can filter one query row in a spreadsheet and check it sums to 1.
-- ``trace_npz``: every array of the run (embeddings, positions, Q, K, V, scores,
-  weights, context, concat, output, mask...) for ``np.load``, nothing pickled.
+- ``trace_npz``: every array of the run (embeddings, positions, the projections
+  W_Q, W_K, W_V, W_O and any biases, Q, K, V, scores, weights, context, concat,
+  output, mask...) for ``np.load``, nothing pickled: enough to rerun every number
+  through the lessons' own code.
 
 Numbering follows the figures: heads count from 1 ("head 1"), positions from 0
 (the "0·the" labels). Floats are written by pandas' default formatter, which
@@ -94,16 +96,18 @@ def weights_csv(run: Run) -> bytes:
 
 
 def trace_arrays(run: Run) -> dict[str, np.ndarray]:
-    """Every array of ``run``: its own (x, positions, source_x...) and its trace's, plus the tokens and the scale.
+    """Every array of ``run``: its own (x, positions, source_x...), its projections (w_q, w_k, w_v, w_o, and
+    b_q, b_k, b_v, b_o when the layer has biases) and its trace's, plus the tokens and the scale.
 
-    Fields that are None (no mask, no RoPE, no source) are left out. Tokens are
+    Fields that are None (no mask, no RoPE, no source, no bias) are left out. Tokens are
     Unicode arrays, so ``np.load`` reads everything with ``allow_pickle=False``.
     """
     arrays: dict[str, np.ndarray] = {
         "tokens": np.array(run.tokens, dtype=str),
         "key_tokens": np.array(run.key_tokens, dtype=str),
     }
-    for owner in (run, run.trace):
+    owners = (run, run.trace) if run.projections is None else (run, run.projections, run.trace)
+    for owner in owners:
         for field in dataclasses.fields(owner):
             value = getattr(owner, field.name)
             if isinstance(value, np.ndarray):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.pipeline import PermutationResult, Run, realign
-from core.pretrained.bert import bert_forward
+from core.pretrained.bert import BertLayer, bert_forward
 from core.pretrained.minilm import MiniLM, PretrainedRun
 from core.tokens import MAX_TOKENS
 
@@ -35,16 +35,23 @@ def layer_runs(model: MiniLM, text: str, *, causal: bool = False, limit: int = M
     if len(encoding.ids) > limit:
         raise ValueError(pieces_over_cap(len(encoding.ids), limit))
     result = model.run(text, causal=causal)
-    return runs_of(result)
+    return runs_of(result, model.weights.layers)
 
 
-def runs_of(result: PretrainedRun) -> tuple[Run, ...]:
-    """One ``Run`` per layer of one sentence's forward pass."""
+def runs_of(result: PretrainedRun, layers: tuple[BertLayer, ...] | None = None) -> tuple[Run, ...]:
+    """One ``Run`` per layer of one sentence's forward pass; ``layers`` (the model's) give each its projections."""
     out = result.output
     tokens = result.encoding.tokens
     return tuple(
-        Run(tokens=tokens, x=x, positions=np.zeros_like(x), trace=trace, word_ids=result.encoding.word_ids)
-        for x, trace in zip(out.hidden_states[:-1], out.traces, strict=True)  # x: the state entering each layer
+        Run(
+            tokens=tokens,
+            x=x,
+            positions=np.zeros_like(x),
+            trace=trace,
+            word_ids=result.encoding.word_ids,
+            projections=None if layers is None else layers[i].attention,
+        )
+        for i, (x, trace) in enumerate(zip(out.hidden_states[:-1], out.traces, strict=True))  # x: entering layer i
     )
 
 

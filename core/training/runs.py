@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.pipeline import Run
-from core.training.model import forward, position_table
+from core.training.model import forward, position_table, projections
 from core.training.train import TrainResult
 
 
@@ -32,5 +32,7 @@ def runs_of(result: TrainResult, tokens: np.ndarray) -> tuple[Run, ...]:
             x, positions = embedded, table  # (T, d) each: what the first layer adds together
         else:
             x, positions = layer.attn_in, np.zeros_like(layer.attn_in)  # (T, d): the stream attention reads
-        runs.append(Run(tokens=symbols, x=x, positions=positions, trace=layer.trace))
+        runs.append(
+            Run(tokens=symbols, x=x, positions=positions, trace=layer.trace, projections=projections(result.params, i))
+        )
     return tuple(runs)

@@ -140,6 +140,7 @@ def test_npz_round_trips_every_array(name):
         loaded = {key: npz[key] for key in npz.files}
     expected = {f.name: getattr(r.trace, f.name) for f in dataclasses.fields(AttentionTrace)}
     expected |= {f.name: getattr(r, f.name) for f in dataclasses.fields(r) if f.name not in ("tokens", "trace")}
+    expected |= {f.name: getattr(r.projections, f.name) for f in dataclasses.fields(r.projections)}
     expected = {k: v for k, v in expected.items() if isinstance(v, np.ndarray | float)}  # None fields are left out
     assert set(expected) | {"tokens", "key_tokens"} == set(loaded)
     for key, value in expected.items():
@@ -157,6 +158,7 @@ def test_trace_arrays_names_the_run_and_the_trace_fields():
     r = run(tokenize("a b"), AttentionConfig(d_model=8, n_heads=2))
     names = set(trace_arrays(r))
     assert {"x", "positions", "q", "k", "v", "scores", "weights", "context", "concat", "output", "scale"} <= names
+    assert {"w_q", "w_k", "w_v", "w_o"} <= names and "b_q" not in names  # random weights have no biases
     assert "mask" not in names and "source_x" not in names  # no mask, no source: nothing to save
 
 
