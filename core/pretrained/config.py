@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.heads import check_heads
+
 
 @dataclass(frozen=True)
 class BertConfig:
@@ -29,8 +31,7 @@ class BertConfig:
     """Added to the variance inside every LayerNorm, as trained (not the usual 1e-5)."""
 
     def __post_init__(self) -> None:
-        if self.d_model % self.n_heads:
-            raise ValueError(f"n_heads = {self.n_heads} does not divide d_model = {self.d_model}")
+        check_heads(self.d_model, self.n_heads)
         if min(self.vocab_size, self.d_model, self.n_layers, self.d_ff, self.max_positions, self.type_vocab_size) < 1:
             raise ValueError(f"every size must be positive, got {self}")
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.attention import causal_mask
+from core.heads import check_heads
 from core.layers import gelu, layer_norm
 from core.multihead import AttentionTrace, Projections, multi_head_attention
 from core.positions import POSITIONAL_KINDS, positional_encoding
@@ -64,16 +65,9 @@ class ModelConfig:
             raise ValueError(f"vocab_size must be at least 2, got {self.vocab_size}")
         if self.d_model < 2:
             raise ValueError(f"d_model must be at least 2, got {self.d_model}")
-        if self.n_heads < 1 or self.d_model % self.n_heads:
-            valid = ", ".join(str(h) for h in range(1, self.d_model + 1) if self.d_model % h == 0)
-            raise ValueError(
-                f"{self.n_heads} heads do not divide d_model = {self.d_model}: each head needs d_model / h "
-                f"columns. Valid head counts: {valid}."
-            )
         if self.positional not in POSITIONAL_KINDS:
             raise ValueError(f"positional must be one of {', '.join(POSITIONAL_KINDS)}, got {self.positional!r}")
-        if self.positional == "rope" and self.d_k % 2:
-            raise ValueError(f"RoPE rotates pairs of coordinates: d_k = {self.d_k} must be even; choose fewer heads")
+        check_heads(self.d_model, self.n_heads, self.positional)  # divides d_model; RoPE needs an even d_k
         if self.n_layers not in (1, 2):
             raise ValueError(f"n_layers must be 1 or 2, got {self.n_layers}")
 

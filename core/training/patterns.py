@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.head_summary import head_summary
 from core.training.model import ModelConfig, forward
 from core.training.tasks import Batch
 
@@ -47,9 +48,8 @@ def answer_weight(weights: np.ndarray, batch: Batch) -> np.ndarray:
 
 
 def previous_weight(weights: np.ndarray) -> np.ndarray:
-    """``weights (B, h, T, T)`` -> ``(h,)``: mean of ``w[t, t-1]`` over rows 1..T-1."""
-    t = weights.shape[-1]
-    return weights[..., np.arange(1, t), np.arange(t - 1)].mean(axis=(0, 2))  # (h,)
+    """``weights (B, h, T, T)`` -> ``(h,)``: mean of ``w[t, t-1]`` over rows 1..T-1 (core's head_summary metric)."""
+    return head_summary(weights).previous_weight.mean(axis=0)  # (B, h) -> (h,): every sequence has T-1 such rows
 
 
 def previous_at_source(weights: np.ndarray, batch: Batch) -> np.ndarray:

@@ -162,7 +162,7 @@ def test_full_run_is_not_stopped_and_ends_with_a_snapshot():
     ("changes", "message"),
     [
         ({"n_heads": 3}, "3 heads do not divide d_model = 32"),
-        ({"positional": "rope", "d_model": 6, "n_heads": 2}, "d_k = 3 must be even"),
+        ({"positional": "rope", "d_model": 6, "n_heads": 2}, "leave d_k = 3, but RoPE rotates pairs"),
         ({"steps": 0}, f"steps must be between 1 and {MAX_STEPS}"),
         ({"steps": MAX_STEPS + 1}, f"steps must be between 1 and {MAX_STEPS}"),
         ({"lr": 0.01}, "lr must be one of"),
