@@ -241,7 +241,7 @@ class Registry:
             return "This session is already training other settings: wait for that run to finish, or stop it."
         if self._spent(session) >= self.session_seconds:
             return (
-                f"This session has used its {self.session_seconds:.0f} s of training on this shared server. "
+                f"This session has used its {self.session_seconds:g} s of training on this shared server. "
                 "The recommended settings of every task need no training (they come pre-trained)."
             )
         if sum(j.active for j in self._jobs.values()) >= self.max_jobs:

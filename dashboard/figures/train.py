@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import plotly.graph_objects as go
 
-from dashboard.figures.grid import PRESENTER_SCALE
+from dashboard.figures.grid import MAX_COLS, PRESENTER_SCALE, Panel, heatmap_grid
 from dashboard.figures.labels import escape
 
 LOSS = "#0072B2"
@@ -26,6 +27,29 @@ LINE_COLOURS = ("#D55E00", "#0072B2", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"
 DASHES = ("solid", "dash")
 DOMAINS = ([0.0, 0.44], [0.56, 1.0])
 """x domains of two side-by-side panels."""
+
+
+def layers_figure(
+    weights: np.ndarray,
+    tokens: Sequence[str],
+    allowed: np.ndarray | None = None,
+    *,
+    panel_px: int | None = None,
+    presenter: bool = False,
+) -> go.Figure:
+    """Every head of every layer, ``weights (L, h, T, T)``, at the heads view's size: one row of panels per layer.
+
+    Unlike the model view's small multiples (built for 6 x 12 heads), a tiny model's 1 to 4 maps are drawn
+    large enough to read each cell; more than ``MAX_COLS`` heads wrap onto further rows. ``panel_px`` sizes
+    the panels for a narrower chart (half the page: the replay beside its curves).
+    """
+    n_layers, h = weights.shape[:2]
+    panels = [
+        Panel(weights[layer, head], tokens, tokens, f"layer {layer + 1}, head {head + 1}", allowed)
+        for layer in range(n_layers)
+        for head in range(h)
+    ]
+    return heatmap_grid(panels, ncols=min(h, MAX_COLS), panel_px=panel_px, presenter=presenter)
 
 
 def _vline(xa: str, ya: str, step: int, top: float) -> dict:

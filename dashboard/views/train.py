@@ -20,8 +20,7 @@ from core import head_summary, name_patterns
 from core.training import TrainSettings, head_patterns, recommended, train
 from core.training.model import forward
 from core.training.train import snapshot
-from dashboard.figures import model_figure
-from dashboard.figures.train import curves_figure, formation_figure
+from dashboard.figures.train import curves_figure, formation_figure, layers_figure
 from dashboard.page import PLOTLY_CONFIG, ROW_PX, show_code
 from dashboard.settings import Settings, recommended_state
 from dashboard.training_jobs import (
@@ -38,10 +37,22 @@ from dashboard.training_jobs import (
 
 LIVE_SECONDS = 0.5
 """How often a running job's progress is redrawn."""
+REPLAY_PANEL_PX = 190
+"""Replay maps share the page with their curves: two panels side by side fill half of a laptop's page."""
 PLAY_SECONDS = 0.3
 """Time between replay frames."""
 PLAY_FRAMES = 40
 """A replay shows about this many frames (every k-th snapshot), about 12 s whatever the run's length."""
+LEARNED_AT = 0.5
+"""A head "is" a pattern when more than half its weight goes to that pattern's key: the summary's bar
+(core.PATTERNS), where the key then outweighs all others together."""
+ROLES = {
+    "shift": "previous-token head",
+    "reverse": "anti-diagonal head",
+    "sort": "next-larger-digit head",
+    "induction": "induction head",
+}
+"""What a head that reads the answer's key is called, per task (core.training.named_pattern's words)."""
 PLAYING = "_replay_playing"
 """Session-state flag: the replay is playing."""
 
@@ -128,7 +139,8 @@ def _recommendation(settings: Settings, training: TrainSettings) -> None:
         lr=training.lr,
         seed=training.seed,
     )
-    rec = recommended_state(training.task)
+    rec = {k: _shown(v) for k, v in recommended_state(training.task).items()}
+    chosen = {k: _shown(v) for k, v in chosen.items()}
     differ = [f"{SETTING_NAMES[k]} {chosen[k]} (recommended {rec[k]})" for k in SETTING_NAMES if chosen[k] != rec[k]]
     values = ", ".join(f"{SETTING_NAMES[k]} {rec[k]}" for k in SETTING_NAMES)
     st.caption(f"The {task.name} task's recommended settings: {values}.")
@@ -139,6 +151,11 @@ def _recommendation(settings: Settings, training: TrainSettings) -> None:
             "This run uses all of them: it comes pre-trained (core/training/trained/), written by the same code, "
             "so it shows at once and the replay shows how it learned."
         )
+
+
+def _shown(value: object) -> str:
+    """A setting as the page says it: on / off for switches."""
+    return ("on" if value else "off") if isinstance(value, bool) else str(value)
 
 
 def _train_button(training: TrainSettings) -> Job | None:
@@ -258,7 +275,7 @@ def _final_maps(settings: Settings, trained: Trained) -> None:
     )
     weights = np.stack([r.trace.weights for r in trained.runs])  # (L, h, T, T)
     st.plotly_chart(
-        model_figure(weights, tokens, trained.runs[0].trace.mask, presenter=settings.presenter),
+        layers_figure(weights, tokens, trained.runs[0].trace.mask, presenter=settings.presenter),
         width="stretch",
         key="trained_maps",
         config=PLOTLY_CONFIG,
@@ -335,27 +352,26 @@ def _replay_figures(settings: Settings, trained: Trained, i: int) -> None:
         words.append(f"accuracy on this step's training batch {batch:.1%}")
     st.markdown(", ".join(words) + ".")
     tokens = _example_tokens(trained)
-    st.plotly_chart(
-        model_figure(result.snapshots[i], tokens, trained.runs[0].trace.mask, presenter=settings.presenter),
+    maps, lines = (st.container(), st.container()) if settings.presenter else st.columns(2)
+    maps.plotly_chart(
+        layers_figure(
+            result.snapshots[i],
+            tokens,
+            trained.runs[0].trace.mask,
+            panel_px=None if settings.presenter else REPLAY_PANEL_PX,
+            presenter=settings.presenter,
+        ),
         width="stretch",
         key="replay_maps",
         config=PLOTLY_CONFIG,
     )
-    st.caption(
-        "Each head's mean weight on the key its pattern reads, on the fixed example, at every snapshot: "
-        "the dotted line is the step shown above."
+    formation = formation_figure(
+        result.snapshot_steps, trained.formation, trained.formation_labels, at_step=step, presenter=settings.presenter
     )
-    st.plotly_chart(
-        formation_figure(
-            result.snapshot_steps,
-            trained.formation,
-            trained.formation_labels,
-            at_step=step,
-            presenter=settings.presenter,
-        ),
-        width="stretch",
-        key="replay_formation",
-        config=PLOTLY_CONFIG,
+    lines.plotly_chart(formation, width="stretch", key="replay_formation", config=PLOTLY_CONFIG)
+    lines.caption(
+        "Each head's mean weight on the key its pattern reads, on the fixed example, at every snapshot; "
+        "the dotted line is the step shown."
     )
     show_code(snapshot, "snapshots.append(snapshot(params, config, example))  # inside train, every few steps")
 
@@ -374,7 +390,7 @@ def _learned(trained: Trained) -> None:
 
 
 def _pattern_table(trained: Trained) -> pd.DataFrame:
-    """One row per head: its weights on the task's keys (held-out set) and the summary's named patterns."""
+    """One row per head: its weights on the task's keys (held-out set), what that makes it, and the summary's names."""
     p = trained.patterns
     rows = []
     for layer, run in enumerate(trained.runs):
@@ -384,13 +400,29 @@ def _pattern_table(trained: Trained) -> pd.DataFrame:
                 {
                     "layer": layer + 1,
                     "head": head + 1,
+                    "learned": _role(trained, layer, head),
                     "on the answer's key": float(p.answer[layer, head]),
                     "on the previous token": float(p.previous[layer, head]),
-                    "on its own token's earlier copy": float(p.duplicate[layer, head]),
-                    "named patterns (fixed example)": ", ".join(names[head]) or "none",
+                    "…at the answers' keys": float(p.previous_at_source[layer, head]),
+                    "on its token's earlier copy": float(p.duplicate[layer, head]),
+                    "summary's names (fixed example)": ", ".join(names[head]) or "none",
                 }
             )
     return pd.DataFrame(rows).round(3)
+
+
+def _role(trained: Trained, layer: int, head: int) -> str:
+    """The head's named pattern: more than ``LEARNED_AT`` of its weight on that pattern's key (held-out means)."""
+    p, s = trained.patterns, trained.result.settings
+    roles = []
+    if p.answer[layer, head] >= LEARNED_AT:
+        roles.append(ROLES[s.task])
+    first_of_circuit = s.task == "induction" and s.n_layers == 2 and layer == 0
+    if first_of_circuit and p.previous_at_source[layer, head] >= LEARNED_AT:
+        roles.append("previous-token head")
+    if p.duplicate[layer, head] >= LEARNED_AT:
+        roles.append("duplicate-token head")
+    return ", ".join(roles) or "none of these"
 
 
 def _try_it(settings: Settings, trained: Trained) -> None:
@@ -411,23 +443,19 @@ def _try_it(settings: Settings, trained: Trained) -> None:
         st.warning(outcome, icon=":material/edit_note:")
         return
     st.caption(READING[reading])
-    st.dataframe(_answer_table(outcome), width="stretch")
+    st.code(_answer_text(outcome), language=None)
     weights = np.stack([r.trace.weights for r in outcome.runs])  # (L, h, T, T)
     st.plotly_chart(
-        model_figure(weights, outcome.tokens, outcome.runs[0].trace.mask, presenter=settings.presenter),
+        layers_figure(weights, outcome.tokens, outcome.runs[0].trace.mask, presenter=settings.presenter),
         width="stretch",
         key="try_maps",
         config=PLOTLY_CONFIG,
     )
 
 
-def _answer_table(outcome: Answer) -> pd.DataFrame:
-    """Two rows, one column per position: the typed symbols and the model's output (plain cells, never Markdown)."""
-    return pd.DataFrame(
-        [list(outcome.tokens), list(outcome.output)],
-        index=["input", "model's output"],
-        columns=[str(i) for i in range(len(outcome.tokens))],
-    )
+def _answer_text(outcome: Answer) -> str:
+    """The typed symbols over the model's output, one column per position (shown as plain text, never Markdown)."""
+    return f"input           {' '.join(outcome.tokens)}\nmodel's output  {' '.join(outcome.output)}"
 
 
 def _exports(trained: Trained) -> None:

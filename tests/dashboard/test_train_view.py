@@ -1,0 +1,302 @@
+"""The train view and weights=trained: maps equal core's numbers, the replay, typed input, the job registry.
+
+The pages are run headless (AppTest). Every map is compared with core.training's own
+numbers for the same model (the pre-trained files, or a run trained here), never with
+a copy of an earlier output. The registry is tested directly with a trainer that waits
+on a gate, so "a second caller arrives while the first trains" happens every time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from core import head_summary
+from core.training import TASK_NAMES, load_trained, recommended, train
+from dashboard.training_jobs import SESSION_SECONDS, Registry, registry
+from dashboard.views import train as train_view
+from tests.dashboard.charts import charts, grids
+from tests.dashboard.conftest import make_app, no_exception
+
+WAIT = 60
+"""Seconds a test waits for a background training (each is a fraction of a second alone)."""
+
+
+@pytest.fixture(autouse=True)
+def fresh_registry():
+    """Every test starts with an empty registry of jobs (it is one per process otherwise)."""
+    registry.clear()
+    yield
+    registry.clear()
+
+
+def final_weights(result) -> np.ndarray:
+    """``(L, h, T, T)``: every head's map on the task's fixed example, from core."""
+    return np.stack([t.weights for t in result.traces(result.fixed_example.inputs[0])])
+
+
+def shown(fig: dict) -> np.ndarray:
+    """A layers figure's panels as ``(panels, T, T)``, masked cells (NaN on the page) as the 0 core gives them."""
+    return np.nan_to_num(np.stack(grids(fig)), nan=0.0)
+
+
+def wait_done(settings, seconds: float = WAIT):
+    deadline = time.monotonic() + seconds
+    while (job := registry().job(settings)) is not None and job.active:
+        assert time.monotonic() < deadline, "training did not finish"
+        time.sleep(0.05)
+    return job
+
+
+@pytest.mark.parametrize("task", TASK_NAMES)
+def test_recommended_settings_show_the_pretrained_model(task):
+    at = make_app(view="train", task=task).run()
+    no_exception(at)
+    result = load_trained(task)
+    shown_maps = charts(at)
+    expected = final_weights(result)
+    np.testing.assert_array_equal(shown(shown_maps["trained_maps"]), expected.reshape(-1, *expected.shape[-2:]))
+    slider = at.select_slider(key="replay_step")
+    assert [int(o) for o in slider.options] == result.snapshot_steps.tolist()
+    assert int(slider.value) == result.snapshot_steps[-1]
+    assert "pre-trained" in " ".join(m.value for m in at.markdown)
+    assert any("uses all of them" in c.value for c in at.caption)
+    assert not at.warning and not at.error
+
+
+def test_replay_slider_moves_through_the_snapshots():
+    result = load_trained("induction")
+    at = make_app(view="train", task="induction").run()
+    last = shown(charts(at)["replay_maps"])
+    n = result.snapshots.shape[1] * result.snapshots.shape[2]
+    for i in (0, 40, 70):
+        step = int(result.snapshot_steps[i])
+        at.select_slider(key="replay_step").set_value(step).run()
+        no_exception(at)
+        maps = shown(charts(at)["replay_maps"])
+        np.testing.assert_array_equal(maps, result.snapshots[i].reshape(n, *maps.shape[-2:]))
+        assert np.abs(maps - last).max() > 0.5  # the maps change: not the trained model's yet
+        assert any(m.value.startswith(f"**Step {step}**") for m in at.markdown)
+
+
+def test_play_advances_the_replay():
+    at = make_app(view="train", task="shift", replay_step="0").run()
+    at.button(key="replay_play").click().run()  # Play from step 0: the fragment moves on one frame per run
+    first = int(at.select_slider(key="replay_step").value)
+    at.run()
+    assert int(at.select_slider(key="replay_step").value) > first >= 0
+    no_exception(at)
+
+
+@pytest.mark.parametrize(
+    "typed, words",
+    [
+        ("<script>alert(1)</script>", "not symbols of the shift task"),
+        ("**bold** [x](javascript:alert(1))", "not symbols of the shift task"),
+        ("1" * 13, "at most 12"),
+        ("   ", "Type up to 12"),
+    ],
+)
+def test_typed_input_gets_a_message_never_markup(typed, words):
+    at = make_app(view="train", task="shift").run()
+    at.text_input(key="try_shift").set_value(typed).run()
+    no_exception(at)
+    [warning] = at.warning
+    assert words in warning.value
+    assert "<" not in warning.value and "*" not in warning.value and "javascript" not in warning.value
+    assert "try_maps" not in charts(at)
+
+
+def test_typed_input_answers_with_the_model():
+    result = load_trained("shift")
+    at = make_app(view="train", task="shift").run()
+    at.text_input(key="try_shift").set_value("3 1 4 1 5 9 2 6").run()
+    no_exception(at)
+    tokens = np.array([3, 1, 4, 1, 5, 9, 2, 6])
+    [code] = [c.value for c in at.code if c.value.startswith("input")]
+    assert code.splitlines()[1].split()[2:] == [str(d) for d in result.predict(tokens)]
+    assert code.splitlines()[1].split()[3:] == ["3", "1", "4", "1", "5", "9", "2"]  # a solved shift: t-1
+    maps = shown(charts(at)["try_maps"])
+    np.testing.assert_array_equal(maps, result.traces(tokens)[0].weights)
+
+
+@pytest.mark.parametrize("view", ["heads", "steps", "summary", "model"])
+@pytest.mark.parametrize("layer", [1, 2])
+def test_weights_trained_draw_the_trained_heads(view, layer):
+    result = load_trained("induction")
+    at = make_app(view=view, weights="trained", task="induction", layer=str(layer)).run()
+    no_exception(at)
+    assert not at.error and not at.info
+    expected = final_weights(result)  # (L, h, T, T)
+    figs = charts(at)
+    if view == "heads":
+        np.testing.assert_array_equal(shown(figs["heads_chart"]), expected[layer - 1])
+    elif view == "model":
+        np.testing.assert_array_equal(shown(figs["model_chart"]), expected.reshape(-1, *expected.shape[-2:]))
+    elif view == "summary":
+        table = at.dataframe[0].value
+        summary = head_summary(expected[layer - 1], result.traces(result.fixed_example.inputs[0])[0].mask)
+        np.testing.assert_allclose(table["on the previous token"], summary.previous_weight, rtol=1e-6)
+        np.testing.assert_allclose(table["on itself"], summary.self_weight, rtol=1e-6)
+    else:
+        weights_panels = [f for f in figs.values() if f.get("data")]
+        assert weights_panels
+        trace = result.traces(result.fixed_example.inputs[0])[layer - 1]
+        found = [g for f in weights_panels for g in grids(f) if g.shape == trace.weights.shape[-2:]]
+        assert any(np.allclose(np.nan_to_num(g), trace.weights[0], atol=1e-6) for g in found)
+
+
+def test_untrained_settings_say_how_to_train_them():
+    at = make_app(view="heads", weights="trained", task="shift", seed="7").run()
+    no_exception(at)
+    [info] = at.info
+    assert "not been trained yet" in info.value and "Train" in info.value
+    at.button(key="open_train").click().run()
+    no_exception(at)
+    assert at.button(key="train_button")  # the train view is open, ready to train these settings
+    assert any("Press **Train**" in i.value for i in at.info)
+
+
+def test_pressing_train_trains_and_shows_the_result():
+    at = make_app(view="train", task="shift", seed="4", train_steps="50").run()
+    assert any("Press **Train**" in i.value for i in at.info)
+    at.button(key="train_button").click().run()
+    no_exception(at)
+    settings = dataclasses.replace(recommended("shift"), seed=4, steps=50)
+    job = wait_done(settings)
+    assert job.error is None and not job.trained.result.stopped
+    at.run()
+    no_exception(at)
+    expected = final_weights(train(settings))  # the same settings give the same weights, bit for bit
+    np.testing.assert_array_equal(shown(charts(at)["trained_maps"]), expected[0])
+    assert any("trained in" in m.value for m in at.markdown)
+
+
+def test_two_sessions_pressing_train_share_one_training(monkeypatch):
+    gate, calls = threading.Event(), []
+
+    def gated(settings, **kwargs):
+        calls.append(settings)
+        gate.wait(WAIT)
+        return train(settings, **kwargs)
+
+    monkeypatch.setattr(registry(), "_trainer", gated)
+    who = {"session": "first"}  # AppTest gives every app the same session id: name them here
+    monkeypatch.setattr(train_view, "session_id", lambda: who["session"])
+    query = dict(view="train", task="reverse", seed="2", train_steps="50")
+    first, second = make_app(**query).run(), make_app(**query).run()
+    first.button(key="train_button").click().run()
+    who["session"] = "second"
+    second.button(key="train_button").click().run()
+    no_exception(second)
+    assert any("Another session started this training" in c.value for c in second.caption)
+    assert "stop_button" not in [b.key for b in second.button]  # only the session that started it may stop it
+    gate.set()
+    wait_done(dataclasses.replace(recommended("reverse"), seed=2, steps=50))
+    assert len(calls) == 1
+    assert registry().seconds_left("second") == SESSION_SECONDS  # watching costs the watcher nothing
+    for at in (first.run(), second.run()):
+        no_exception(at)
+        assert "trained_maps" in charts(at)
+
+
+# --- the registry itself -----------------------------------------------------------------------------------------
+
+
+def gated_registry(**limits) -> tuple[Registry, threading.Event, list]:
+    gate, calls = threading.Event(), []
+
+    def gated(settings, **kwargs):
+        calls.append(settings)
+        gate.wait(WAIT)
+        return train(settings, **kwargs)
+
+    return Registry(gated, **limits), gate, calls
+
+
+def small(seed: int, steps: int = 20):
+    return dataclasses.replace(recommended("shift"), seed=seed, steps=steps)
+
+
+def wait_for(reg: Registry, settings) -> None:
+    deadline = time.monotonic() + WAIT
+    while reg.job(settings).active:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+
+
+def test_identical_settings_train_once():
+    reg, gate, calls = gated_registry()
+    a = reg.start(small(1), "session a")
+    b = reg.start(small(1), "session b")  # arrives while the first still trains
+    assert b is a and a.owner == "session a"
+    gate.set()
+    wait_for(reg, small(1))
+    assert reg.start(small(1), "session c") is a  # finished: served, not retrained
+    assert len(calls) == 1
+    assert reg.trained(small(1)) is a.trained and a.trained.result.steps_done == 20
+
+
+def test_recommended_settings_never_train():
+    reg, _, calls = gated_registry()
+    for task in TASK_NAMES:
+        trained = reg.trained(recommended(task))
+        assert trained.pretrained and trained.result.settings == recommended(task)
+    assert calls == []
+
+
+def test_a_session_stops_at_its_training_seconds():
+    reg = Registry(session_seconds=0.5)
+    slow = dataclasses.replace(recommended("induction"), seed=9, steps=2000, d_model=128, n_heads=4)
+    start = time.monotonic()
+    job = reg.start(slow, "greedy")
+    wait_for(reg, slow)
+    assert job.trained.result.stopped and job.trained.result.steps_done < 2000
+    assert time.monotonic() - start < 0.5 + 5  # one step past the cap, plus the final evaluation
+    refusal = reg.start(small(3), "greedy")
+    assert isinstance(refusal, str) and "used its 0.5 s" in refusal
+    assert reg.seconds_left("greedy") == 0
+    assert not isinstance(reg.start(small(3), "someone else"), str)  # other sessions keep their own time
+
+
+def test_default_session_budget_is_stated_on_the_page():
+    at = make_app(view="train", task="sort").run()
+    assert any(f"{SESSION_SECONDS:.0f} s in all" in c.value for c in at.caption)
+
+
+def test_one_job_per_session_and_a_bounded_queue():
+    reg, gate, calls = gated_registry(max_running=1, max_jobs=2)
+    assert not isinstance(reg.start(small(1), "a"), str)
+    assert "already training" in reg.start(small(2), "a")
+    waiting = reg.start(small(2), "b")
+    assert not isinstance(waiting, str)
+    assert "server is busy" in reg.start(small(3), "c")
+    time.sleep(0.2)
+    assert waiting.state == "waiting" and len(calls) == 1  # one slot: the second waits its turn
+    gate.set()
+    wait_for(reg, small(1))
+    wait_for(reg, small(2))
+    assert len(calls) == 2 and reg.trained(small(2)) is not None
+
+
+def test_only_the_owner_stops_a_job():
+    reg, gate, _ = gated_registry()
+    job = reg.start(small(5, steps=2000), "owner")
+    assert not reg.stop(small(5, steps=2000), "watcher")
+    assert reg.stop(small(5, steps=2000), "owner")
+    gate.set()
+    wait_for(reg, small(5, steps=2000))
+    assert job.trained.result.stopped and job.trained.result.steps_done == 0
+
+
+def test_finished_results_are_bounded():
+    reg = Registry(keep_finished=3)
+    for seed in range(1, 6):
+        reg.start(small(seed), f"s{seed}")
+        wait_for(reg, small(seed))
+    kept = [seed for seed in range(1, 6) if reg.job(small(seed)) is not None]
+    assert kept == [3, 4, 5]
