@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import html
 import os
 import random
@@ -63,8 +64,22 @@ class Mismatch(AssertionError):
     """The page does not show what this session chose."""
 
 
+@functools.cache
+def _minilm():
+    from core.pretrained import load_minilm
+
+    return load_minilm()
+
+
 def expected_weights(values: dict) -> tuple[list[str], np.ndarray, np.ndarray | None]:
     """Tokens, float32 weights (h, T, T) and the mask, computed here from a session's own widget values."""
+    if values.get("weights") == "minilm":  # the pretrained model: pieces with [CLS] and [SEP], the chosen layer
+        from core.pretrained.runs import layer_runs
+
+        causal = bool(values.get("causal", False))
+        layer = layer_runs(_minilm(), values["sentence"], causal=causal)[int(values.get("layer", 1)) - 1]
+        mask = causal_mask(len(layer.tokens)) if causal else None
+        return list(layer.tokens), layer.trace.weights.astype(np.float32), mask
     tokens = tokenize(values["sentence"])
     kwargs = {k: v for k, v in values.items() if k in CONFIG_FIELDS}
     config = AttentionConfig(**{k: type(getattr(AttentionConfig(), k))(v) for k, v in kwargs.items()})
@@ -118,9 +133,19 @@ class Student:
     def sentence(self) -> str:
         return " ".join([self.word, *self.rng.sample(VOCAB, self.rng.randint(3, 15))])
 
+    @property
+    def pretrained(self) -> bool:
+        """Every third student looks at the pretrained model's heads instead of random ones."""
+        return self.index % 3 == 1
+
     def next_change(self, values: dict) -> dict:
         """One control per rerun, as in a browser (a head count offered only after d_model changed cannot be
         clicked in the same rerun); the app itself moves n_heads when a new d_model no longer allows it."""
+        if self.pretrained:  # the model fixes d_model, heads and positions: sentence, layer and the mask remain
+            what = self.rng.choice(["sentence", "layer", "causal"])
+            if what == "layer":
+                return {"layer": self.rng.choice([n for n in range(1, 7) if n != int(values.get("layer", 1))])}
+            return {"sentence": self.sentence()} if what == "sentence" else {"causal": not values["causal"]}
         what = self.rng.choice(["sentence", "d_model", "n_heads", "causal", "positional", "seed"])
         d_model, positional = int(values["d_model"]), str(values["positional"])
         if what == "sentence":
@@ -141,9 +166,14 @@ async def student(url: str, s: Student, deadline: float, think: tuple[float, flo
     """Open the teacher's link, type an own sentence, then change one control after another until ``deadline``."""
     try:
         async with Tab(url, timeout=60, browser_cache=True) as tab:
-            page = await tab.open({})
+            page = await tab.open({"weights": "minilm"} if s.pretrained else {})
             s.first_load = page.seconds
-            page = await tab.change(sentence=s.sentence(), seed=s.rng.randrange(MAX_SEED))
+            first = (
+                {"sentence": s.sentence()}
+                if s.pretrained
+                else {"sentence": s.sentence(), "seed": s.rng.randrange(MAX_SEED)}
+            )
+            page = await tab.change(**first)
             check_page(page, tab.values)
             s.latencies.append(page.seconds)
             s.received.append(page.received)
