@@ -61,6 +61,7 @@ def render(settings: Settings) -> None:
         config=PLOTLY_CONFIG,
     )
     [names] = name_patterns(head_summary(run.trace.weights[k : k + 1], mask, run.word_ids))
+    show_code(name_patterns, f"names = name_patterns(head_summary(weights[{layer - 1}, {k}:{k + 1}], mask, word_ids))")
     if names:
         st.markdown(f"**Layer {layer}, head {k + 1}** is a {' and a '.join(names)} head, by the summary's thresholds.")
     else:

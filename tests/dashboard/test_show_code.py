@@ -1,4 +1,4 @@
-""""The code behind this": every snippet a view shows is the source of a core function that ran for it.
+""" "The code behind this": every snippet a view shows is the source of a core function that ran for it.
 
 Each view is run headless with a profiler that records every function of ``core/``
 that is called, after the caches are cleared so nothing is skipped. Then every
@@ -20,7 +20,7 @@ from types import CodeType
 import pytest
 import streamlit as st
 
-from core import multi_head_attention
+from core import causal_mask, head_contributions, multi_head_attention
 from dashboard.page import CODE_LABEL, source_lines
 from tests.conftest import ROOT
 from tests.dashboard.conftest import make_app, no_exception
@@ -32,11 +32,18 @@ VIEWS = {
     "heads": {},
     "steps": {"causal": "true"},
     "steps-rope": {"positional": "rope"},
+    "shapes-batch": {"batch": "2"},
+    "scaling-unscaled": {"scaled": "false"},
+    "permutation-causal": {"causal": "true"},
     "permutation": {},
     "scaling": {},
     "positions": {},
     "cross": {},
     "summary": {},
+    "model": {},
+    "model-minilm": {"weights": "minilm"},
+    "steps-minilm": {"weights": "minilm", "layer": "2"},
+    "permutation-minilm": {"weights": "minilm"},
 }
 
 
@@ -104,7 +111,7 @@ def test_a_changed_source_would_be_caught():
 def test_steps_show_one_snippet_per_step_with_the_formula_lines():
     at, _ = run_recording_core(view="steps", causal="true")
     snippets = [e.code[-1].value for e in at.expander if e.label == CODE_LABEL]
-    assert len(snippets) == 8
+    assert len(snippets) == 10  # 8 steps, the mask in three conventions, the heads' sum
     text = "\n".join(snippets)
     for line in (
         "e = np.exp(x - x_max)",
@@ -114,6 +121,8 @@ def test_steps_show_one_snippet_per_step_with_the_formula_lines():
         "concat = merge_heads(context)",
     ):
         assert line in text, line
+    for function in (causal_mask, head_contributions):  # the two figures drawn after their steps
+        assert inspect.getsource(function) in snippets, function.__name__
 
 
 def test_core_reads_like_the_lesson():
