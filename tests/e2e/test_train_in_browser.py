@@ -1,0 +1,44 @@
+"""Press Train in chromium: the live curve appears while it trains, then the trained maps and the replay; Play moves it.
+
+The settings differ from the task's recommendation (seed 4), so the server really trains.
+"""
+
+from __future__ import annotations
+
+import time
+
+from tests.e2e.dom import widget
+
+TRAIN_URL = "?view=train&task=shift&seed=4&train_steps=2000"
+"""2000 steps of shift: long enough (a few seconds) to see the live curve before it finishes."""
+
+
+def test_train_shows_live_curves_then_the_maps(server, page):
+    page.goto(server + TRAIN_URL)
+    widget(page, "train_button").locator("button").first.click()
+    live = page.locator(".st-key-live_curves .js-plotly-plot")
+    live.wait_for(timeout=60_000)  # the fragment draws the running job's curves
+    assert page.get_by_text("Training: step").count() >= 1
+    start = time.monotonic()
+    page.locator(".st-key-trained_maps .js-plotly-plot").wait_for(timeout=120_000)
+    assert time.monotonic() - start < 90
+    assert page.locator(".st-key-live_curves").count() == 0  # the live chart gave way to the results
+    page.locator(".st-key-train_curves .js-plotly-plot").wait_for()
+    page.locator(".st-key-replay_maps .js-plotly-plot").wait_for()
+    assert page.get_by_text("Held-out accuracy").count() >= 1
+
+
+def test_play_moves_the_replay_step(server, page):
+    page.goto(server + "?view=train&task=induction&replay_step=0")
+    page.locator(".st-key-replay_maps .js-plotly-plot").wait_for()
+    shown = widget(page, "replay_step").locator("[data-testid='stSliderThumbValue']").first
+    assert shown.inner_text() == "0"
+    widget(page, "replay_play").locator("button").first.click()
+    deadline = time.monotonic() + 30
+    seen = []
+    while time.monotonic() < deadline and len(set(seen)) < 4:
+        seen.append(int(shown.inner_text()))
+        time.sleep(0.25)
+    assert len(set(seen)) >= 4, f"the replay did not move: {seen}"
+    assert seen == sorted(seen)  # forwards only
+    assert "replay_step=" in page.url and not page.url.endswith("replay_step=0")  # the link follows the replay
