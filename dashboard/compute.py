@@ -19,6 +19,7 @@ from core import (
     Run,
     ScalingResult,
     ShiftResult,
+    head_contributions,
     head_summary,
     permutation_experiment,
     run,
@@ -123,6 +124,12 @@ def attention_input(trace_run: Run) -> tuple[np.ndarray, np.ndarray | None]:
     if trace_run.source_x is None:
         return x, None
     return x, trace_run.source_x + trace_run.source_positions
+
+
+def head_parts(trace_run: Run) -> np.ndarray:
+    """Each head's share of the output, ``Z_h · W_O[rows of head h]``: ``(h, T_q, d_model)``; they sum to the
+    output (minus b_O, for a layer with biases)."""
+    return head_contributions(trace_run.trace.context, trace_run.projections.w_o)
 
 
 def unscaled_scores(scores: np.ndarray, scale: float) -> np.ndarray:

@@ -94,6 +94,7 @@ VIEW_KEYS = (
     "perm_text",  # permutation: the reordering the student typed
     "perm_head",  # permutation: which head
     "step_head",  # steps: which head
+    "batch",  # shapes: how many sequences in the batch (B)
     "head",  # model: the head opened large
     "shift",  # positions: how far every position moves
     "shift_head",  # positions: which head

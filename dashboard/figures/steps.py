@@ -153,3 +153,50 @@ def concat_figure(
         name="head columns",
     )
     return fig
+
+
+def contributions_figure(
+    parts: np.ndarray, output: np.ndarray, tokens: Sequence[str], *, presenter: bool = False
+) -> go.Figure:
+    """Each head's share ``parts (h, T, d_model)`` of the output, then ``output (T, d_model)``, on one scale.
+
+    Panel h is ``Z_h · W_O[rows of head h]``; the last panel is the output they add up to.
+    """
+    h, _, d_model = parts.shape
+    d_k = d_model // h
+    panels = [
+        vector_panel(part, tokens, f"head {i + 1}: Z{i + 1} · W_O[rows {i * d_k}–{(i + 1) * d_k - 1}]")
+        for i, part in enumerate(parts)
+    ]
+    panels.append(vector_panel(output, tokens, f"output = the sum of the {h} above" if h > 1 else "output"))
+    return vectors_figure(panels, ncols=1 if h <= 4 else 2, presenter=presenter)  # up to 4 heads: full width
+
+
+MASK_SCALE = "Greys"
+"""0/1 matrices: white 0, black 1, as a mask printed in a notebook reads."""
+
+
+def mask_conventions_figure(
+    allowed: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, presenter: bool = False
+) -> go.Figure:
+    """One mask ``allowed (T_q, T_k)`` (True = may attend) written three ways, as 0/1 matrices side by side.
+
+    Lesson 1 keeps where the mask is 1 (``np.tril(np.ones)``); lesson 3 hides where it is True
+    (``np.triu(..., 1)``); this app, PyTorch's ``scaled_dot_product_attention`` and JAX attend where True.
+    """
+    keep = allowed.astype(float)  # (T_q, T_k): 1 where key j may be seen
+    panels = [
+        Panel(keep, rows, cols, "lesson 1: 1 = keep", hover="query %{y}, key %{x}"),
+        Panel(1.0 - keep, rows, cols, "lesson 3: True = hidden", hover="query %{y}, key %{x}"),
+        Panel(keep, rows, cols, "this app: True = may attend", hover="query %{y}, key %{x}"),
+    ]
+    return heatmap_grid(
+        panels,
+        ncols=3,
+        zmin=0,
+        zmax=1,
+        value_name="entry",
+        value_format=".0f",
+        colorscale=MASK_SCALE,
+        presenter=presenter,
+    )

@@ -1,4 +1,8 @@
-"""Shapes: every tensor on the data path for the current settings, with the formula that made it."""
+"""Shapes: every tensor on the data path for the current settings, with the formula that made it.
+
+A batch of B sequences (the ``batch`` control, as lesson 2's ``MultiHeadAttention`` takes ``(B, T, d_model)``)
+is computed for real by ``core.run_batch`` on B copies of the sentence, so every shape is read from an array.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +12,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import Run
-from dashboard.page import ROW_PX, run_or_message, shape_frame
+from core import AttentionTrace, Run, run_batch
+from dashboard.page import ROW_PX, run_or_message, shape_frame, show_code
 from dashboard.settings import Settings
 
 WEIGHT_WORDS = {
@@ -22,24 +26,44 @@ WEIGHT_WORDS = {
 """What W_Q, W_K, W_V are for each choice of weights: the shapes table never says "random" when they are not."""
 
 
-def shape_table(run: Run, settings: Settings) -> pd.DataFrame:
-    """Rows of (tensor, shape, formula), read from the trace's own arrays where it holds them."""
-    tr, c = run.trace, settings.config
+MAX_BATCH = 8
+"""Lesson 2's test uses a batch of 2; 8 is enough to see the axis without a long wait."""
+OUTPUT_WORDS = {
+    "random": "output projection (random here, fixed by the seed)",
+    "identity": "output projection (the identity matrix here)",
+    "previous": "output projection (built by hand here)",
+    "minilm": "output projection (the pretrained MiniLM's, with a bias)",
+    "trained": "output projection (trained in the train view)",
+}
+"""What W_O is for each choice of weights, in the words of ``WEIGHT_WORDS``."""
+
+
+def shape_table(run: Run, settings: Settings, batch: AttentionTrace | None = None) -> pd.DataFrame:
+    """Rows of (tensor, shape, formula), read from the trace's own arrays where it holds them.
+
+    ``batch`` (``core.run_batch``'s trace of B copies) replaces the single run's arrays: every activation
+    gains its leading B axis, the weights do not.
+    """
+    tr, c = (run.trace if batch is None else batch), settings.config
+    b = () if batch is None else batch.q.shape[:1]  # (B,) or nothing
     w = (c.d_model, c.d_model)  # every projection is (d_model, d_model): one matrix serves all heads
-    full = (tr.q.shape[-2], c.d_model)  # (T, d_model) before the head split
+    t = tr.q.shape[-2]
+    full = (*b, t, c.d_model)  # (B, T, d_model) before the head split
+    split = (*b, t, c.n_heads, c.d_k)  # (B, T, h, d_k): after the reshape, before the transpose
     if c.weights == "minilm":
-        rows = [("X", run.x.shape, f"the hidden state entering layer {settings.layer} (positions already added)")]
+        rows = [("X", full, f"the hidden state entering layer {settings.layer} (positions already added)")]
     else:
-        rows = [("X", run.x.shape, "embedding row of each token")]
+        rows = [("X", full, "embedding row of each token" + (", for each of the B sequences" if b else ""))]
         if c.positional not in ("none", "rope"):
-            rows.append(("X + P", run.x.shape, f"add the {c.positional} positional encoding P"))
+            rows.append(("X + P", full, f"add the {c.positional} positional encoding P"))
     scores = "Q Kᵀ / √d_k, per head" if c.scaled else "Q Kᵀ, per head (scaling is off: no ÷√d_k)"
     if c.positional == "rope" and c.weights != "minilm":
         scores = scores.replace("Q Kᵀ", "RoPE-rotated Q Kᵀ")
     rows += [
         ("W_Q, W_K, W_V", w, WEIGHT_WORDS[c.weights]),
         ("Q, K, V", full, "Q = X W_Q,  K = X W_K,  V = X W_V" + (" (+ biases)" if c.weights == "minilm" else "")),
-        ("Q, K, V per head", tr.q.shape, "reshape to (T, h, d_k), then swap the first two axes"),
+        ("Q, K, V split", split, "reshape: cut each row of d_model into h pieces of d_k"),
+        ("Q, K, V per head", tr.q.shape, "swap the T and h axes" + (" (transpose(0, 2, 1, 3))" if b else "")),
         ("Kᵀ", np.swapaxes(tr.k, -1, -2).shape, "swap the last two axes of K, per head"),
         ("scores", tr.scores.shape, scores),
     ]
@@ -48,9 +72,10 @@ def shape_table(run: Run, settings: Settings) -> pd.DataFrame:
     rows += [
         ("weights", tr.weights.shape, "softmax over keys: each row sums to 1"),
         ("context", tr.context.shape, "weights V, per head"),
-        ("concat", tr.concat.shape, "swap back to (T, h, d_k), then reshape to (T, h·d_k)"),
-        ("W_O", w, "learned output projection"),
-        ("output", tr.output.shape, "concat W_O"),
+        ("context, swapped back", split, "swap the h and T axes again"),
+        ("concat", tr.concat.shape, f"reshape to {'(B, T, h·d_k)' if b else '(T, h·d_k)'}: the heads side by side"),
+        ("W_O", w, OUTPUT_WORDS[c.weights]),
+        ("output", tr.output.shape, "concat W_O" + (" + b_O" if c.weights == "minilm" else "")),
     ]
     return shape_frame(rows)
 
@@ -66,9 +91,38 @@ def render(settings: Settings) -> None:
         if c.scaled
         else "Scaling is off: the scores are Q Kᵀ as they come, not divided by √d_k."
     )
+    b = _batch_size()
+    batch = run_batch(run, b) if b > 1 else None
+    batched = f"B = {b} copies of the sentence as one batch, " if b > 1 else ""
     st.caption(
-        f"T = {t} tokens, h = {c.n_heads} heads. {scaling} "
+        f"{batched}T = {t} tokens, h = {c.n_heads} heads. {scaling} "
         "The heads are not separate matrices: one (d_model, d_model) projection is cut into h slices of d_k columns."
     )
-    table = shape_table(run, settings)
+    table = shape_table(run, settings, batch)
     st.dataframe(table, hide_index=True, width="stretch", height=ROW_PX * (len(table) + 1) + 3)  # every row visible
+    if batch is not None:
+        show_code(run_batch, f"{_call(settings)}\nbatch = run_batch(result, {b})  # every array gains a B axis")
+
+
+def _call(settings: Settings) -> str:
+    """The line that made the run the batch repeats."""
+    if settings.config.weights == "minilm":
+        return f"result = layer_runs(load_minilm(), {settings.sentence!r})[{settings.layer - 1}]"
+    return f"result = run(tokenize({settings.sentence!r}), {settings.config!r})"
+
+
+def _batch_size() -> int:
+    """The batch control: how many sequences go through at once (B)."""
+    return int(
+        st.number_input(
+            "Batch size B",
+            min_value=1,
+            max_value=MAX_BATCH,
+            value=1,
+            step=1,
+            key="batch",
+            bind="query-params",
+            help="Sequences processed at once, as lesson 2's MultiHeadAttention takes (B, T, d_model). The page "
+            "runs B copies of the sentence; every activation gains a leading B axis, the weights do not.",
+        )
+    )

@@ -16,12 +16,14 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 import streamlit as st
 
-from core import Run, attention_scores, masked_softmax, multi_head_attention, softmax
+from core import Run, attention_scores, causal_mask, head_contributions, masked_softmax, multi_head_attention, softmax
 from core import run as core_run
 from core.pretrained import bert_forward
 from dashboard import compute
 from dashboard.figures.steps import (
     concat_figure,
+    contributions_figure,
+    mask_conventions_figure,
     scores_figure,
     symmetric_limit,
     vector_panel,
@@ -43,6 +45,25 @@ NO_MASK = (
     "No mask: the causal mask is off, so every query may attend to every key and the scores go to the "
     "softmax unchanged. Turn on the causal mask in the sidebar to hide each query's future keys."
 )
+CONVENTIONS = (
+    "The same mask, written three ways. Lesson 1 builds np.tril(np.ones((T, T))) and hides where mask == 0: "
+    "1 = keep. Lesson 3 builds np.triu(np.ones((T, T), bool), 1) and writes scores[mask] = -1e9: True = hidden. "
+    "This app, like PyTorch's scaled_dot_product_attention and jax.nn.dot_product_attention, keeps where True: "
+    "True = may attend (PyTorch's nn.MultiheadAttention attn_mask is the other way round). Passing one "
+    "convention's mask to code written for another hides exactly the wrong keys."
+)
+CONVENTIONS_OFF = (
+    "With the causal mask on, this step draws the mask as a 0/1 matrix in the three conventions the lessons "
+    "and this app use: lesson 1 keeps where the mask is 1, lesson 3 hides where it is True, this app keeps "
+    "where it is True (True = may attend)."
+)
+WHY_A_SUM = (
+    "Why a sum: head h's Z_h fills only columns of concat, so it only ever meets those d_k rows of W_O, and "
+    "concat · W_O splits into one (T, d_model) term per head. Lesson 3's multi_head_attention applies each "
+    "head's W_O rows inside self_attention, so every head already returns a (T, d_model) block; its "
+    "np.concatenate(heads, axis=1) then gives (T, h·d_model), h times too wide. Those blocks must be added. "
+    "Concatenation is right one step earlier, for the (T, d_k) outputs Z_h before W_O."
+)
 
 
 @dataclass(frozen=True)
@@ -59,6 +80,8 @@ class Step:
     """The core function that performs the step and the lines of it that do (``page.source_lines``)."""
     note: Callable[[], None] | None = None
     """Anything the page says before the figure (a warning, or an info box standing in for it)."""
+    after: Callable[[], None] | None = None
+    """A second look at the same step, drawn after its code (the mask in three conventions, the heads' sum)."""
 
 
 @dataclass(frozen=True)
@@ -127,6 +150,8 @@ def render_steps(head: Head) -> None:
         st.latex(step.equation)
         function, lines = step.code
         show_code(function, lines=lines)
+        if step.after is not None:
+            step.after()
 
 
 def x_step(head: Head) -> Step:
@@ -189,6 +214,10 @@ def qkv_step(head: Head) -> Step:
         rf"Q_{{{n}}} = X W_Q^{{({n})}},\; K_{{{n}}} = X W_K^{{({n})}},\; V_{{{n}}} = X W_V^{{({n})}}"
         rf"\qquad ({t_q} \times {d})\,({d} \times {d_k}) \to ({t_q} \times {d_k})"
     )
+    if _has_biases(head.run):
+        equation = equation.replace(f"X W_Q^{{({n})}}", f"X W_Q^{{({n})}} + b_Q^{{({n})}}")
+        equation = equation.replace(f"X W_K^{{({n})}}", f"X W_K^{{({n})}} + b_K^{{({n})}}")
+        equation = equation.replace(f"X W_V^{{({n})}}", f"X W_V^{{({n})}} + b_V^{{({n})}}")
     if rope:
         equation += r"\\ \tilde q_i = R(i\,\theta)\, q_i,\quad \tilde k_j = R(j\,\theta)\, k_j"
     needles = ["q = split_heads(", "k = split_heads(", "v = split_heads("]
@@ -272,6 +301,7 @@ def mask_step(head: Head, limit: float) -> Step:
             r"\text{no mask: } S_{ij} \text{ unchanged for every } i, j",
             code,
             note=lambda: st.info(NO_MASK),
+            after=lambda: st.caption(CONVENTIONS_OFF),
         )
     return Step(
         "The mask: future keys hidden",
@@ -289,7 +319,21 @@ def mask_step(head: Head, limit: float) -> Step:
         "so its weight is exactly 0: it is marked grey, not shown as a small number.",
         r"S_{ij} \leftarrow -\infty \quad \text{for } j > i",
         code,
+        after=lambda: _mask_conventions(head),
     )
+
+
+def _mask_conventions(head: Head) -> None:
+    """The applied mask as 0/1 matrices in lesson 1's, lesson 3's and this app's conventions."""
+    tr = head.run.trace
+    st.plotly_chart(
+        mask_conventions_figure(tr.mask, head.run.tokens, head.run.key_tokens, presenter=head.settings.presenter),
+        width="stretch",
+        key="step_mask_conventions_chart",
+        config=PLOTLY_CONFIG,
+    )
+    st.caption(CONVENTIONS)
+    show_code(causal_mask, f"mask = causal_mask({tr.mask.shape[0]})  # (T, T) bool, True = may attend")
 
 
 def softmax_step(head: Head) -> Step:
@@ -332,13 +376,48 @@ def output_step(head: Head) -> Step:
     tr, n, h = head.run.trace, head.n, head.run.trace.n_heads
     t_q, d = tr.concat.shape[-2:]
     first, last = head.columns
+    mixes = f"every output column mixes all {h} heads" if h > 1 else "with one head, concat is Z_1 itself"
+    bias = r" + b_O" if _has_biases(head.run) else ""
     return Step(
         f"head {n}'s place in concat, then W_O",
         concat_figure(tr.concat, tr.output, head.run.tokens, head.k, head.d_k, presenter=head.settings.presenter),
         "step_concat_chart",
         f"concat and output are {shape_text((t_q, d))}. Head {n} fills columns {first}–{last} of concat, "
-        f"so it meets rows {first}–{last} of W_O: every output column mixes all {h} heads.",
-        rf"\text{{concat}} = [\,Z_1 \mid \cdots \mid Z_{{{h}}}\,], \quad Y = \text{{concat}}\; W_O"
+        f"so it meets rows {first}–{last} of W_O: {mixes}.",
+        rf"\text{{concat}} = [\,Z_1 \mid \cdots \mid Z_{{{h}}}\,], \quad Y = \text{{concat}}\; W_O{bias}"
         rf"\qquad ({t_q} \times {d})\,({d} \times {d}) \to ({t_q} \times {d})",
         (multi_head_attention, source_lines(multi_head_attention, "concat = merge_heads(", "output = linear(concat")),
+        after=lambda: _heads_sum(head),
     )
+
+
+def _has_biases(run: Run) -> bool:
+    return run.projections is not None and run.projections.b_o is not None
+
+
+def _heads_sum(head: Head) -> None:
+    """Each head's contribution Z_h · W_O[rows of h], and the output as their sum: lesson 3's per-head form."""
+    tr, h, d_k = head.run.trace, head.run.trace.n_heads, head.d_k
+    parts = compute.head_parts(head.run)  # (h, T, d_model)
+    bias = head.run.projections.b_o if _has_biases(head.run) else 0.0
+    gap = float(abs(parts.sum(axis=0) + bias - tr.output).max())
+    st.subheader("The same output, head by head", anchor=False)
+    st.plotly_chart(
+        contributions_figure(parts, tr.output, head.run.tokens, presenter=head.settings.presenter),
+        width="stretch",
+        key="step_heads_sum_chart",
+        config=PLOTLY_CONFIG,
+    )
+    plus_bias = " plus the bias b_O" if _has_biases(head.run) else ""
+    summed = (
+        f"Each panel is one head's (T, d_model) contribution; the output is their sum{plus_bias}"
+        if h > 1
+        else f"With one head there is one contribution: the output is that contribution{plus_bias}"
+    )
+    st.caption(f"{summed} (largest difference {gap:.1e}, rounding). {WHY_A_SUM}")
+    st.latex(
+        rf"Y = \sum_{{h=1}}^{{{h}}} Z_h\, W_O[(h-1)\,d_k : h\,d_k,\ :]"
+        + (r" + b_O" if _has_biases(head.run) else "")
+        + rf"\qquad d_k = {d_k}"
+    )
+    show_code(head_contributions, "parts = head_contributions(result.trace.context, result.projections.w_o)")

@@ -15,6 +15,7 @@ import pytest
 
 from core import run, tokenize
 from dashboard.settings import DEFAULTS
+from tests.conftest import require_minilm
 from tests.dashboard.charts import charts, grids, masked, softmax_rows
 from tests.dashboard.conftest import make_app, no_exception
 
@@ -27,6 +28,7 @@ STEPS = [
     "step_weights_chart",
     "step_context_chart",
     "step_concat_chart",
+    "step_heads_sum_chart",
 ]
 F32 = dict(rtol=1e-5, atol=1e-5)
 """The page sends float32: products of ~1-sized float32 numbers agree to ~1e-6."""
@@ -55,8 +57,9 @@ def test_each_step_has_its_panel_shape_and_equation():
         "step_weights_chart": [(T, T)],
         "step_context_chart": [(T, 16)],
         "step_concat_chart": [(T, 64), (T, 64)],
+        "step_heads_sum_chart": [(T, 64)] * 5,  # 4 heads' contributions and their sum
     }
-    assert len(at.get("latex")) == 8  # one equation under each of the 8 steps
+    assert len(at.get("latex")) == 9  # one equation under each of the 8 steps, and the sum over heads
     captions = " ".join(e.value for e in at.caption)
     for shape in (f"({T}, 64)", f"({T}, 16)", f"({T}, {T})"):
         assert f"Shape {shape}" in captions
@@ -105,7 +108,7 @@ def test_the_head_selector_picks_that_heads_slice():
 def test_causal_mask_adds_the_mask_step_with_masked_cells_marked():
     at = steps(causal="true")
     c = charts(at)
-    assert list(c) == [*STEPS[:4], "step_mask_chart", *STEPS[4:]]
+    assert list(c) == [*STEPS[:4], "step_mask_chart", "step_mask_conventions_chart", *STEPS[4:]]
     future = np.triu(np.ones((T, T), dtype=bool), k=1)
     [cover] = masked(c["step_mask_chart"])
     assert np.array_equal(cover, future)
@@ -156,3 +159,54 @@ def test_extremes_render_every_step_with_its_shape(query, t, d, d_k):
     assert [g.shape for g in grids(c["step_qkv_chart"])] == [(t, d_k)] * 3
     assert [g.shape for g in grids(c["step_weights_chart"])] == [(t, t)]
     assert [g.shape for g in grids(c["step_concat_chart"])] == [(t, d), (t, d)]
+
+
+def test_masked_scores_share_the_colour_range_of_steps_3_and_4():
+    c = charts(steps(causal="true"))
+    ranges = {key: (c[key]["layout"]["coloraxis"]["cmin"], c[key]["layout"]["coloraxis"]["cmax"]) for key in STEPS[2:4]}
+    ranges["step_mask_chart"] = (
+        c["step_mask_chart"]["layout"]["coloraxis"]["cmin"],
+        c["step_mask_chart"]["layout"]["coloraxis"]["cmax"],
+    )
+    assert len(set(ranges.values())) == 1, ranges
+
+
+def test_the_mask_is_drawn_as_0_1_in_the_three_conventions():
+    at = steps(causal="true")
+    keep, hidden, may_attend = grids(charts(at)["step_mask_conventions_chart"])
+    tril = np.tril(np.ones((T, T)))  # lesson 1: 1 = keep
+    np.testing.assert_array_equal(keep, tril)
+    np.testing.assert_array_equal(hidden, np.triu(np.ones((T, T)), 1))  # lesson 3: True = hidden
+    np.testing.assert_array_equal(may_attend, tril)  # this app: True = may attend
+    text = " ".join(e.value for e in at.caption)
+    assert "1 = keep" in text and "True = hidden" in text and "True = may attend" in text
+    off = steps()
+    assert "step_mask_conventions_chart" not in charts(off)  # no mask applied: no matrix drawn as if it were
+    assert any("With the causal mask on" in e.value for e in off.caption)
+
+
+@pytest.mark.parametrize("n_heads", ["1", "4", "8"])
+def test_each_heads_contribution_sums_to_the_output(n_heads):
+    at = steps(n_heads=n_heads)
+    h = int(n_heads)
+    *parts, total = grids(charts(at)["step_heads_sum_chart"])
+    assert len(parts) == h
+    tr = trace(n_heads=h).trace
+    d_k = 64 // h
+    w_o = run(tokenize(DEFAULTS.sentence), replace(DEFAULTS.config, n_heads=h)).projections.w_o
+    for i, part in enumerate(parts):  # head i meets rows i*d_k..(i+1)*d_k-1 of W_O, written out here
+        np.testing.assert_allclose(part, tr.context[i] @ w_o[i * d_k : (i + 1) * d_k], **F32)
+    np.testing.assert_allclose(np.sum(parts, axis=0), total, **F32)
+    np.testing.assert_array_equal(total, tr.output.astype(np.float32))
+    caption = " ".join(e.value for e in at.caption)
+    assert "np.concatenate(heads, axis=1)" in caption and "must be added" in caption
+    assert any(r"\sum_{h=1}" in e.value for e in at.get("latex"))
+    assert "all 1 heads" not in caption
+
+
+def test_pretrained_steps_add_the_biases_to_the_equations():
+    require_minilm()
+    at = steps(weights="minilm")
+    latex = " ".join(e.value for e in at.get("latex"))
+    assert "b_Q^{(1)}" in latex and "W_O + b_O" in latex
+    assert any("plus the bias b_O" in e.value for e in at.caption)
