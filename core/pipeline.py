@@ -198,6 +198,18 @@ class PermutationResult:
     """(h, T, T) the permuted weights moved back to the original order."""
     max_abs_diff: float
     """max |weights - realigned|: rounding level (~1e-15) exactly when order is invisible."""
+    output: np.ndarray | None = None
+    """(T, d_model) the attention output for the original order."""
+    realigned_output: np.ndarray | None = None
+    """(T, d_model) the reordered sentence's output rows moved back to the original order."""
+    output_diff: float | None = None
+    """max |output - realigned_output|: rounding level exactly when attention is permutation equivariant,
+    i.e. attention(permuted sentence) = the permuted attention(sentence)."""
+
+
+def realign_rows(permuted: np.ndarray, permutation: np.ndarray) -> np.ndarray:
+    """Undo a permutation of the token rows: ``out[p[i]] = permuted[i]``, ``(T, d) -> (T, d)``."""
+    return permuted[np.argsort(permutation)]
 
 
 def realign(permuted: np.ndarray, permutation: np.ndarray) -> np.ndarray:
@@ -217,13 +229,17 @@ def permutation_experiment(
     perm = np.asarray(permutation)
     if sorted(perm.tolist()) != list(range(len(tokens))):
         raise ValueError(f"{perm.tolist()} is not a permutation of positions 0..{len(tokens) - 1}")
-    original = run(tokens, config).trace.weights
-    permuted = run([tokens[p] for p in perm], config).trace.weights
-    realigned = realign(permuted, perm)
+    original = run(tokens, config).trace
+    permuted = run([tokens[p] for p in perm], config).trace
+    realigned = realign(permuted.weights, perm)  # (h, T, T) in the original order
+    output = realign_rows(permuted.output, perm)  # (T, d_model): row i is again the word at position i
     return PermutationResult(
         permutation=perm,
-        weights=original,
-        permuted_weights=permuted,
+        weights=original.weights,
+        permuted_weights=permuted.weights,
         realigned=realigned,
-        max_abs_diff=float(np.max(np.abs(original - realigned))),
+        max_abs_diff=float(np.max(np.abs(original.weights - realigned))),
+        output=original.output,
+        realigned_output=output,
+        output_diff=float(np.max(np.abs(original.output - output))),
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.pipeline import PermutationResult, Run, realign
+from core.pipeline import PermutationResult, Run, realign, realign_rows
 from core.pretrained.bert import BertLayer, bert_forward
 from core.pretrained.minilm import MiniLM, PretrainedRun
 from core.tokens import MAX_TOKENS
@@ -75,5 +75,7 @@ def permutation_layers(
     for a, b in zip(original, permuted, strict=True):
         realigned = realign(b.weights, full)  # (h, T, T) in the original order
         diff = float(np.max(np.abs(a.weights - realigned)))
-        results.append(PermutationResult(full, a.weights, b.weights, realigned, diff))
+        output = realign_rows(b.output, full)  # (T, d_model) in the original order
+        out_diff = float(np.max(np.abs(a.output - output)))
+        results.append(PermutationResult(full, a.weights, b.weights, realigned, diff, a.output, output, out_diff))
     return tuple(results)

@@ -12,10 +12,12 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from core import POSITIONAL_KINDS, AttentionConfig, causal_mask, permutation_experiment
+from core import POSITIONAL_KINDS, AttentionConfig, PermutationResult, causal_mask, permutation_experiment
+from core.pipeline import realign_rows
 from core.pretrained.runs import permutation_layers
 from dashboard import compute
 from dashboard.figures import permutation_figure
+from dashboard.figures.steps import vector_panel, vectors_figure
 from dashboard.page import PLOTLY_CONFIG, choose_head, minilm_ready, show_code, tokens_or_message
 from dashboard.settings import MAX_SEED, Settings, head_options
 
@@ -136,7 +138,8 @@ def render(settings: Settings) -> None:
         help="The difference below is over all heads; the maps show this one.",
     )
     visible, sentence = _verdict(result.max_abs_diff, config)
-    st.metric("max |original − moved back|, all heads", f"{result.max_abs_diff:.2e}")
+    every = "all heads" if config.n_heads > 1 else "the one head"
+    st.metric(f"max |original − moved back|, {every}", f"{result.max_abs_diff:.2e}")
     (st.warning if visible else st.success)(sentence)
     st.plotly_chart(
         permutation_figure(
@@ -156,10 +159,46 @@ def render(settings: Settings) -> None:
         permutation_experiment,
         f"result = permutation_experiment(tokenize({settings.sentence!r}), {list(perm)!r}, {config!r})",
     )
+    _outputs(result, tokens, settings.presenter)
     st.subheader("What breaks the symmetry")
     st.caption("The same reordering, with the other settings as in the sidebar.")
     st.dataframe(_breakers(tokens, perm, config), hide_index=True, width="stretch")
     st.markdown(f"- {WHY_POSITIONS}\n- {WHY_ROPE}\n- {WHY_MASK}")
+
+
+EQUIVARIANT = (
+    "Permutation equivariance: the output of the reordered sentence is the original output with its rows "
+    "reordered the same way, attention(P X) = P attention(X). Each word keeps its own output vector, wherever "
+    "it stands; moved back, the rows match to rounding."
+)
+NOT_EQUIVARIANT = (
+    "Not equivariant here: moved back, the reordered sentence's output rows differ from the original's, so "
+    "attention(P X) ≠ P attention(X). Order reaches the output, not only the maps."
+)
+
+
+def _outputs(result: PermutationResult, tokens: tuple[str, ...], presenter: bool) -> None:
+    """The output rows compared as the maps are: original, reordered and moved back, and their difference."""
+    st.subheader("The output rows", anchor=False)
+    same = result.output_diff <= TOLERANCE
+    st.metric("max |original output − moved-back output|", f"{result.output_diff:.2e}")
+    (st.success if same else st.warning)(EQUIVARIANT if same else NOT_EQUIVARIANT)
+    difference = abs(result.output - result.realigned_output)  # (T, d_model)
+    st.plotly_chart(
+        vectors_figure(
+            [
+                vector_panel(result.output, tokens, "output of the sentence"),
+                vector_panel(result.realigned_output, tokens, "output of the reordered sentence, rows moved back"),
+                vector_panel(difference, tokens, "|difference|"),
+            ],
+            ncols=1,
+            presenter=presenter,
+        ),
+        width="stretch",
+        key="permutation_output_chart",
+        config=PLOTLY_CONFIG,
+    )
+    show_code(realign_rows, "moved_back = realign_rows(permuted_run.trace.output, permutation)  # (T, d_model)")
 
 
 LEARNED_POSITIONS = (
@@ -188,8 +227,9 @@ def render_pretrained(settings: Settings) -> None:
         help="The difference below is over all heads of the layer; the maps show this one.",
     )
     st.metric(f"max |original − moved back|, layer {settings.layer}, all heads", f"{result.max_abs_diff:.2e}")
+    changed = LEARNED_POSITIONS + (" " + WHY_MASK if settings.config.causal else "")
     (st.warning if result.max_abs_diff > TOLERANCE else st.success)(
-        LEARNED_POSITIONS if result.max_abs_diff > TOLERANCE else SAME
+        changed if result.max_abs_diff > TOLERANCE else SAME
     )
     st.plotly_chart(
         permutation_figure(
@@ -210,5 +250,6 @@ def render_pretrained(settings: Settings) -> None:
         f"results = permutation_layers(load_minilm(), {settings.sentence!r}, {list(inner)!r})  # one per layer",
     )
     st.caption("[CLS] and [SEP] stay first and last, where the model always has them; the pieces between move.")
+    _outputs(result, tokens, settings.presenter)
     rows = [(f"layer {i + 1}", f"{r.max_abs_diff:.2e}") for i, r in enumerate(results)]
     st.dataframe(pd.DataFrame(rows, columns=["layer", "max |difference|"]), hide_index=True, width="stretch")

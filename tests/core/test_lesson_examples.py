@@ -67,3 +67,15 @@ def test_score_spread_refuses_bad_arguments():
         score_spread((0,))
     with pytest.raises(ValueError):
         score_spread((4,), n=1)
+
+
+def test_permutation_compares_the_output_rows_equivariant_only_without_positions_and_mask():
+    from core import permutation_experiment
+
+    perm = [4, 0, 6, 2, 7, 1, 3, 5]
+    result = permutation_experiment(TOKENS, perm, AttentionConfig())
+    permuted = run([TOKENS[p] for p in perm], AttentionConfig()).trace.output
+    np.testing.assert_array_equal(result.realigned_output[perm], permuted)  # rows moved back, written out
+    assert result.output_diff < 1e-12  # equivariant: attention(P X) = P attention(X)
+    for config in (AttentionConfig(causal=True), AttentionConfig(positional="sinusoidal")):
+        assert permutation_experiment(TOKENS, perm, config).output_diff > 1e-3

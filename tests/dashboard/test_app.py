@@ -178,7 +178,7 @@ def test_permutation_verdict_flips_with_positional_encoding_and_causal_mask():
 
 def test_permutation_shows_both_orders_and_the_realigned_map():
     at = make_app(view="permutation", sentence="man bites dog").run()
-    [fig] = figures(at)
+    fig, _outputs = figures(at)  # the maps, then the output rows
     original, permuted, realigned = (t for t in heatmaps(fig) if t.get("name") != "masked")
     assert original["y"] == ["0·man", "1·bites", "2·dog"]
     assert permuted["y"] == ["0·dog", "1·bites", "2·man"]
