@@ -19,11 +19,13 @@ from core import (
     Run,
     ScalingResult,
     ShiftResult,
+    SpreadResult,
     head_contributions,
     head_summary,
     permutation_experiment,
     run,
     scaling_experiment,
+    score_spread,
     shift_experiment,
     tokenize,
 )
@@ -110,6 +112,12 @@ def shift_run(tokens: tuple[str, ...], shift: int, config: AttentionConfig) -> S
 def scaling_curves() -> ScalingResult:
     """``core.scaling_experiment`` on its default grid: the same for every sentence, so computed once."""
     return scaling_experiment()
+
+
+@st.cache_data(max_entries=1, show_spinner=False)
+def score_spreads() -> SpreadResult:
+    """``core.score_spread`` on its default widths: the same for every sentence, so computed once."""
+    return score_spread()
 
 
 def summary_of(trace_run: Run) -> HeadSummary:

@@ -11,14 +11,16 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from core import scaling_experiment
+from core import SpreadResult, scaling_experiment, score_spread
 from dashboard import compute
 from dashboard.figures.scaling import scaling_figure
+from dashboard.figures.spread import CLAIM, spread_figure
 from dashboard.page import PLOTLY_CONFIG, random_stand_in, show_code, tokens_or_message, unscaled_warning
 from dashboard.settings import Settings
 
 
 def render(settings: Settings) -> None:
+    toggle_works = settings.config.weights != "minilm"  # MiniLM keeps the sidebar's scaling toggle on, disabled
     settings = random_stand_in(settings, "turns the 1/√d_k scaling off")
     result = compute.scaling_curves()
     d_k = settings.config.d_k
@@ -42,11 +44,37 @@ def render(settings: Settings) -> None:
         "- **Without it** (dashed) the largest weight climbs toward 1 and the entropy falls toward 0: "
         "each row puts almost all its weight on one key, and training gets almost no gradient through it."
     )
-    _current_sentence(settings)
+    _spread()
+    _current_sentence(settings, toggle_works)
     unscaled_warning(settings)
 
 
-def _current_sentence(settings: Settings) -> None:
+def spread_text(result: SpreadResult) -> str:
+    """What the spread says about lesson 3's "a 512-dimension dot product can easily reach ±100"."""
+    widest = int(result.d_ks[-1])
+    std, share = float(result.std[-1]), float(result.share_beyond_100[-1])
+    n = result.scores.shape[1]
+    return (
+        f"For q and k with unit-variance entries, q·k is a sum of d_k products of variance 1, so its standard "
+        f"deviation is √d_k: measured {std:.1f} at d_k = {widest} (√{widest} = {widest**0.5:.1f}). Lesson 3 says a "
+        f'512-wide dot product "can easily reach ±100": that is {CLAIM / widest**0.5:.1f} standard deviations out, '
+        f"and {share:.2%} of {n:,} draws here reached it. The lesson's point holds with smaller numbers: 99 % of "
+        f"raw scores at d_k = {widest} lie within ±{float(abs(result.quantiles[-1, [0, -1]]).max()):.0f}, already "
+        "enough to make a softmax row one-hot. ±100 becomes easy only when q and k themselves are larger than "
+        "unit variance."
+    )
+
+
+def _spread() -> None:
+    """The raw scores' spread against d_k, with √d_k marked, answering lesson 3's "±100"."""
+    st.subheader("How large do raw scores get?", anchor=False)
+    result = compute.score_spreads()
+    st.plotly_chart(spread_figure(result), width="stretch", key="spread_chart", config=PLOTLY_CONFIG)
+    st.caption(spread_text(result))
+    show_code(score_spread, "result = score_spread()  # d_k = 16, 64, 512; 20,000 pairs q, k each")
+
+
+def _current_sentence(settings: Settings, toggle_works: bool = True) -> None:
     """The sidebar's sentence and heads, with the factor and without it, in two numbers per case."""
     c = settings.config
     tokens = tokens_or_message(settings.sentence)
@@ -68,13 +96,19 @@ def _current_sentence(settings: Settings) -> None:
             )
         )
     table = pd.DataFrame(rows, columns=["scores", "largest weight in a row", "spread (entropy ÷ log keys)"])
+    heads = f"all {c.n_heads} heads" if c.n_heads > 1 else "the one head"
     st.dataframe(
         table.style.format({"largest weight in a row": "{:.3f}", "spread (entropy ÷ log keys)": "{:.3f}"}),
         hide_index=True,
         width="stretch",
     )
     st.caption(
-        f"Means over all {c.n_heads} heads and {len(tokens)} query rows at d_k = {c.d_model} / {c.n_heads} = {c.d_k}. "
+        f"Means over {heads} and {len(tokens)} query rows at d_k = {c.d_model} / {c.n_heads} = {c.d_k}. "
         "Largest weight 1 and spread 0 mean one-hot; spread 1 means even. "
-        "Flip “Scale scores by 1/√d_k” in the sidebar, then open the heads view to see the maps."
+        + (
+            "Flip “Scale scores by 1/√d_k” in the sidebar, then open the heads view to see the maps."
+            if toggle_works
+            else "The pretrained model keeps the factor it was trained with: choose random weights in the sidebar "
+            "to flip it."
+        )
     )
