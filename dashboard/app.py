@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `core` lives at 
 import streamlit as st
 
 from dashboard.link_notes import read_link, show_link_notes
+from dashboard.presenter import presenter_style
 from dashboard.settings import apply_recommended, sidebar
 from dashboard.views import VIEWS, choose_view
 from dashboard.weight_notes import show_weights_note
@@ -33,10 +34,13 @@ from dashboard.weight_notes import show_weights_note
 st.set_page_config(page_title="Attention Lab", page_icon="🔎", layout="wide")
 
 link = read_link()  # before any widget: bound widgets drop bad values from the URL
+if link.get("presenter", "").strip().lower() == "true":  # a projector link: the maps get the whole width
+    st.set_page_config(initial_sidebar_state="collapsed")
 apply_recommended(link)  # a link to the train view: the task's recommendation for what the link leaves unset
 settings = sidebar(trains=st.session_state.get("view", link.get("view")) == "train")
 view = choose_view()
-if settings.presenter:  # our own constant text: safe as a heading; the rest of the page keeps its size
+if settings.presenter:  # our own constant text: safe as a heading
+    presenter_style()  # larger page text: the project's constant style sheet (dashboard/presenter.py says why)
     st.subheader(view.teaches, anchor=False)
 else:
     st.caption(view.teaches)

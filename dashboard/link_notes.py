@@ -22,7 +22,9 @@ _PENDING = "_link_pending"
 def read_link() -> dict[str, str]:
     """The query parameters the session was opened with (all of them); empty on every later rerun.
 
-    Call it before any bound widget is created: widgets remove bad values from the URL.
+    Parameters no widget reads (not in ``settings.LINK_KEYS``) are removed from the browser's URL here, once
+    read, so a shared link carries only the settings. Call it before any bound widget is created: widgets
+    remove bad values from the URL.
     """
     if _PENDING in st.session_state:  # the run restarted below, with the cleaned URL
         return st.session_state.pop(_PENDING)
@@ -30,6 +32,9 @@ def read_link() -> dict[str, str]:
         return {}
     st.session_state[_READ_FLAG] = True
     link = {k: st.query_params[k] for k in st.query_params}
+    for k in link:
+        if k not in LINK_KEYS:  # read (the note counts it), then dropped: the URL keeps only what it controls
+            del st.query_params[k]
     broken = [k for k in st.query_params if _not_finite(st.query_params[k])]
     if broken:
         # Streamlit 1.67 bug: a bound integer st.number_input raises OverflowError when the URL seeds it

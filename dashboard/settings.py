@@ -96,6 +96,7 @@ VIEW_KEYS = (
     "step_head",  # steps: which head
     "batch",  # shapes: how many sequences in the batch (B)
     "head",  # model: the head opened large
+    "values",  # heads: write each weight in its cell
     "shift",  # positions: how far every position moves
     "shift_head",  # positions: which head
     "source",  # cross: the sentence keys and values come from

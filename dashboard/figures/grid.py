@@ -40,8 +40,9 @@ MIN_PANEL_PX = 140
 ASSUMED_WIDTH_PX = 900
 """Chart width the layout plans for (wide layout on a laptop); Plotly scales the domains to the real width."""
 MAX_COLS = 4
-PRESENTER_SCALE = 1.5
-"""Presenter mode: every font, cell and label margin 1.5 times larger, for a projector read from the back row."""
+PRESENTER_SCALE = 1.75
+"""Presenter mode: every font, cell and label margin 1.75 times larger, for a projector read from the back row:
+panel titles 13 x 1.75 = 23 px (>= 22), tick labels 11 x 1.75 = 19 px, and 16 px up to 40 tokens (9 x 1.75)."""
 PRESENTER_PANEL_PX = {1: 520, 2: 400, 3: 270}
 """Presenter panel heights for 1, 2 or 3 columns. A projector is often only 1280 px wide, so the chart is
 still ~900 px: a panel planned taller than its column is wide shrinks to a square and leaves a gap."""
@@ -115,6 +116,11 @@ def _mask_trace(allowed: np.ndarray, x: list[str], y: list[str], xa: str, ya: st
     )
 
 
+LABEL_LINE = 1.1
+"""A tick label needs this many times its font size along the axis: every token is labelled when its cell
+is at least that tall (19 px labels in 21 px cells), every other one below."""
+
+
 def _font_size(n: int) -> int:
     return 11 if n <= 24 else 9 if n <= 40 else 8
 
@@ -133,7 +139,7 @@ def _axis(
     """A categorical axis over ``labels`` (categories, tick texts) with thinned tick labels, fonts times ``scale``."""
     cats, texts = labels
     size = round(_font_size(len(cats)) * scale)
-    step = tick_step(len(cats), max(4, int(panel_px / (size + 3))))
+    step = tick_step(len(cats), max(4, int(panel_px / (size * LABEL_LINE))))
     return dict(
         domain=domain,
         anchor=anchor,
@@ -170,10 +176,19 @@ def _cols(p: Panel) -> tuple[str, ...] | int:
     return p.z.shape[1] if p.cols is None else tuple(p.cols)
 
 
-TITLE_PX = 26
-"""Height of the row a panel's title sits in."""
-TICK_PX_BASE, TICK_PX_PER_CHAR, TICK_CHARS_MAX = 24, 6, 16
-"""Room under a panel for its rotated "i·token" labels: a base plus 6 px per character, at most 16 characters."""
+TITLE_PX = 24
+"""Height of the row a panel's title sits in: the 13 px title and its padding."""
+TICK_ANGLE = -60
+"""x labels are rotated this far: a long token runs down and to the left instead of into its neighbour."""
+CHAR_EM = 0.45
+"""Width of one label character as a share of its font size: "4·river" measured 0.38 em a character in
+chromium (Source Sans), so 0.45 leaves room for wide letters (m, w)."""
+TICK_PAD_PX = 10
+"""Under a panel, besides the rotated text: the tick mark (5 px) and Plotly's padding around the label."""
+SIDE_MARGIN_PX = 10
+"""Left and right margin of a figure; Plotly widens the left one to fit the y labels (automargin)."""
+COLORBAR_PX = 90
+"""Width the colour bar and its tick labels take to the right of the panels."""
 NO_TICKS_PX = 10
 """Gap under a row of panels that draws no x labels."""
 LABEL_PX_PER_CHAR, LABEL_PX_BASE = 6.5, 30
@@ -186,6 +201,11 @@ COLORBAR_MIN_PX, COLORBAR_MAX_PX = 120, 320
 """The colour bar is as long as a panel, within these bounds."""
 TITLE_FONT, NOTE_FONT, HOVER_FONT = 13, 12, 13
 """Font sizes (px) of panel titles, the colour bar and mask note, and the hover label; times the presenter scale."""
+VALUES_MAX_CELLS = 10
+"""Numbers are written in the cells of maps up to 10 x 10, as lesson 1 prints ``weights[:3, :3]``: "0.12" needs
+~30 px at 11 px, and beyond 10 rows a laptop-sized map's cells are narrower than that."""
+VALUE_FONT = 11
+"""Font size (px) of the numbers in the cells; times the presenter scale."""
 
 
 @dataclass(frozen=True)
@@ -223,26 +243,40 @@ class GridPlan:
 
 
 def plan_grid(
-    panels: Sequence[Panel], *, ncols: int | None, panel_px: int | None, square: bool, presenter: bool
+    panels: Sequence[Panel],
+    *,
+    ncols: int | None,
+    panel_px: int | None,
+    square: bool,
+    presenter: bool,
+    width_px: int | None = None,
+    colorbar: bool = True,
 ) -> GridPlan:
     """Columns, panel sizes, label room and gaps for ``panels``; see ``heatmap_grid`` for the arguments."""
     n = len(panels)
     s = PRESENTER_SCALE if presenter else 1.0
     if presenter:
         ncols = min(ncols or min(n, 2 if n <= 4 else 3), PRESENTER_MAX_COLS)
-        sizes, width_px = PRESENTER_PANEL_PX, PRESENTER_WIDTH_PX
+        sizes, planned_px = PRESENTER_PANEL_PX, PRESENTER_WIDTH_PX
     else:
         ncols = ncols or min(n, MAX_COLS)
-        sizes, width_px = PANEL_PX, ASSUMED_WIDTH_PX
+        sizes, planned_px = PANEL_PX, ASSUMED_WIDTH_PX
     longest_axis = max(max(p.z.shape) for p in panels)
     fit_px = min(sizes.get(ncols, sizes[max(sizes)]), max(MIN_PANEL_PX * s, CELL_PX * s * longest_axis))
+    longest = max(len(tok) for p in panels for tok in (*p.rows, *(p.cols or [str(p.z.shape[1])])))
+    # the longest tick text "i·token": position digits, the dot, the token cut to TICK_CHARS
+    label_chars = len(str(longest_axis - 1)) + 1 + min(longest, TICK_CHARS)
+    font = round(_font_size(longest_axis) * s)
+    y_label_px = label_chars * CHAR_EM * font + TICK_PAD_PX * s
+    if width_px is not None and ncols == 1:  # one panel in a chart of known width: as wide as the labels allow
+        fit_px = min(fit_px, width_px - y_label_px - 2 * SIDE_MARGIN_PX - (COLORBAR_PX * s if colorbar else 0))
     px = round(panel_px * s) if panel_px else round(fit_px)
     # A wide T_q x T_k map (cross-attention: few queries, many keys) is only as tall as its rows need:
     # square cells of the size the longest axis gets, not a 1 x 4 map with 160 px cells.
     tall = max(p.z.shape[0] / max(p.z.shape) for p in panels) if square and not panel_px else 1.0
     panel_h = max(1, round(px * tall))
-    longest = max(len(tok) for p in panels for tok in (*p.rows, *(p.cols or [str(p.z.shape[1])])))
-    tick_px = (TICK_PX_BASE + TICK_PX_PER_CHAR * min(longest + 3, TICK_CHARS_MAX)) * s
+    angle = math.radians(-TICK_ANGLE)
+    tick_px = label_chars * CHAR_EM * font * math.sin(angle) + font * math.cos(angle) + TICK_PAD_PX * s
     ticks = _shows_ticks(panels, ncols)
     row_px = []
     for r in range(math.ceil(n / ncols)):
@@ -251,7 +285,7 @@ def plan_grid(
     any_mask = any(p.allowed is not None and not p.allowed.all() for p in panels)
     inner_y_labels = any(show_y for k, (_, show_y) in enumerate(ticks) if k % ncols)
     label_px = (LABEL_PX_PER_CHAR * min(longest, TICK_CHARS) + LABEL_PX_BASE) * s
-    gap_x = 0.0 if ncols == 1 else min(MAX_GAP, label_px / width_px) if inner_y_labels else NARROW_GAP
+    gap_x = 0.0 if ncols == 1 else min(MAX_GAP, label_px / planned_px) if inner_y_labels else NARROW_GAP
     return GridPlan(
         ncols=ncols,
         scale=s,
@@ -278,6 +312,9 @@ def heatmap_grid(
     panel_px: int | None = None,
     square: bool = True,
     presenter: bool = False,
+    values: bool = False,
+    colorbar: bool = True,
+    width_px: int | None = None,
 ) -> go.Figure:
     """One figure, ``len(panels)`` heatmaps on a grid, one colour bar ``[zmin, zmax]``.
 
@@ -287,10 +324,21 @@ def heatmap_grid(
     a (T, 512) matrix of vectors would otherwise be a strip a few pixels high.
     ``presenter=True`` is for a projector: fonts, cells and margins ``PRESENTER_SCALE`` times
     larger, at most ``PRESENTER_MAX_COLS`` panels per row (an explicit ``panel_px`` is scaled too).
+    ``values=True`` writes each cell's number (two decimals) in maps of at most ``VALUES_MAX_CELLS`` rows
+    and columns; larger maps stay without. ``colorbar=False`` leaves the colour bar to another figure
+    (``colour_bar_figure``). ``width_px``: the chart's width when the page knows it (one panel per chart).
     """
     if not panels:
         raise ValueError("heatmap_grid needs at least one panel")
-    plan = plan_grid(panels, ncols=ncols, panel_px=panel_px, square=square, presenter=presenter)
+    plan = plan_grid(
+        panels,
+        ncols=ncols,
+        panel_px=panel_px,
+        square=square,
+        presenter=presenter,
+        width_px=width_px,
+        colorbar=colorbar,
+    )
     s = plan.scale
     traces, layout, annotations, shapes = [], {}, [], []
     hatch_cache: dict[bytes, str] = {}
@@ -300,7 +348,7 @@ def heatmap_grid(
         suffix = "" if k == 0 else str(k + 1)
         xa, ya = f"x{suffix}", f"y{suffix}"
         x_labels, y_labels = _labels(p.cols, p.z.shape[1]), _labels(p.rows, p.z.shape[0])
-        layout[f"xaxis{suffix}"] = _axis(x_dom, x_labels, show_x, plan.panel_px, ya, s) | dict(tickangle=-60)
+        layout[f"xaxis{suffix}"] = _axis(x_dom, x_labels, show_x, plan.panel_px, ya, s) | dict(tickangle=TICK_ANGLE)
         y_axis = _axis(y_dom, y_labels, show_y, plan.panel_h, xa, s)
         # row 0 on top; a panel squeezed by a narrow chart stays under its title
         y_axis |= dict(range=y_axis["range"][::-1], constraintoward="top")
@@ -315,17 +363,22 @@ def heatmap_grid(
                 hatch_cache[key] = _hatch_path(p.allowed)
             shapes.append(dict(type="path", xref=xa, yref=ya, path=hatch_cache[key], line=dict(color=HATCH, width=1)))
             traces.append(_mask_trace(p.allowed, x, y, xa, ya, title))
-        traces.append(_value_trace(z, x, y, xa, ya, title, f"{p.hover}: %{{z:{value_format}}}"))
+        trace = _value_trace(z, x, y, xa, ya, title, f"{p.hover}: %{{z:{value_format}}}")
+        if values and max(p.z.shape) <= VALUES_MAX_CELLS:
+            # plotly.js's default text colour on a heatmap ("auto") is black or white, whichever contrasts with
+            # the cell's own colour: white on Viridis' dark purple, black on its green and yellow
+            trace |= dict(texttemplate="%{z:.2f}", textfont=dict(size=round(VALUE_FONT * s)))
+        traces.append(trace)
         annotations.append(_title(title, (x_dom[0] + x_dom[1]) / 2, y_dom[1], size=round(TITLE_FONT * s)))
     if plan.masked:
         note = "hatched grey = masked: the query may not attend to this key"
         annotations.append(_title(note, 0, 1, xanchor="left", size=round(NOTE_FONT * s)))
     layout |= dict(
         height=plan.plot_h + plan.margin_t + 4,
-        margin=dict(l=10, r=10, t=plan.margin_t, b=4),
+        margin=dict(l=SIDE_MARGIN_PX, r=SIDE_MARGIN_PX, t=plan.margin_t, b=4),
         plot_bgcolor="white",
         paper_bgcolor="rgba(0,0,0,0)",
-        coloraxis=_colour_axis(colorscale, zmin, zmax, value_name, plan),
+        coloraxis=_colour_axis(colorscale, zmin, zmax, value_name, plan) | ({} if colorbar else dict(showscale=False)),
         hoverlabel=dict(font=dict(size=round(HOVER_FONT * s))),
         annotations=annotations,
         hovermode="closest",
@@ -371,6 +424,79 @@ def _colour_axis(colorscale: str, zmin: float, zmax: float, value_name: str, pla
     )
 
 
+BAR_STEPS = 64
+"""Rows of the gradient strip a standalone colour bar is drawn with: smooth to the eye at any length."""
+BAR_TICKS = 6
+"""Labelled values on a standalone colour bar: 0, 0.2, ..., 1 for weights."""
+BAR_CHART_PX = 320
+"""Width of a standalone colour bar: a horizontal strip with its title on the left, above the maps
+(on a phone, too: the maps stack below it, each ~360 px wide)."""
+BAR_STRIP_PX = 14
+"""Height of a standalone colour bar's strip."""
+
+
+def bar_chart_px(presenter: bool) -> int:
+    """Width in pixels of a standalone colour bar chart (``st.plotly_chart(width=...)``)."""
+    return round(BAR_CHART_PX * (PRESENTER_SCALE if presenter else 1.0))
+
+
+def colour_bar_figure(
+    *,
+    zmin: float = 0.0,
+    zmax: float = 1.0,
+    value_name: str = "weight",
+    colorscale: str = COLORSCALE,
+    presenter: bool = False,
+) -> go.Figure:
+    """Only a colour bar ``[zmin, zmax]``: the key to maps drawn one per chart, ``bar_chart_px`` wide.
+
+    A chart per map lets the page lay maps out by the screen's width (``dashboard/map_columns.py``); they
+    share this one bar instead of drawing one each. It is itself a heatmap, a (1, BAR_STEPS) strip of the
+    values from zmin (left) to zmax, its values as tick labels underneath and its name on the left.
+    """
+    s = PRESENTER_SCALE if presenter else 1.0
+    levels = np.linspace(zmin, zmax, BAR_STEPS, dtype=np.float32)[None, :]  # (1, BAR_STEPS)
+    ticks = np.linspace(zmin, zmax, BAR_TICKS)
+    font = round(NOTE_FONT * s)
+    strip = dict(type="heatmap", z=levels, x=np.arange(BAR_STEPS), y=[0], coloraxis="coloraxis", hoverinfo="skip")
+    name_px = round(len(value_name) * CHAR_EM * font + TICK_PAD_PX * s)
+    layout = dict(
+        height=round(BAR_STRIP_PX * s + 2 * font + TICK_PAD_PX * s),
+        margin=dict(l=name_px, r=font, t=4, b=round(font * 1.5 + TICK_PAD_PX * s), pad=0),
+        xaxis=dict(
+            range=[-0.5, BAR_STEPS - 0.5],
+            tickmode="array",
+            tickvals=(ticks - zmin) / (zmax - zmin) * (BAR_STEPS - 1),
+            ticktext=[f"{v:.3g}" for v in ticks],
+            tickfont=dict(size=font),
+            ticks="outside",
+            showgrid=False,
+            zeroline=False,
+            fixedrange=True,
+        ),
+        yaxis=dict(visible=False, range=[-0.5, 0.5], fixedrange=True),
+        coloraxis=dict(colorscale=named_colorscale(colorscale), cmin=zmin, cmax=zmax, showscale=False),
+        annotations=[
+            dict(
+                text=value_name,
+                xref="paper",
+                yref="paper",
+                x=0,
+                y=0.5,
+                xanchor="right",
+                yanchor="middle",
+                xshift=-TICK_PAD_PX * s / 2,
+                showarrow=False,
+                font=dict(size=font),
+            )
+        ],
+        plot_bgcolor="rgba(0,0,0,0)",
+        paper_bgcolor="rgba(0,0,0,0)",
+        showlegend=False,
+    )
+    return plain_figure([strip], layout)
+
+
 def _title(text: str, x: float, y: float, *, xanchor: str = "center", size: int = 13) -> dict:
     """A text annotation in paper coordinates whose bottom edge sits at ``y``; ``text`` already escaped."""
     return dict(
@@ -384,3 +510,68 @@ def _title(text: str, x: float, y: float, *, xanchor: str = "center", size: int 
         showarrow=False,
         font=dict(size=size),
     )
+
+
+PAGE_PX = {False: 940, True: 1216}
+"""Width of the page's main column the charts plan for: a 1400 px laptop window with the sidebar open
+(1400 - 300 sidebar - 2 x 80 padding), or a 1280 px projector in presenter mode, whose link opens with the
+sidebar collapsed and 32 px side padding (1280 - 2 x 32, dashboard/presenter.py). A narrower screen
+shrinks each map to its column; a phone stacks them."""
+COLUMN_GAP_PX = 16
+"""Streamlit's gap between columns ("small", 1 rem)."""
+PHONE_PANEL_PX = 260
+"""A map is planned at least this tall (when it has the cells for it): on a 390 px phone the columns stack and
+each map gets the phone's width, ~360 px less its labels, and should be >= 250 px."""
+
+
+@dataclass(frozen=True)
+class ChartGrid:
+    """Maps drawn one per chart, ``ncols`` to a row, and the one colour bar they share.
+
+    The page puts them in ``st.columns`` (``dashboard/map_columns.py``): side by side on a laptop or projector,
+    one per row on a phone, where Streamlit stacks columns. The server cannot know the screen's width;
+    the browser's columns can.
+    """
+
+    maps: list[go.Figure]
+    colour_bar: go.Figure
+    ncols: int
+    bar_px: int
+    """Width of the colour bar's chart, drawn above the maps."""
+
+
+def chart_grid(
+    panels: Sequence[Panel],
+    ncols: int,
+    *,
+    presenter: bool = False,
+    values: bool = False,
+    zmin: float = 0.0,
+    zmax: float = 1.0,
+    value_name: str = "weight",
+    value_format: str = ".3f",
+    colorscale: str = COLORSCALE,
+) -> ChartGrid:
+    """One figure per panel (its own title and both axes' labels), planned for a column of the page, and a bar."""
+    if not panels:
+        raise ValueError("chart_grid needs at least one panel")
+    ncols = max(1, min(ncols, len(panels)))
+    column_px = (PAGE_PX[presenter] - COLUMN_GAP_PX * (ncols - 1)) / ncols
+    longest_axis = max(max(p.z.shape) for p in panels)
+    fit = min(CELL_PX * longest_axis, PHONE_PANEL_PX)  # laptop-scale pixels; presenter scales them
+    common = dict(zmin=zmin, zmax=zmax, value_name=value_name, value_format=value_format, colorscale=colorscale)
+    maps = [
+        heatmap_grid(
+            [p],
+            ncols=1,
+            presenter=presenter,
+            values=values,
+            colorbar=False,
+            width_px=round(column_px),
+            panel_px=None if presenter else max(fit, MIN_PANEL_PX),
+            **common,
+        )
+        for p in panels
+    ]
+    bar = colour_bar_figure(zmin=zmin, zmax=zmax, value_name=value_name, colorscale=colorscale, presenter=presenter)
+    return ChartGrid(maps=maps, colour_bar=bar, ncols=ncols, bar_px=bar_chart_px(presenter))

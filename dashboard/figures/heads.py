@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core import realign
-from dashboard.figures.grid import Panel, heatmap_grid
+from dashboard.figures.grid import ChartGrid, Panel, chart_grid, heatmap_grid
 
 
 def heads_figure(
@@ -30,6 +30,43 @@ def heads_figure(
         raise ValueError(f"weights {weights.shape} do not match {len(tokens)} query and {len(keys)} key tokens")
     panels = [Panel(weights[i], tokens, keys, f"head {i + 1}", allowed) for i in range(h)]
     return heatmap_grid(panels, presenter=presenter)
+
+
+PRESENTER_HEAD_COLUMNS = 4
+"""Presenter mode: four maps to a row, so the default four heads are all on a 1280 x 720 projector's first screen."""
+LAPTOP_HEAD_COLUMNS = 3
+"""Laptop: at most three maps to a row, each ~280 px wide in a 940 px page; four heads are 2 x 2."""
+VALUES_HEAD_COLUMNS = 2
+"""With numbers in the cells: two maps to a row, so a cell is wide enough for "0.12" at presenter size too."""
+
+
+def head_columns(h: int, *, presenter: bool, values: bool) -> int:
+    """Maps per row for ``h`` heads (a phone shows one per row whatever this says)."""
+    if values:
+        return min(h, VALUES_HEAD_COLUMNS)
+    if presenter:
+        return min(h, PRESENTER_HEAD_COLUMNS)
+    return 2 if h == 4 else min(h, LAPTOP_HEAD_COLUMNS)
+
+
+def head_charts(
+    weights: np.ndarray,
+    tokens: Sequence[str],
+    allowed: np.ndarray | None = None,
+    *,
+    presenter: bool = False,
+    values: bool = False,
+) -> ChartGrid:
+    """One chart per head of ``weights (h, T, T)``, each with its own row and column labels, and one colour bar.
+
+    The heads view lays them out in columns: side by side on a laptop or projector, one per row on a phone.
+    ``values=True`` writes each weight in its cell (maps up to ``grid.VALUES_MAX_CELLS`` tokens).
+    """
+    h, t_q, t_k = weights.shape
+    if (t_q, t_k) != (len(tokens), len(tokens)):
+        raise ValueError(f"weights {weights.shape} do not match {len(tokens)} tokens")
+    panels = [Panel(weights[i], tokens, tokens, f"head {i + 1}", allowed) for i in range(h)]
+    return chart_grid(panels, head_columns(h, presenter=presenter, values=values), presenter=presenter, values=values)
 
 
 def average_figure(
@@ -71,7 +108,7 @@ def permutation_figure(
         Panel(permuted_weights, permuted_tokens, permuted_tokens, "reordered sentence", allowed),
         Panel(realigned, tokens, tokens, "reordered map, moved back", realigned_allowed),
     ]
-    return heatmap_grid(panels, ncols=2 if presenter else 3, presenter=presenter)  # presenter: larger panels
+    return heatmap_grid(panels, ncols=3, presenter=presenter)  # side by side, also on a projector
 
 
 MODEL_PANEL_PX = 64

@@ -8,7 +8,10 @@ import streamlit as st
 from core import multi_head_attention
 from dashboard import compute
 from dashboard.downloads import download_buttons
-from dashboard.figures import average_figure, heads_figure
+from dashboard.figures import average_figure
+from dashboard.figures.grid import VALUES_MAX_CELLS
+from dashboard.figures.heads import head_charts
+from dashboard.map_columns import show_maps
 from dashboard.page import PLOTLY_CONFIG, pretrained_examples, run_call, run_or_message, show_code, unscaled_warning
 from dashboard.settings import Settings
 
@@ -34,18 +37,26 @@ def render(settings: Settings) -> None:
         f"d_k = {settings.config.d_model} / {h} = {settings.config.d_k}."
     )
     unscaled_warning(settings)  # the sidebar's scaling toggle is off: say so above the maps
-    show_average = st.toggle(
-        "Average over heads",
-        key="average",
-        bind="query-params",
-        help="The mean of all heads' maps: still a distribution over keys for every query.",
-    )
-    st.plotly_chart(
-        heads_figure(run.trace.weights, run.tokens, run.trace.mask, presenter=settings.presenter),
-        width="stretch",
-        key="heads_chart",
-        config=PLOTLY_CONFIG,
-    )
+    with st.container(horizontal=True):  # one row of switches: the maps start higher on a projector
+        show_average = st.toggle(
+            "Average over heads",
+            key="average",
+            bind="query-params",
+            help="The mean of all heads' maps: still a distribution over keys for every query.",
+        )
+        values = st.toggle(
+            "Values",
+            key="values",
+            bind="query-params",
+            disabled=t > VALUES_MAX_CELLS,
+            help=f"Write each weight in its cell, as lesson 1 prints weights[:3, :3]. Up to {VALUES_MAX_CELLS} "
+            f"tokens: {t} leave cells too small for a number, so hover over a cell to read it."
+            if t > VALUES_MAX_CELLS
+            else f"Write each weight in its cell (two decimals), as lesson 1 prints weights[:3, :3]; "
+            f"up to {VALUES_MAX_CELLS} tokens.",
+        )
+    charts = head_charts(run.trace.weights, run.tokens, run.trace.mask, presenter=settings.presenter, values=values)
+    show_maps(charts, key="heads_chart")
     show_code(multi_head_attention, f"{run_call(settings)}\nweights = result.trace.weights  # (h, T, T)")
     if show_average:
         st.plotly_chart(
