@@ -335,7 +335,7 @@ def result_npz(result: TrainResult) -> bytes:
     return buffer.getvalue()
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(max_entries=1, show_spinner=False)  # no arguments: one registry
 def registry() -> Registry:
     """The one registry of this server process, shared by every session."""
     return Registry()

@@ -72,6 +72,7 @@ def _panel_title(text: str, domain: list[float], size: int) -> dict:
         text=text,
         xref="paper",
         x=sum(domain) / 2,
+        xanchor="center",  # "auto" would anchor a title left of 1/3 by its left edge, right of 2/3 by its right
         yref="paper",
         y=1.0,
         yanchor="bottom",
@@ -124,15 +125,16 @@ def curves_figure(
     if at_step is not None:
         data += [_vline("x", "y", at_step, top_loss), _vline("x2", "y2", at_step, 1.0)]
     target = dict(color="#888888", dash="dot", width=1)
+    ticks = dict(tickfont=dict(size=round(12 * s)))  # explicit: Streamlit's theme template sets its own
     layout = dict(
-        xaxis=dict(domain=DOMAINS[0], anchor="y", range=x_range, title=dict(text="step")),
-        yaxis=dict(anchor="x", range=[0, top_loss], rangemode="tozero"),
-        xaxis2=dict(domain=DOMAINS[1], anchor="y2", range=x_range, title=dict(text="step")),
-        yaxis2=dict(anchor="x2", range=[0, 1.04], tickformat=".0%"),
+        xaxis=dict(domain=DOMAINS[0], anchor="y", range=x_range, title=dict(text="step"), **ticks),
+        yaxis=dict(anchor="x", range=[0, top_loss], rangemode="tozero", **ticks),
+        xaxis2=dict(domain=DOMAINS[1], anchor="y2", range=x_range, title=dict(text="step"), **ticks),
+        yaxis2=dict(anchor="x2", range=[0, 1.04], tickformat=".0%", **ticks),
         shapes=[dict(type="line", xref="x2 domain", x0=0, x1=1, yref="y2", y0=TARGET, y1=TARGET, line=target)],
         annotations=[
-            _panel_title("training loss (cross-entropy)", DOMAINS[0], round(14 * s)),
-            _panel_title("held-out accuracy (dotted: 99%)", DOMAINS[1], round(14 * s)),
+            _panel_title("training loss", DOMAINS[0], round(14 * s)),
+            _panel_title("held-out accuracy", DOMAINS[1], round(14 * s)),
         ],
         height=round(300 * s),
         font=dict(size=round(12 * s)),
@@ -174,9 +176,10 @@ def formation_figure(
         )
     if at_step is not None:
         data.append(_vline("x", "y", at_step, 1.0))
+    ticks = dict(tickfont=dict(size=round(12 * s)))
     layout = dict(
-        xaxis=dict(range=[0, max([*steps, 1])], title=dict(text="step")),
-        yaxis=dict(range=[0, 1.04], title=dict(text="mean weight")),
+        xaxis=dict(range=[0, max([*steps, 1])], title=dict(text="step"), **ticks),
+        yaxis=dict(range=[0, 1.04], title=dict(text="mean weight"), **ticks),
         height=round(300 * s),
         font=dict(size=round(12 * s)),
         margin=dict(l=10, r=10, t=10, b=10),
