@@ -32,6 +32,12 @@ CAUSAL_HERE = (
 )
 
 
+CAUSAL_OFF = (
+    "No mask here: the causal mask is off, so every query reads the whole source, as a translation decoder's "
+    "cross-attention does. Turned on, it would stay top-left aligned (tril over T_q × T_k)."
+)
+
+
 def cross_shape_table(run: Run, settings: Settings) -> pd.DataFrame:
     """Rows of (tensor, shape, formula) for cross-attention, read from the run's own arrays.
 
@@ -56,7 +62,12 @@ def cross_shape_table(run: Run, settings: Settings) -> pd.DataFrame:
         ("Q per head", tr.q.shape, "split into h heads of d_k columns" + rope),
         ("K, V per head", tr.k.shape, "split into h heads of d_k columns" + rope),
         ("Kᵀ", np.swapaxes(tr.k, -1, -2).shape, "swap the last two axes of K, per head"),
-        ("scores", tr.scores.shape, "Q Kᵀ / √d_k: one row per query token, one column per source token"),
+        (
+            "scores",
+            tr.scores.shape,
+            ("Q Kᵀ / √d_k" if settings.config.scaled else "Q Kᵀ (scaling is off: no ÷√d_k)")
+            + ": one row per query token, one column per source token",
+        ),
     ]
     if tr.mask is not None:
         rows.append(("causal mask", tr.mask.shape, "True where source position j ≤ query position i (tril)"))
@@ -121,4 +132,4 @@ def render(settings: Settings) -> None:
     table = cross_shape_table(run, settings)
     st.dataframe(table, hide_index=True, width="stretch", height=ROW_PX * (len(table) + 1) + 3)
     if not settings.config.causal:
-        st.caption(CAUSAL_HERE)
+        st.caption(CAUSAL_OFF)

@@ -34,7 +34,8 @@ def render(settings: Settings) -> None:
     n_layers, h, t = weights.shape[0], weights.shape[1], weights.shape[-1]
     mask = runs[0].trace.mask
     st.caption(
-        f"{n_layers} layer{'s' * (n_layers > 1)} × {h} heads = {n_layers * h} maps of {t}×{t}: rows are layers "
+        f"{n_layers} layer{'s' * (n_layers > 1)} × {h} head{'s' * (h > 1)} = {n_layers * h} "
+        f"map{'s' * (n_layers * h > 1)} of {t}×{t}: rows are layers "
         "(the first at the top), columns are heads. Hover a cell for its tokens and weight."
     )
     st.plotly_chart(

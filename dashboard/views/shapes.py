@@ -95,7 +95,7 @@ def render(settings: Settings) -> None:
     batch = run_batch(run, b) if b > 1 else None
     batched = f"B = {b} copies of the sentence as one batch, " if b > 1 else ""
     st.caption(
-        f"{batched}T = {t} tokens, h = {c.n_heads} heads. {scaling} "
+        f"{batched}T = {t} tokens, h = {c.n_heads} head{'s' * (c.n_heads != 1)}. {scaling} "
         "The heads are not separate matrices: one (d_model, d_model) projection is cut into h slices of d_k columns."
     )
     table = shape_table(run, settings, batch)

@@ -167,8 +167,12 @@ def x_step(head: Head) -> Step:
             f"X: the hidden state entering layer {head.settings.layer}",
             vectors_figure(panels, ncols=1, presenter=head.settings.presenter),
             "step_x_chart",
-            f"Shape {shape_text(x.shape)} = (T, d_model): for layer 1, each piece's word, position and segment "
-            "embeddings added and normalised (LayerNorm); for a later layer, the previous layer's output.",
+            f"Shape {shape_text(x.shape)} = (T, d_model): "
+            + (
+                "each piece's word, position and segment embeddings added and normalised (LayerNorm)."
+                if head.settings.layer == 1
+                else f"the output of layer {head.settings.layer - 1}, whose input already held the positions."
+            ),
             rf"X = h^{{({head.settings.layer - 1})}}",
             (bert_forward, source_lines(bert_forward, "x = embed(weights, ids)", "x, trace = encoder_block(")),
         )
