@@ -50,6 +50,7 @@ import psutil
 from bench.protocol import Page, Tab, decode_array
 from bench.streamlit_server import CHROMIUM, CHROMIUM_ARGS, streamlit_server
 from core import AttentionConfig, causal_mask, run, tokenize
+from core.training import TASK_NAMES
 from dashboard.settings import D_MODELS, MAX_SEED, head_options
 
 _WORDS = """the bank of river gave a loan money water boat fish teacher student reads book cat dog sat on mat
@@ -138,9 +139,38 @@ class Student:
         """Every third student looks at the pretrained model's heads instead of random ones."""
         return self.index % 3 == 1
 
+    @property
+    def trains(self) -> bool:
+        """Every third student is in the train view, pressing Train on settings of its own."""
+        return self.index % 3 == 2
+
+    def opening(self) -> dict[str, str]:
+        """The link this student opens."""
+        if self.trains:
+            return {"view": "train", "weights": "trained", "task": self.rng.choice(TASK_NAMES)}
+        return {"weights": "minilm"} if self.pretrained else {}
+
+    def first_change(self, values: dict) -> dict:
+        """A sentence of its own (a seed of its own and a press of Train in the train view)."""
+        if self.trains:
+            return {"seed": self.rng.randrange(MAX_SEED), "train_button": True}
+        first = {"sentence": self.sentence()}
+        return first if self.pretrained else first | {"seed": self.rng.randrange(MAX_SEED)}
+
+    def check(self, page: Page, values: dict) -> None:
+        """The heads figure must be this session's own; the train view must run without an exception."""
+        if not self.trains:
+            check_page(page, values)
+        elif page.status != 0 or page.of("exception"):
+            raise Mismatch(f"train view: status {page.status}, {len(page.of('exception'))} exceptions")
+
     def next_change(self, values: dict) -> dict:
         """One control per rerun, as in a browser (a head count offered only after d_model changed cannot be
         clicked in the same rerun); the app itself moves n_heads when a new d_model no longer allows it."""
+        if self.trains:  # a task's recommendation (pre-trained, instant) or an own seed and a press of Train
+            if self.rng.random() < 0.5:
+                return {"task": self.rng.choice([t for t in TASK_NAMES if t != values.get("task")])}
+            return {"seed": self.rng.randrange(MAX_SEED)} | ({"train_button": True} if "train_button" in values else {})
         if self.pretrained:  # the model fixes d_model, heads and positions: sentence, layer and the mask remain
             what = self.rng.choice(["sentence", "layer", "causal"])
             if what == "layer":
@@ -166,15 +196,10 @@ async def student(url: str, s: Student, deadline: float, think: tuple[float, flo
     """Open the teacher's link, type an own sentence, then change one control after another until ``deadline``."""
     try:
         async with Tab(url, timeout=60, browser_cache=True) as tab:
-            page = await tab.open({"weights": "minilm"} if s.pretrained else {})
+            page = await tab.open(s.opening())
             s.first_load = page.seconds
-            first = (
-                {"sentence": s.sentence()}
-                if s.pretrained
-                else {"sentence": s.sentence(), "seed": s.rng.randrange(MAX_SEED)}
-            )
-            page = await tab.change(**first)
-            check_page(page, tab.values)
+            page = await tab.change(**s.first_change(tab.values))
+            s.check(page, tab.values)
             s.latencies.append(page.seconds)
             s.received.append(page.received)
             s.deflated.append(page.deflated)
@@ -182,7 +207,7 @@ async def student(url: str, s: Student, deadline: float, think: tuple[float, flo
             while time.monotonic() < deadline:
                 await asyncio.sleep(s.rng.uniform(*think))
                 page = await tab.change(**s.next_change(tab.values))
-                check_page(page, tab.values)
+                s.check(page, tab.values)
                 s.latencies.append(page.seconds)
                 s.received.append(page.received)
                 s.deflated.append(page.deflated)

@@ -44,7 +44,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.NumberInput_pb2 import NumberInput
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-WIDGETS = {"text_input", "text_area", "selectbox", "button_group", "checkbox", "number_input"}
+WIDGETS = {"text_input", "text_area", "selectbox", "button_group", "checkbox", "number_input", "button"}
 """Widget types this client can set; a chart with a key has an id too but sends no state unless selectable."""
 DONE = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_WITH_COMPILE_ERROR}
 """Statuses that end the run we asked for (FINISHED_EARLY_FOR_RERUN ends an older one)."""
@@ -73,6 +73,8 @@ def encode(element: Element, value: Any) -> WidgetState:
         ws.string_array_value.data[:] = [str(value)]
     elif kind == "checkbox":
         ws.bool_value = bool(value)
+    elif kind == "button":  # a press is a trigger: True for the one rerun it causes
+        ws.trigger_value = bool(value)
     elif kind == "number_input":
         if proto.data_type == NumberInput.INT:
             ws.int_value = int(value)
@@ -90,6 +92,8 @@ def shown_value(element: Element, query: dict[str, str]) -> Any:
     bound to a query parameter (the frontend reads the URL itself), else the default.
     """
     kind = element.WhichOneof("type")
+    if kind == "button":
+        return False  # not pressed
     p = _proto(element)
     url = None if p.set_value else query.get(p.query_param_key) if p.query_param_key else None
     if kind in ("text_input", "text_area"):
@@ -235,8 +239,11 @@ class Tab:
             raise KeyError(f"no widget with key {sorted(unknown)} on the page")
         self.values.update(values)
         states = [encode(el, self.values[k]) for k, el in widgets.items()]
+        for k, el in widgets.items():  # a button press lasts one rerun, as in the browser
+            if el.WhichOneof("type") == "button":
+                self.values[k] = False
         for k, v in values.items():  # a bound widget writes its value into the URL, as the frontend does
-            if _proto(widgets[k]).query_param_key:
+            if getattr(_proto(widgets[k]), "query_param_key", ""):  # a button has none
                 self.query[k] = str(v).lower() if isinstance(v, bool) else str(v)
         return await self._rerun(states)
 
@@ -254,7 +261,7 @@ class Tab:
         await self._ws.send(msg.SerializeToString())
         self.page = await self._read_run(start)
         for k, el in self.page.widgets().items():
-            if _proto(el).set_value or k not in self.values:
+            if getattr(_proto(el), "set_value", False) or k not in self.values:  # a button has no set_value
                 self.values[k] = shown_value(el, self.query)
         return self.page
 
