@@ -160,9 +160,20 @@ def shape_frame(rows: list[tuple[str, tuple[int, ...], str]]) -> pd.DataFrame:
 
 
 def run_call(settings: Settings, source: tuple[str, ...] | None = None) -> str:
-    """The line that computed this page's trace, with its settings (the sentence as a Python literal)."""
+    """The lines that computed this page's trace, with its settings (the sentence as a Python literal)."""
+    c = settings.config
+    if c.weights == "minilm":  # bert_forward runs multi_head_attention once per layer
+        return (
+            f"runs = layer_runs(load_minilm(), {settings.sentence!r}, causal={c.causal})  # one Run per layer\n"
+            f"result = runs[{settings.layer - 1}]  # layer {settings.layer}"
+        )
+    if c.weights == "trained":  # the model's forward runs multi_head_attention once per layer
+        return (
+            f"trained = train({settings.training!r})  # pre-trained file for a task's recommendation\n"
+            f"result = runs_of(trained, trained.fixed_example.inputs[0])[{settings.layer - 1}]"
+        )
     source_arg = "" if source is None else f", source={source!r}"
-    return f"result = run(tokenize({settings.sentence!r}), {settings.config!r}{source_arg})"
+    return f"result = run(tokenize({settings.sentence!r}), {c!r}{source_arg})"
 
 
 def source_lines(function: Callable, *needles: str) -> str:

@@ -44,10 +44,8 @@ def render(settings: Settings) -> None:
         key="model_chart",
         config=PLOTLY_CONFIG,
     )
-    if settings.config.weights == "minilm":
-        show_code(bert_forward, f"runs = layer_runs(load_minilm(), {settings.sentence!r})  # calls bert_forward")
-    else:
-        show_code(multi_head_attention, f"{run_call(settings)}\nweights = result.trace.weights  # (h, T, T)")
+    computed_by = bert_forward if settings.config.weights == "minilm" else multi_head_attention
+    show_code(computed_by, f"{run_call(settings)}\nweights = result.trace.weights  # (h, T, T)")
 
     st.subheader("One head, large", anchor=False)
     layer = min(settings.layer, n_layers)
