@@ -80,51 +80,10 @@ def render(settings: Settings) -> None:
     tokens = tokens_or_message(settings.sentence)
     if tokens is None:
         return
-    left, right = st.columns(2)
-    shift = left.number_input(
-        "Shift every position by",
-        min_value=1,
-        max_value=MAX_SHIFT,
-        value=DEFAULT_SHIFT,
-        step=1,
-        key="shift",
-        bind="query-params",
-        help="The same sentence again, starting at this position instead of 0; nothing else changes.",
-    )
-    k = choose_head(
-        settings.config.n_heads,
-        key="shift_head",
-        bind="query-params",
-        help="The maps show this head; the differences in the table are over all heads.",
-        container=right,
-    )
-    shift = int(shift)
+    shift, k = _controls(settings)
     kinds = _available(settings)
     results = {kind: compute.shift_run(tokens, shift, replace(settings.config, positional=kind)) for kind in kinds}
-
-    if len(tokens) == 1:
-        st.info("A single token can only attend to itself (weight 1) at any position: type a longer sentence.")
-    elif "rope" in results:
-        holds, sentence = comparison({kind: r.max_abs_diff for kind, r in results.items()})
-        (st.success if holds else st.warning)(sentence)
-    if settings.config.positional in results:
-        _, sentence = verdict(settings.config.positional, results[settings.config.positional].max_abs_diff)
-        st.markdown(f"**Your setting ({settings.config.positional}):** {sentence}")
-
-    rows = [
-        (kind, f"{r.max_abs_diff:.2e}", "unchanged" if r.max_abs_diff <= TOLERANCE else "changed")
-        for kind, r in results.items()
-    ]
-    st.dataframe(
-        pd.DataFrame(rows, columns=["positional encoding", "max |difference|, all heads", "map after the shift"]),
-        hide_index=True,
-        width="stretch",
-    )
-    if "rope" not in results:
-        st.info(
-            f"RoPE needs an even d_k and d_k = {settings.config.d_k} here: choose another head count to compare it."
-        )
-
+    _verdicts(settings, tokens, results)
     shown = [
         ShiftRow(kind, results[kind].weights[k], results[kind].shifted_weights[k]) for kind in SHOWN if kind in results
     ]
@@ -150,3 +109,51 @@ def render(settings: Settings) -> None:
         f"Head {k + 1}. Left: positions 0 to {len(tokens) - 1}; middle: {shift} to {shift + len(tokens) - 1}; "
         "right: |left − middle|, dark where nothing moved. Each row is one encoding, everything else as in the sidebar."
     )
+
+
+def _controls(settings: Settings) -> tuple[int, int]:
+    """How far to shift, and which head the maps show (0-based)."""
+    left, right = st.columns(2)
+    shift = left.number_input(
+        "Shift every position by",
+        min_value=1,
+        max_value=MAX_SHIFT,
+        value=DEFAULT_SHIFT,
+        step=1,
+        key="shift",
+        bind="query-params",
+        help="The same sentence again, starting at this position instead of 0; nothing else changes.",
+    )
+    k = choose_head(
+        settings.config.n_heads,
+        key="shift_head",
+        bind="query-params",
+        help="The maps show this head; the differences in the table are over all heads.",
+        container=right,
+    )
+    return int(shift), k
+
+
+def _verdicts(settings: Settings, tokens: tuple[str, ...], results: dict) -> None:
+    """Whether RoPE's maps stayed put and the absolute ones moved, in words and in a table."""
+    if len(tokens) == 1:
+        st.info("A single token can only attend to itself (weight 1) at any position: type a longer sentence.")
+    elif "rope" in results:
+        holds, sentence = comparison({kind: r.max_abs_diff for kind, r in results.items()})
+        (st.success if holds else st.warning)(sentence)
+    if settings.config.positional in results:
+        _, sentence = verdict(settings.config.positional, results[settings.config.positional].max_abs_diff)
+        st.markdown(f"**Your setting ({settings.config.positional}):** {sentence}")
+    rows = [
+        (kind, f"{r.max_abs_diff:.2e}", "unchanged" if r.max_abs_diff <= TOLERANCE else "changed")
+        for kind, r in results.items()
+    ]
+    st.dataframe(
+        pd.DataFrame(rows, columns=["positional encoding", "max |difference|, all heads", "map after the shift"]),
+        hide_index=True,
+        width="stretch",
+    )
+    if "rope" not in results:
+        st.info(
+            f"RoPE needs an even d_k and d_k = {settings.config.d_k} here: choose another head count to compare it."
+        )
