@@ -21,6 +21,11 @@ import math
 
 import numpy as np
 
+# The float64 coefficients below are fdlibm's (s_erf.c), whose notice reads:
+#   Copyright (C) 1993 by Sun Microsystems, Inc. All rights reserved.
+#   Developed at SunSoft, a Sun Microsystems, Inc. business.
+#   Permission to use, copy, modify, and distribute this software is freely granted,
+#   provided that this notice is preserved.
 # fdlibm s_erf.c, |x| < 0.84375: erf(x) = x + x * R(x^2) / S(x^2)
 _PP = (1.28379167095512558561e-01, -3.25042107247001499370e-01, -2.84817495755985104766e-02,
        -5.77027029648944159157e-03, -2.37630166566501626084e-05)  # fmt: skip
