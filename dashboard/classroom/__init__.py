@@ -1,0 +1,1 @@
+"""The class takes part: share link and QR code, quiz, rooms, guided tours."""
