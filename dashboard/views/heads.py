@@ -7,6 +7,7 @@ import streamlit as st
 
 from core import multi_head_attention
 from dashboard import compute
+from dashboard.classroom.quiz_panel import ask
 from dashboard.downloads import download_buttons
 from dashboard.figures import average_figure
 from dashboard.figures.grid import VALUES_MAX_CELLS
@@ -29,6 +30,8 @@ def render(settings: Settings) -> None:
         pretrained_examples()
     run = run_or_message(settings)
     if run is None:
+        return
+    if ask(settings, run):  # quiz mode (URL quiz=true): a question, and no map until Reveal
         return
     t, h = len(run.tokens), settings.config.n_heads
     maps = f"{h} heads, each a {t}×{t} map" if h > 1 else f"1 head: a {t}×{t} map"

@@ -12,6 +12,7 @@ import streamlit as st
 
 from core import head_summary, multi_head_attention, name_patterns
 from core.pretrained import bert_forward
+from dashboard.classroom.quiz_panel import ask
 from dashboard.figures import model_figure, single_map_figure
 from dashboard.page import (
     PLOTLY_CONFIG,
@@ -29,6 +30,8 @@ def render(settings: Settings) -> None:
         pretrained_examples()
     runs = layer_runs_or_message(settings)
     if runs is None:
+        return
+    if ask(settings, runs[min(settings.layer, len(runs)) - 1]):  # quiz mode: no map until Reveal
         return
     weights = np.stack([r.trace.weights for r in runs])  # (L, h, T, T)
     n_layers, h, t = weights.shape[0], weights.shape[1], weights.shape[-1]

@@ -1,0 +1,180 @@
+"""The quiz on the page (URL ``quiz=true``): a question instead of the maps, a pick, **Reveal**, then the map.
+
+The heads and model views call ``ask(settings, run)`` once their run is ready; while it returns True
+the answer is hidden and the view draws no map. The questions come from ``dashboard.classroom.quiz``
+(pure, tested); this module only keeps the student's pick and what was revealed in the session.
+
+Token text (in questions, choices and explanations) is shown with ``st.text`` and in a selectbox, whose
+options are plain text: never Markdown. For a room: ``current_question()`` is the question on screen,
+``pick(question)`` the student's answer (an index into its choices, or None), ``question_id`` its id.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core import LEARNED_WEIGHTS, PATTERNS, Run
+from dashboard.classroom.quiz import METRIC_WORDS, Question, question_id, questions, verdict
+from dashboard.figures import single_map_figure
+from dashboard.figures.quiz import marked_map_figure, pattern_bars_figure
+from dashboard.page import PLOTLY_CONFIG
+from dashboard.settings import Settings
+
+NUMBER = "quiz_number"
+"""Session key: which of this run's questions is on screen (0-based; wraps round)."""
+REVEALED = "quiz_revealed"
+"""Session key: the ids of the questions this session has revealed."""
+CURRENT = "quiz_current"
+"""Session key: the question on screen in this run, for a room to read."""
+
+
+def quiz_toggle() -> bool:
+    """The quiz switch (key and query parameter ``quiz``)."""
+    return st.toggle(
+        "Quiz: predict, then reveal",
+        key="quiz",
+        bind="query-params",
+        help="Hide the maps and ask one question whose answer comes from these numbers; pick an answer, then "
+        "press Reveal to see the map with your pick and the right answer marked.",
+    )
+
+
+def pick_key(question: Question) -> str:
+    return f"quiz_pick_{question_id(question)}"
+
+
+def pick(question: Question) -> int | None:
+    """The student's answer to ``question``: an index into its choices, or None before a pick."""
+    value = st.session_state.get(pick_key(question))
+    return None if value is None else int(value)
+
+
+def current_question() -> Question | None:
+    """The question this session shows (None outside quiz mode or when the run has none)."""
+    return st.session_state.get(CURRENT)
+
+
+def _context(settings: Settings) -> str:
+    """What the questions depend on: the settings that change the numbers (not presenter mode or the view)."""
+    c = settings.config
+    training = repr(settings.training) if c.weights == "trained" else ""
+    return f"{settings.sentence!r}|{c!r}|layer={settings.layer}|{training}"
+
+
+def _next_question() -> None:
+    st.session_state[NUMBER] = st.session_state.get(NUMBER, 0) + 1
+
+
+def _reveal(qid: str) -> None:
+    st.session_state[REVEALED] = st.session_state.get(REVEALED, frozenset()) | {qid}
+
+
+def ask(settings: Settings, run: Run) -> bool:
+    """The quiz switch, and in quiz mode the question about ``run`` (the layer shown); True while hidden."""
+    if not quiz_toggle():
+        st.session_state.pop(CURRENT, None)
+        return False
+    layered = settings.config.weights in LEARNED_WEIGHTS
+    layer = settings.layer if layered else 1
+    found = questions(
+        run.trace.weights,
+        run.trace.mask,
+        run.tokens,
+        run.word_ids,
+        layer=layer,
+        layered=layered,
+        context=_context(settings),
+    )
+    if not found:
+        st.session_state.pop(CURRENT, None)
+        st.info(
+            "No question has one clear answer in this run: no head alone has a named pattern, and no row's "
+            "largest weight beats the next by 0.1. Try another sentence, seed, layer or weights, or turn the "
+            "quiz off to see the maps.",
+            icon=":material/quiz:",
+        )
+        return True
+    number = st.session_state.get(NUMBER, 0) % len(found)
+    question = found[number]
+    st.session_state[CURRENT] = question
+    qid = question_id(question)
+    revealed = qid in st.session_state.get(REVEALED, frozenset())
+    with st.container(border=True, key="quiz_panel"):
+        st.caption(f"Question {number + 1} of {len(found)} this run answers uniquely. Predict first, then reveal.")
+        st.text(question.text)  # may quote a token: plain text
+        choice = st.selectbox(
+            "Your answer",
+            range(len(question.choices)),
+            index=None,
+            format_func=lambda i: question.choices[i],  # selectbox options are plain text, never Markdown
+            placeholder="Pick one",
+            key=pick_key(question),
+            disabled=revealed,
+            help="Commit to a guess before you see the map: that is what makes the reveal teach.",
+        )
+        with st.container(horizontal=True):
+            st.button(
+                "Reveal",
+                type="primary",
+                key="quiz_reveal",
+                disabled=choice is None or revealed,
+                on_click=_reveal,
+                args=(qid,),
+                icon=":material/visibility:",
+                help="Pick an answer first; then the map appears with your pick and the right answer marked."
+                if choice is None
+                else "Show the map, your pick and the right answer.",
+            )
+            st.button(
+                "Another question",
+                key="quiz_next",
+                on_click=_next_question,
+                icon=":material/skip_next:",
+                help="The next question about these same numbers (they wrap round); your answers are not stored.",
+            )
+        if revealed:
+            _show_answer(settings, run, question, choice)
+    return not revealed
+
+
+def _show_answer(settings: Settings, run: Run, question: Question, choice: int | None) -> None:
+    """The verdict and why, then the map the question hid (and, for a pattern, every head's metric)."""
+    if choice is not None:
+        st.text(verdict(question, choice))
+    st.text(question.explanation)
+    layered = settings.config.weights in LEARNED_WEIGHTS
+    where = f"layer {question.layer}, head {question.head + 1}" if layered else f"head {question.head + 1}"
+    weights = run.trace.weights[question.head]  # (T, T) the map the question hid
+    if question.kind == "pattern":
+        metric = next(p.metric for p in PATTERNS if p.name == question.pattern)
+        st.caption(
+            f"Each bar is one head's mean weight {METRIC_WORDS[metric]} ({metric} in core.head_summary); the "
+            "dashed line is core's threshold. The answer's bar is pink; your pick, if another, is outlined in orange."
+        )
+        bars = pattern_bars_figure(
+            question.values,
+            question.threshold,
+            answer=question.answer,
+            pick=choice,
+            metric=metric,
+            presenter=settings.presenter,
+        )
+        st.plotly_chart(bars, width="stretch", key="quiz_bars", config=PLOTLY_CONFIG)
+        title = f"{where}, the {question.pattern} head"
+        fig = single_map_figure(weights, run.tokens, run.trace.mask, title, settings.presenter)
+    else:
+        st.caption(
+            "Solid pink box: the right answer. Dashed orange box: your pick, if another. "
+            "Dotted white outline: the query's row."
+        )
+        fig = marked_map_figure(
+            weights,
+            run.tokens,
+            run.trace.mask,
+            where,
+            row=question.row,
+            answer=question.options[question.answer],
+            pick=None if choice is None else question.options[choice],
+            presenter=settings.presenter,
+        )
+    st.plotly_chart(fig, width="stretch", key="quiz_map", config=PLOTLY_CONFIG)

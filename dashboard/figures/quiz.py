@@ -1,0 +1,120 @@
+"""The quiz's reveal: the hidden map with the right answer and the student's pick marked, and a pattern's
+metric per head against core's threshold. Pure: arrays in, ``go.Figure`` out.
+
+Marks differ in line style as well as colour (colour-blind safe): the right answer is a solid box, the
+pick a dashed one, the query's row a thin dotted outline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from dashboard.figures.grid import PRESENTER_SCALE
+from dashboard.figures.heads import single_map_figure
+
+ANSWER_COLOUR = "#ff1f8f"
+"""Deep pink: away from every colour of Viridis (purple, blue, green, yellow), so it shows on any cell."""
+PICK_COLOUR = "#ff7a00"
+"""Orange, dashed: the student's pick, distinct from the answer in colour and in line style."""
+ROW_COLOUR = "#ffffff"
+BAR_COLOUR = "#9aa0a6"
+"""The heads that are not the answer: neutral grey."""
+
+
+def _box(col: int, row: int, colour: str, width: float, dash: str) -> dict:
+    """A rectangle around cell (row, col) of the first panel, in category coordinates (index ± 0.5)."""
+    return dict(
+        type="rect",
+        xref="x",
+        yref="y",
+        x0=col - 0.5,
+        x1=col + 0.5,
+        y0=row - 0.5,
+        y1=row + 0.5,
+        line=dict(color=colour, width=width, dash=dash),
+        fillcolor="rgba(0,0,0,0)",
+        layer="above",
+    )
+
+
+def marked_map_figure(
+    weights: np.ndarray,
+    tokens: Sequence[str],
+    allowed: np.ndarray | None,
+    title: str,
+    *,
+    row: int,
+    answer: int,
+    pick: int | None,
+    presenter: bool = False,
+) -> go.Figure:
+    """One head's map ``weights (T, T)`` with query ``row`` outlined, the ``answer`` key's cell in a solid
+    box and the ``pick`` key's cell (if another) in a dashed one."""
+    fig = single_map_figure(weights, tokens, allowed, title, presenter)
+    s = PRESENTER_SCALE if presenter else 1.0
+    t = weights.shape[-1]
+    shapes = [
+        dict(
+            type="rect",
+            xref="x",
+            yref="y",
+            x0=-0.5,
+            x1=t - 0.5,
+            y0=row - 0.5,
+            y1=row + 0.5,
+            line=dict(color=ROW_COLOUR, width=1.5 * s, dash="dot"),
+            fillcolor="rgba(0,0,0,0)",
+            layer="above",
+        )
+    ]
+    if pick is not None and pick != answer:
+        shapes.append(_box(pick, row, PICK_COLOUR, 3 * s, "dash"))
+    shapes.append(_box(answer, row, ANSWER_COLOUR, 4 * s, "solid"))
+    fig.update_layout(shapes=list(fig.layout.shapes) + shapes)  # keeps the mask's hatching
+    return fig
+
+
+def pattern_bars_figure(
+    values: Sequence[float],
+    threshold: float,
+    *,
+    answer: int,
+    pick: int | None,
+    metric: str,
+    presenter: bool = False,
+) -> go.Figure:
+    """One bar per head: its pattern metric ``values (h,)``, the threshold as a dashed line, the answer's bar
+    in the answer colour, the pick's bar outlined dashed."""
+    s = PRESENTER_SCALE if presenter else 1.0
+    h = len(values)
+    heads = [f"head {k + 1}" for k in range(h)]
+    colours = [ANSWER_COLOUR if k == answer else BAR_COLOUR for k in range(h)]
+    outline = [PICK_COLOUR if k == pick and pick != answer else "rgba(0,0,0,0)" for k in range(h)]
+    fig = go.Figure(
+        go.Bar(
+            x=heads,
+            y=[0.0 if not np.isfinite(v) else float(v) for v in values],
+            marker=dict(color=colours, line=dict(color=outline, width=3 * s)),
+            hovertemplate="%{x}: %{y:.2f}<extra></extra>",
+        )
+    )
+    fig.add_hline(
+        y=threshold,
+        line=dict(color="#333333", dash="dash", width=1.5 * s),
+        annotation_text=f"core's threshold {threshold:g}",
+        annotation_position="top left",
+        annotation_font_size=round(12 * s),
+    )
+    fig.update_layout(
+        height=round(260 * s),
+        margin=dict(l=10, r=10, t=10, b=10),
+        yaxis=dict(range=[0, 1], title=dict(text=metric, font=dict(size=round(12 * s))), tickfont_size=round(11 * s)),
+        xaxis=dict(tickfont_size=round(11 * s), type="category"),
+        plot_bgcolor="white",
+        paper_bgcolor="rgba(0,0,0,0)",
+        showlegend=False,
+    )
+    return fig
