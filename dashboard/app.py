@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `core` lives at 
 
 import streamlit as st
 
+from dashboard.classroom.room_page import class_bar, enter_room, publish_room, room_panel
 from dashboard.link_notes import read_link, show_link_notes
 from dashboard.presenter import presenter_style
 from dashboard.settings import apply_recommended, sidebar
@@ -37,13 +38,18 @@ link = read_link()  # before any widget: bound widgets drop bad values from the 
 if link.get("presenter", "").strip().lower() == "true":  # a projector link: the maps get the whole width
     st.set_page_config(initial_sidebar_state="collapsed")
 apply_recommended(link)  # a link to the train view: the task's recommendation for what the link leaves unset
+link, room = enter_room(link)  # a student's page takes its room's settings; a teacher key leaves the link
 settings = sidebar(trains=st.session_state.get("view", link.get("view")) == "train")
 view = choose_view()
+with st.sidebar:
+    room_panel(room, settings.presenter)  # the room code, start a room, follow the teacher
 if settings.presenter:  # our own constant text: safe as a heading
     presenter_style()  # larger page text: the project's constant style sheet (dashboard/presenter.py says why)
     st.subheader(view.teaches, anchor=False)
 else:
     st.caption(view.teaches)
+class_bar(room, settings.presenter)  # presenter mode: Share with the class, the room's link
 show_link_notes(link, settings, view.slug, tuple(VIEWS))
 show_weights_note(settings.config)
 view.render(settings)
+publish_room(room)  # the teacher's page, last: its settings become the room's

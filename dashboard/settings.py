@@ -101,6 +101,7 @@ VIEW_KEYS = (
     "shift_head",  # positions: which head
     "source",  # cross: the sentence keys and values come from
     "replay_step",  # train: the snapshot step the replay shows
+    "room",  # classroom: the room code a student follows (never the teacher key)
     "quiz",  # heads, model: predict, then reveal (dashboard/classroom/quiz_panel.py)
     "tour",  # every view: the guided tour being given (dashboard/classroom/tours.py)
     "tour_step",  # every view: the tour's step, from 1

@@ -1,0 +1,374 @@
+"""A room on the page: start one, follow the teacher, leave and come back, the class's tally.
+
+The app calls, in this order:
+
+1. ``enter_room(link)`` before any widget: takes the teacher key out of the link (it lives in the session only;
+   ``read_link`` has already removed it from the address bar) and, on a student's page that follows the room,
+   writes the room's settings into ``st.session_state`` so the widgets are created with them.
+2. ``room_panel(state, presenter)`` in the sidebar and ``class_bar(state, presenter)`` on the page (presenter
+   mode's "Share with the class" and room buttons, and the room's dialogs).
+3. ``publish_room(state)`` last: the teacher's widget values become the room's settings (a new version only when
+   they changed).
+
+A student's page polls with ``st.fragment(run_every=POLL_SECONDS)``: it reads the room's version number (a dict
+lookup under a lock) and reruns the whole page only when the version changed.
+
+For the quiz (``dashboard/classroom/quiz.py`` makes the questions): ``send_guess`` on a student's page,
+``reveal_to_room`` and ``show_tally`` on the teacher's, ``revealed_in_room`` on a student's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+from dashboard.classroom.rooms import CODE_LENGTH, Forbidden, RoomError, RoomStore, Snapshot, normal_code
+from dashboard.classroom.share import Base, base_note, public_base, share_button, show_link, with_query
+from dashboard.figures.tally import tally_figure
+from dashboard.settings import LINK_KEYS
+
+ROOM = "room"
+"""The room code's text box; bound to the URL, so a student's reload stays in the room."""
+KEY_PARAM = "key"
+"""The teacher link's query parameter for the key. Not in LINK_KEYS: read_link removes it from the address bar."""
+FOLLOW = "room_follow"
+"""The "Follow the teacher" toggle (not in the URL: a reload follows again)."""
+TEACHER = "_room_teacher"
+"""Session: (code, key) of the room this session runs."""
+APPLIED = "_room_applied"
+"""Session: (code, version, settings) of the room state last written into this student's widgets."""
+SHOW_KEY_ONCE = "_room_show_key"
+"""Session: set when a room starts; the dialog with the teacher link pops it, so the key is shown once."""
+SHOW_LINK = "_room_show_link"
+"""Session: a button asked for the room's link dialog."""
+NOTE = "_room_note"
+"""Session: one message for the next run (a key that did not open the room, a closed room)."""
+POLL_SECONDS = 1.0
+"""A student's page asks the room's version every second: a change shows within ~1 s plus one rerun."""
+TALLY_SECONDS = 2.0
+"""The teacher's tally redraws every 2 s while guesses come in."""
+FOLLOWED_KEYS = tuple(sorted(LINK_KEYS - {ROOM, "presenter"}))
+"""What students take from the teacher: every URL key but the room itself and presenter mode (their screens)."""
+
+
+@dataclass(frozen=True)
+class RoomState:
+    """Where this page stands: no room, a room it runs (teacher), or a room it is in (student)."""
+
+    code: str | None = None
+    teacher: bool = False
+    following: bool = False
+    room: Snapshot | None = None
+    problem: str | None = None
+    """Our own message (never text from the URL) when the code or the key could not be used."""
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def store() -> RoomStore:
+    """The server's rooms: one store per process, shared by every session."""
+    return RoomStore()
+
+
+def session_id() -> str:
+    """Streamlit's id of this browser tab's session: random, anonymous, gone with the tab."""
+    ctx = get_script_run_ctx()
+    return "no-session" if ctx is None else ctx.session_id
+
+
+def _teacher_of(code: str) -> str | None:
+    """The key this session holds for room ``code``, if any."""
+    held = st.session_state.get(TEACHER)
+    return held[1] if held and held[0] == code else None
+
+
+def enter_room(link: Mapping[str, str]) -> tuple[dict[str, str], RoomState]:
+    """The link without the teacher key, and this page's place in a room. Call it before any widget."""
+    link = dict(link)
+    raw_key = link.pop(KEY_PARAM, None)
+    raw_code = st.session_state.get(ROOM, st.query_params.get(ROOM, ""))
+    code = normal_code(str(raw_code)) if raw_code else None
+    problem = st.session_state.pop(NOTE, None)
+    if raw_key is not None:
+        if code and store().is_teacher(code, raw_key):
+            st.session_state[TEACHER] = (code, raw_key)
+            _apply(code, store().snapshot(code))  # another device: start from the room's settings
+        else:
+            problem = "This link's teacher key does not open the room: you see it as a student."
+    if raw_code and code is None:
+        return link, RoomState(problem=f"A room code is {CODE_LENGTH} letters and digits, as the teacher shows it.")
+    if code is None:
+        return link, RoomState(problem=problem)
+    key = _teacher_of(code)
+    if key is not None:
+        if store().is_teacher(code, key):
+            return link, RoomState(code, teacher=True, room=store().snapshot(code), problem=problem)
+        del st.session_state[TEACHER]
+        problem = "Your room has closed (3 hours without a change): start a new one."
+    room = store().snapshot(code)
+    if room is None:
+        return link, RoomState(code, problem=problem or "No open room has this code: it may have closed.")
+    try:
+        store().join(code, session_id())
+    except RoomError as err:
+        return link, RoomState(code, room=room, problem=str(err))
+    following = _still_following(code, room)
+    if following:
+        _apply(code, room)
+    return link, RoomState(code, following=following, room=room, problem=problem)
+
+
+def _still_following(code: str, room: Snapshot) -> bool:
+    """The toggle's state; a student who changed a control while following has left to explore (said once)."""
+    if not st.session_state.get(FOLLOW, True):
+        return False
+    applied = st.session_state.get(APPLIED)
+    if applied and applied[0] == code and applied[1] == room.version:
+        mine = {k: st.session_state[k] for k in applied[2] if k in st.session_state}
+        if any(mine[k] != applied[2][k] for k in mine):
+            st.session_state[FOLLOW] = False
+            st.toast("You are exploring on your own. Turn on “Follow the teacher” to come back.", icon="🧭")
+            return False
+    return True
+
+
+def _apply(code: str, room: Snapshot | None) -> None:
+    """Write the room's settings into this page's widgets (before they are created), once per version."""
+    if room is None:
+        return
+    applied = st.session_state.get(APPLIED)
+    if applied and applied[0] == code and applied[1] == room.version:
+        return
+    for key, value in room.settings.items():
+        if key in FOLLOWED_KEYS:
+            st.session_state[key] = value
+    st.session_state[APPLIED] = (code, room.version, dict(room.settings))
+
+
+def _follow_again() -> None:
+    """Toggle callback: following again takes the room's current settings at the next run."""
+    if st.session_state.get(FOLLOW):
+        st.session_state.pop(APPLIED, None)
+
+
+def publish_room(state: RoomState) -> None:
+    """On the teacher's page, last in the run: the widgets' values become the room's settings."""
+    if not state.teacher or state.code is None:
+        return
+    values = {k: st.session_state[k] for k in FOLLOWED_KEYS if k in st.session_state}
+    try:
+        store().publish(state.code, _teacher_of(state.code) or "", values)
+    except Forbidden:
+        st.session_state.pop(TEACHER, None)
+        st.session_state[NOTE] = "Your room has closed: start a new one."
+
+
+# -- starting a room -------------------------------------------------------------------------------------------------
+def _start_room() -> None:
+    """Button callback (before the widgets exist): open a room with this page's settings; this session teaches."""
+    values = {k: st.session_state[k] for k in FOLLOWED_KEYS if k in st.session_state}
+    try:
+        code, key = store().open(values)
+    except RoomError as err:
+        st.session_state[NOTE] = str(err)
+        return
+    st.session_state[TEACHER] = (code, key)
+    st.session_state[ROOM] = code
+    st.session_state[SHOW_KEY_ONCE] = True
+
+
+def _leave_room() -> None:
+    """Button callback: clear the room code (a teacher's room stays open for the teacher link)."""
+    st.session_state[ROOM] = ""
+    st.session_state.pop(APPLIED, None)
+
+
+def _close_room() -> None:
+    """Button callback: close the teacher's room for everyone."""
+    held = st.session_state.pop(TEACHER, None)
+    if held:
+        try:
+            store().close(*held)
+        except Forbidden:
+            pass
+    _leave_room()
+
+
+def start_button() -> None:
+    st.button(
+        "Start a room",
+        key="room_start",
+        icon=":material/groups:",
+        on_click=_start_room,
+        help="Students who open the room's link follow your settings and view as you change them, within 2 s. "
+        "You get a room code, a link with a QR code for them, and a teacher link to reopen the room elsewhere.",
+    )
+
+
+def room_links(code: str, base: Base) -> tuple[str, str]:
+    """The students' link (the code only) and the teacher link (code and key) of a room."""
+    return with_query(base.url, {ROOM: code}), with_query(base.url, {ROOM: code, KEY_PARAM: _teacher_of(code) or ""})
+
+
+@st.dialog("Your room", width="large")
+def _room_dialog(code: str, with_key: bool) -> None:
+    base = public_base()
+    student, teacher = room_links(code, base)
+    st.subheader(f"Room code: {code}", anchor=False)  # our alphabet only: safe as a heading
+    show_link(student, "the room: students follow your view")
+    base_note(base)
+    if with_key:
+        st.warning(
+            "Your teacher link, shown only now: it reopens this room as its teacher on another device (or after a "
+            "reload). Anyone with it can change the room, so keep it off the projector and out of the chat.",
+            icon=":material/key:",
+        )
+        with st.expander("Show the teacher link"):
+            st.code(teacher, language=None, wrap_lines=True)
+
+
+def _ask_for_link() -> None:
+    """Button callback: the room's link dialog opens in the main page (``class_bar``), not in the sidebar."""
+    st.session_state[SHOW_LINK] = True
+
+
+def class_bar(state: RoomState, presenter: bool) -> None:
+    """On the page: presenter mode's buttons (the sidebar is collapsed there) and the room's dialogs."""
+    if presenter:
+        with st.container(horizontal=True, key="class_bar"):
+            share_button()
+            if state.teacher and state.code:
+                st.button(
+                    f"Room {state.code}",
+                    key="room_show",
+                    icon=":material/qr_code_2:",
+                    on_click=_ask_for_link,
+                    help="Shows the room's code, link and QR code for students to join.",
+                )
+            elif state.code is None:
+                start_button()
+    with_key = st.session_state.pop(SHOW_KEY_ONCE, False)
+    if state.teacher and state.code and (st.session_state.pop(SHOW_LINK, False) or with_key):
+        _room_dialog(state.code, with_key)
+
+
+def room_panel(state: RoomState, presenter: bool) -> None:
+    """The sidebar's room section: the code box, then start / follow / leave as this page's place allows."""
+    st.subheader("Room", anchor=False)
+    st.text_input(
+        "Room code",
+        value="",
+        max_chars=12,
+        key=ROOM,
+        bind="query-params",
+        placeholder="e.g. K7QX2M",
+        help="The code on the teacher's screen: type it and press Enter to follow the teacher's view. "
+        "Clear it to leave the room.",
+    )
+    if state.problem:
+        st.warning(state.problem, icon=":material/meeting_room:")
+    if state.teacher and state.code and state.room:
+        st.success(f"You run room {state.code}: {state.room.students} students joined.", icon=":material/groups:")
+        st.button(
+            "Show the room's link",
+            key="room_show_side",
+            icon=":material/qr_code_2:",
+            on_click=_ask_for_link,
+            help="The room's code, link and QR code for students to join.",
+        )
+        st.button(
+            "Close the room",
+            key="room_close",
+            icon=":material/door_front:",
+            on_click=_close_room,
+            help="Ends the room for everyone: students keep the last view and explore on their own.",
+        )
+    elif state.room is not None:
+        st.toggle(
+            "Follow the teacher",
+            value=True,
+            key=FOLLOW,
+            on_change=_follow_again,
+            help="On: your page shows the teacher's settings and view as they change. Off: explore on your own; "
+            "turn it on again to come back to the teacher's view.",
+        )
+        if state.following:
+            _poll(state.room.code, state.room.version)
+    elif state.code is None and not presenter:
+        start_button()
+
+
+@st.fragment(run_every=POLL_SECONDS)
+def _poll(code: str, version: int) -> None:
+    """Every second: has the room changed? Only then the whole page reruns (and takes the new settings)."""
+    now = store().poll(code, session_id())
+    if now != version:
+        st.rerun(scope="app")
+    st.caption(f"Following room {code}: your page changes when the teacher's does.")
+
+
+# -- the quiz in a room ------------------------------------------------------------------------------------------------
+def current_room() -> tuple[str | None, bool]:
+    """(room code, this page is its teacher) for the quiz; (None, False) outside a room."""
+    code = normal_code(str(st.session_state.get(ROOM, "") or ""))
+    return code, bool(code and _teacher_of(code))
+
+
+def send_guess(question_id: str, answer: int) -> bool:
+    """A student's pick (index into the question's choices) to the room; False outside a room or not joined."""
+    code, teacher = current_room()
+    if code is None or teacher:
+        return False
+    try:
+        store().record_guess(code, question_id, session_id(), answer)
+    except RoomError:
+        return False
+    return True
+
+
+def reveal_to_room(question_id: str, answer: int) -> bool:
+    """The teacher reveals the right answer (index into choices) to the room; False without the key."""
+    code, teacher = current_room()
+    if code is None or not teacher:
+        return False
+    try:
+        store().reveal(code, _teacher_of(code) or "", question_id, answer)
+    except (Forbidden, RoomError):
+        return False
+    return True
+
+
+def revealed_in_room(question_id: str) -> int | None:
+    """The answer the room's teacher revealed for ``question_id`` (None: not yet, or not in a room)."""
+    code, _ = current_room()
+    room = store().snapshot(code) if code else None
+    return None if room is None else room.revealed.get(question_id)
+
+
+def show_tally(question_id: str, choices: Sequence[str], presenter: bool = False) -> None:
+    """The teacher's tally: how many have answered until the reveal, then the bars with the right answer marked."""
+    code, teacher = current_room()
+    if code is None or not teacher:
+        return
+    st.fragment(_tally, run_every=TALLY_SECONDS)(code, question_id, tuple(choices), presenter)
+
+
+def _tally(code: str, question_id: str, choices: tuple[str, ...], presenter: bool) -> None:
+    key = _teacher_of(code) or ""
+    try:
+        counts = store().tally(code, key, question_id)
+        room = store().snapshot(code)
+    except Forbidden:
+        return
+    answer = None if room is None else room.revealed.get(question_id)
+    n = sum(counts.values())
+    if answer is None:
+        st.caption(f"The class: {n} guess{'es' if n != 1 else ''} so far. The tally appears when you reveal.")
+        return
+    st.plotly_chart(
+        tally_figure(choices, counts, answer, presenter=presenter),
+        key="room_tally",
+        config={"displaylogo": False},
+    )

@@ -1,0 +1,47 @@
+"""The class's guesses as bars: one bar per choice, the right answer's bar marked. Pure: counts in, figure out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import plotly.graph_objects as go
+
+from dashboard.figures.labels import escape
+
+BAR_COLOUR = "#9db4c0"
+ANSWER_COLOUR = "#1a7f37"
+"""Green, with a "right answer" label on its bar: the mark does not rely on colour alone."""
+
+
+def tally_figure(
+    choices: Sequence[str], counts: Mapping[int, int], answer: int, *, presenter: bool = False
+) -> go.Figure:
+    """Bars of ``counts`` (choice index -> guesses) over ``choices``; choice ``answer`` in green, labelled.
+
+    Choice texts may hold a token the teacher typed: HTML-escaped, as every Plotly label here.
+    """
+    s = 1.75 if presenter else 1.0
+    labels = [f"{escape(c)} ✓" if i == answer else escape(c) for i, c in enumerate(choices)]
+    y = [int(counts.get(i, 0)) for i in range(len(choices))]
+    fig = go.Figure(
+        go.Bar(
+            x=labels,
+            y=y,
+            text=y,
+            textposition="outside",
+            textfont_size=round(13 * s),
+            marker_color=[ANSWER_COLOUR if i == answer else BAR_COLOUR for i in range(len(choices))],
+            hovertemplate="%{x}: %{y} guesses<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        height=round(260 * s),
+        margin=dict(l=10, r=10, t=30, b=10),
+        xaxis=dict(type="category", tickfont_size=round(12 * s)),
+        yaxis=dict(title=dict(text="guesses", font_size=round(12 * s)), rangemode="tozero", dtick=1 if max(y, default=0) < 10 else None),
+        plot_bgcolor="white",
+        paper_bgcolor="rgba(0,0,0,0)",
+        showlegend=False,
+        title=dict(text=f"{sum(y)} guesses; ✓ the right answer", font_size=round(14 * s), x=0.5, xanchor="center"),
+    )
+    return fig
