@@ -193,6 +193,9 @@ NO_TICKS_PX = 10
 """Gap under a row of panels that draws no x labels."""
 LABEL_PX_PER_CHAR, LABEL_PX_BASE = 6.5, 30
 """Width of a y label "i·token": ~6.5 px a character, plus the tick and padding."""
+MODEBAR_PX = 26
+"""A strip at the top of every grid figure for Plotly's toolbar (26 px tall, top right): it shows on hover
+and on a phone's tap, and would otherwise cover the title of the right-hand panel."""
 MASK_NOTE_PX = 30
 """Top margin that holds the "hatched grey = masked" note; 4 px without it."""
 MAX_GAP, NARROW_GAP = 0.2, 0.04
@@ -295,7 +298,7 @@ def plan_grid(
         ticks=ticks,
         gap_x=gap_x,
         width=(1 - gap_x * (ncols - 1)) / ncols,
-        margin_t=round(MASK_NOTE_PX * s) if any_mask else 4,
+        margin_t=MODEBAR_PX + (round(MASK_NOTE_PX * s) if any_mask else 4),
         masked=any_mask,
     )
 

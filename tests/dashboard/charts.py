@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pyarrow as pa
 from streamlit.testing.v1 import AppTest
 
-from tests.dashboard.conftest import array, heatmaps
+from tests.dashboard.conftest import array, heatmaps, keyed_figures
 
 
 def charts(at: AppTest) -> dict[str, dict]:
     """Every Plotly chart on the page as figure JSON, keyed by its widget key, in page order.
 
-    Streamlit ends a keyed element's id with ``-<key>``.
+    A grid of maps drawn one chart each is one entry under its container's key (see ``keyed_figures``).
     """
-    return {chart.proto.id.rsplit("-", 1)[-1]: json.loads(chart.proto.spec) for chart in at.get("plotly_chart")}
+    return keyed_figures(at)
 
 
 def grids(fig: dict) -> list[np.ndarray]:

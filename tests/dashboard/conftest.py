@@ -30,8 +30,30 @@ def app():
 
 
 def figures(at: AppTest) -> list[dict]:
-    """Every Plotly chart on the page as its figure JSON, in page order."""
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    """Every Plotly chart on the page as its figure JSON, in page order.
+
+    A grid of maps drawn one chart each (``dashboard/map_columns.py``: keys ``<grid>_1``, ``<grid>_2``, ...,
+    and its colour bar ``<grid>_bar``) counts as ONE figure: its maps' traces in order, the first map's layout.
+    """
+    return list(keyed_figures(at).values())
+
+
+def keyed_figures(at: AppTest) -> dict[str, dict]:
+    """``figures(at)`` keyed by each chart's widget key (a map grid by its container's key)."""
+    out: dict[str, dict] = {}
+    for chart in at.get("plotly_chart"):
+        key = chart.proto.id.rsplit("-", 1)[-1]  # Streamlit ends a keyed element's id with "-<key>"
+        fig = json.loads(chart.proto.spec)
+        grid, _, part = key.rpartition("_")
+        if grid and part == "bar" and f"{grid}_1" not in out:
+            continue  # a map grid's colour bar: the maps follow
+        if grid and part.isdigit():
+            if part != "1":
+                out[grid]["data"].extend(fig["data"])
+                continue
+            key = grid
+        out[key] = fig
+    return out
 
 
 def array(value) -> np.ndarray:

@@ -321,10 +321,16 @@ def _calls(tree: ast.AST) -> Iterator[tuple[str, ast.Call]]:
 
 @pytest.mark.parametrize("path", sorted(DASHBOARD.rglob("*.py")), ids=lambda p: str(p.relative_to(DASHBOARD)))
 def test_no_html_sink_in_the_dashboard_source(path: Path) -> None:
-    """No raw-HTML API at all, and no st.write (which picks Markdown for a string)."""
+    """No raw-HTML API at all, and no st.write (which picks Markdown for a string).
+
+    One exception, checked below: presenter.py hands st.html its own constant style sheet, and nothing else.
+    """
     tree = ast.parse(path.read_text(encoding="utf-8"))
     assert "unsafe_allow_html" not in path.read_text(encoding="utf-8")
     for name, call in _calls(tree):
+        if name == "st.html" and path.name == "presenter.py":
+            assert ast.unparse(call.args) == "PRESENTER_CSS" and not call.keywords, ast.unparse(call)
+            continue
         assert name not in {"st.write", "st.html", "st.write_stream"}, f"{path.name}:{call.lineno} {name}"
         assert not name.startswith(("components.", "st.components")), f"{path.name}:{call.lineno} {name}"
 
