@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `core` lives at 
 
 import streamlit as st
 
-from dashboard.classroom.room_page import class_bar, enter_room, publish_room, room_panel
+from dashboard.classroom.room_page import class_bar, enter_room, publish_room, room_panel, room_quiz
 from dashboard.link_notes import read_link, show_link_notes
 from dashboard.presenter import presenter_style
 from dashboard.settings import apply_recommended, sidebar
@@ -53,3 +53,4 @@ show_link_notes(link, settings, view.slug, tuple(VIEWS))
 show_weights_note(settings.config)
 view.render(settings)
 publish_room(room)  # the teacher's page, last: its settings become the room's
+room_quiz(room, settings.presenter)  # in a room's quiz: students' picks in, the teacher's tally out

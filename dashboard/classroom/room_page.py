@@ -8,23 +8,27 @@ The app calls, in this order:
 2. ``room_panel(state, presenter)`` in the sidebar and ``class_bar(state, presenter)`` on the page (presenter
    mode's "Share with the class" and room buttons, and the room's dialogs).
 3. ``publish_room(state)`` last: the teacher's widget values become the room's settings (a new version only when
-   they changed).
+   they changed); then ``room_quiz(state, presenter)``: a student's pick goes to the room, the teacher's Reveal
+   reveals it to the room, and the teacher's page shows the class's tally.
 
 A student's page polls with ``st.fragment(run_every=POLL_SECONDS)``: it reads the room's version number (a dict
 lookup under a lock) and reruns the whole page only when the version changed.
 
-For the quiz (``dashboard/classroom/quiz.py`` makes the questions): ``send_guess`` on a student's page,
-``reveal_to_room`` and ``show_tally`` on the teacher's, ``revealed_in_room`` on a student's.
+The quiz (``dashboard/classroom/quiz_panel.py``) is read through its room interface: ``current_question()``,
+``pick(question)`` and ``quiz.question_id``; the room keeps one anonymous integer per session per question.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from dashboard.classroom import quiz_panel
+from dashboard.classroom.quiz import question_id
 from dashboard.classroom.rooms import CODE_LENGTH, Forbidden, RoomError, RoomStore, Snapshot, normal_code
 from dashboard.classroom.share import Base, base_note, public_base, share_button, show_link, with_query
 from dashboard.figures.tally import tally_figure
@@ -50,8 +54,9 @@ POLL_SECONDS = 1.0
 """A student's page asks the room's version every second: a change shows within ~1 s plus one rerun."""
 TALLY_SECONDS = 2.0
 """The teacher's tally redraws every 2 s while guesses come in."""
-FOLLOWED_KEYS = tuple(sorted(LINK_KEYS - {ROOM, "presenter"}))
-"""What students take from the teacher: every URL key but the room itself and presenter mode (their screens)."""
+FOLLOWED_KEYS = (*sorted(LINK_KEYS - {ROOM, "presenter"}), quiz_panel.NUMBER)
+"""What students take from the teacher: every URL key but the room itself and presenter mode (their screens), and
+which of the run's quiz questions is on screen. Never a student's own pick (``quiz_panel.pick_key``)."""
 
 
 @dataclass(frozen=True)
@@ -189,10 +194,8 @@ def _close_room() -> None:
     """Button callback: close the teacher's room for everyone."""
     held = st.session_state.pop(TEACHER, None)
     if held:
-        try:
+        with contextlib.suppress(Forbidden):  # already closed (idle): nothing left to close
             store().close(*held)
-        except Forbidden:
-            pass
     _leave_room()
 
 
@@ -270,7 +273,8 @@ def room_panel(state: RoomState, presenter: bool) -> None:
     if state.problem:
         st.warning(state.problem, icon=":material/meeting_room:")
     if state.teacher and state.code and state.room:
-        st.success(f"You run room {state.code}: {state.room.students} students joined.", icon=":material/groups:")
+        n = state.room.students
+        st.success(f"You run room {state.code}: {n} student{'s' if n != 1 else ''} joined.", icon=":material/groups:")
         st.button(
             "Show the room's link",
             key="room_show_side",
@@ -372,3 +376,22 @@ def _tally(code: str, question_id: str, choices: tuple[str, ...], presenter: boo
         key="room_tally",
         config={"displaylogo": False},
     )
+
+
+def room_quiz(state: RoomState, presenter: bool) -> None:
+    """After the view: a student's pick to the room; on the teacher's page, its Reveal to the room and the tally."""
+    if state.code is None or state.room is None:
+        return
+    question = quiz_panel.current_question()
+    if question is None or not st.session_state.get("quiz"):
+        return
+    qid = question_id(question)
+    if not state.teacher:
+        choice = quiz_panel.pick(question)
+        if choice is not None:
+            send_guess(qid, choice)
+        return
+    if qid in st.session_state.get(quiz_panel.REVEALED, frozenset()) and revealed_in_room(qid) is None:
+        reveal_to_room(qid, question.answer)
+    st.subheader("The class's guesses", anchor=False)
+    show_tally(qid, question.choices, presenter)

@@ -38,7 +38,11 @@ def tally_figure(
         height=round(260 * s),
         margin=dict(l=10, r=10, t=30, b=10),
         xaxis=dict(type="category", tickfont_size=round(12 * s)),
-        yaxis=dict(title=dict(text="guesses", font_size=round(12 * s)), rangemode="tozero", dtick=1 if max(y, default=0) < 10 else None),
+        yaxis=dict(
+            title=dict(text="guesses", font_size=round(12 * s)),
+            rangemode="tozero",
+            dtick=1 if max(y, default=0) < 10 else None,  # whole guesses on a small class's axis
+        ),
         plot_bgcolor="white",
         paper_bgcolor="rgba(0,0,0,0)",
         showlegend=False,
