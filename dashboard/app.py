@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `core` lives at 
 import streamlit as st
 
 from dashboard.classroom.room_page import class_bar, enter_room, publish_room, room_panel, room_quiz
+from dashboard.classroom.tours import open_tour_link, tour_bar
 from dashboard.link_notes import read_link, show_link_notes
 from dashboard.presenter import presenter_style
 from dashboard.settings import apply_recommended, sidebar
@@ -35,12 +36,14 @@ from dashboard.weight_notes import show_weights_note
 st.set_page_config(page_title="Attention Lab", page_icon="🔎", layout="wide")
 
 link = read_link()  # before any widget: bound widgets drop bad values from the URL
+open_tour_link(link)  # ?tour=...&tour_step=... alone: that step's settings, before the widgets exist
 if link.get("presenter", "").strip().lower() == "true":  # a projector link: the maps get the whole width
     st.set_page_config(initial_sidebar_state="collapsed")
 apply_recommended(link)  # a link to the train view: the task's recommendation for what the link leaves unset
 link, room = enter_room(link)  # a student's page takes its room's settings; a teacher key leaves the link
 settings = sidebar(trains=st.session_state.get("view", link.get("view")) == "train")
 view = choose_view()
+tour_bar()  # the sidebar's tour picker; during a tour, its note, Back and Next above the view
 with st.sidebar:
     room_panel(room, settings.presenter)  # the room code, start a room, follow the teacher
 if settings.presenter:  # our own constant text: safe as a heading

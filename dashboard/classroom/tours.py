@@ -1,0 +1,237 @@
+"""Guided tours: a lesson as an ordered list of links, each with a note for the teacher.
+
+A tour is a data file, ``dashboard/classroom/tours/<slug>.toml`` (the slug is the URL's ``tour``)::
+
+    title = "Lesson 1: one head, and the look-ahead mask"
+    lesson = "01-scaled-dot-product-attention"
+    about = "One sentence on what the tour shows."
+
+    [[steps]]
+    title = "Five tokens"
+    note = "What to point at, and the question to ask the class."
+    settings = { view = "tokens", sentence = "the robot opens the door" }
+
+``settings`` holds URL keys (``settings.LINK_KEYS``; not ``tour`` and ``tour_step``) with the values a
+link would carry, typed as the widgets take them (``d_model = 512``, ``causal = true``). A step is one
+link's worth: every control the step leaves out goes back to its default (presenter mode stays as the
+teacher set it), so a step looks the same whatever came before it. Optional checks, verified by
+tests/dashboard/test_tours.py against the numbers: ``pattern = "previous-token"`` (the step's layer and
+head have that named pattern) and ``attends = ["it", "cat"]`` (in the step's layer and head, the row of
+the first token puts most weight on the second).
+
+The page: a "Guided tour" picker in the sidebar; while a tour runs, a bar above the view with the step's
+title and note, its steps, **Back** and **Next**. The buttons apply a step in their callback, which runs
+before the widgets are created, so every widget starts from the step (and writes it to the URL).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+import streamlit as st
+
+from dashboard.settings import DEFAULT_CONFIG, DEFAULTS, LINK_KEYS, SETTING_KEYS, recommended_state
+
+TOURS_DIR = Path(__file__).with_name("tours")
+TOUR_KEYS = ("tour", "tour_step")
+"""The tour's own URL keys: a step cannot set them."""
+KEPT = frozenset({"presenter", *TOUR_KEYS})
+"""What a step never resets: the teacher's presenter mode and the tour itself."""
+STEP_FIELDS = {"title", "note", "settings", "pattern", "attends"}
+TOUR_FIELDS = {"title", "lesson", "about", "steps"}
+
+
+@dataclass(frozen=True)
+class Step:
+    title: str
+    note: str
+    """For the teacher: what to point at, what to ask. Markdown (it is the project's own text)."""
+    settings: dict = field(default_factory=dict)
+    """URL key -> value, typed as the widget takes it."""
+    pattern: str | None = None
+    """A claim checked by a test: the step's layer and head have this named pattern (core.PATTERNS)."""
+    attends: tuple[str, str] | None = None
+    """A claim checked by a test: (query token, key token) the step's head sends most weight to."""
+
+
+@dataclass(frozen=True)
+class Tour:
+    slug: str
+    title: str
+    lesson: str
+    about: str
+    steps: tuple[Step, ...]
+
+
+def _check_value(where: str, key: str, value: object) -> None:
+    if key not in LINK_KEYS or key in TOUR_KEYS:
+        raise ValueError(f"{where}: {key!r} is not a setting a link can carry (see settings.LINK_KEYS)")
+    if not isinstance(value, str | int | float | bool):
+        raise ValueError(f"{where}: {key} must be text, a number or true/false")
+
+
+def parse_tour(slug: str, data: dict) -> Tour:
+    """A ``Tour`` from a file's parsed TOML; ``ValueError`` naming the tour and step for anything wrong."""
+    if extra := set(data) - TOUR_FIELDS:
+        raise ValueError(f"tour {slug}: unknown fields {sorted(extra)}; a tour has {sorted(TOUR_FIELDS)}")
+    steps = []
+    for i, raw in enumerate(data.get("steps", []), 1):
+        where = f"tour {slug}, step {i}"
+        if extra := set(raw) - STEP_FIELDS:
+            raise ValueError(f"{where}: unknown fields {sorted(extra)}; a step has {sorted(STEP_FIELDS)}")
+        if not str(raw.get("title", "")).strip() or not str(raw.get("note", "")).strip():
+            raise ValueError(f"{where}: needs a title and a note")
+        settings = dict(raw.get("settings", {}))
+        for key, value in settings.items():
+            _check_value(where, key, value)
+        attends = raw.get("attends")
+        if attends is not None and (len(attends) != 2 or not all(isinstance(a, str) for a in attends)):
+            raise ValueError(f"{where}: attends is [query token, key token]")
+        steps.append(
+            Step(
+                title=str(raw["title"]),
+                note=str(raw["note"]).strip(),
+                settings=settings,
+                pattern=raw.get("pattern"),
+                attends=None if attends is None else (attends[0], attends[1]),
+            )
+        )
+    if not steps or not str(data.get("title", "")).strip():
+        raise ValueError(f"tour {slug}: needs a title and at least one step")
+    return Tour(slug, str(data["title"]), str(data.get("lesson", "")), str(data.get("about", "")), tuple(steps))
+
+
+@cache
+def load_tours(folder: Path = TOURS_DIR) -> dict[str, Tour]:
+    """Every ``*.toml`` in ``folder`` by slug (the file name), in file-name order."""
+    tours = {}
+    for path in sorted(folder.glob("*.toml")):
+        with path.open("rb") as f:
+            tours[path.stem] = parse_tour(path.stem, tomllib.load(f))
+    return tours
+
+
+DEFAULT_VALUES = {
+    **{k: getattr(DEFAULT_CONFIG, k) for k in ("d_model", "n_heads", "causal", "positional", "seed", "scaled")},
+    "weights": DEFAULT_CONFIG.weights,
+    **{k: getattr(DEFAULTS, k) for k in SETTING_KEYS if hasattr(DEFAULTS, k) and k != "presenter"},
+    "view": "heads",
+    "quiz": False,
+}
+"""What a step resets the controls it does not name to (the sidebar's defaults, the heads view, no quiz)."""
+
+
+def step_state(step: Step) -> dict:
+    """The session values a step sets, by widget key: its settings, the defaults for what it leaves out,
+    and, for the trained model, the task's recommendation (as a link to the train view gets)."""
+    state = {k: v for k, v in DEFAULT_VALUES.items() if k not in KEPT}
+    if step.settings.get("view") == "train" or step.settings.get("weights") == "trained":
+        state |= recommended_state(str(step.settings.get("task", DEFAULTS.task)))
+    return state | step.settings
+
+
+def _view_keys_to_clear(step: Step) -> list[str]:
+    """View controls the step does not name: dropped, so their widgets start from their own defaults."""
+    return [k for k in LINK_KEYS - set(SETTING_KEYS) - KEPT - set(DEFAULT_VALUES) if k not in step.settings]
+
+
+def apply_step(slug: str, number: int) -> None:
+    """Set every widget to step ``number`` (1-based) of tour ``slug``; call it before the widgets exist
+    (a button callback, or before the sidebar)."""
+    tour = load_tours()[slug]
+    number = max(1, min(number, len(tour.steps)))
+    step = tour.steps[number - 1]
+    for key in _view_keys_to_clear(step):
+        st.session_state.pop(key, None)  # its widget starts again from its default (and leaves the URL)
+    st.session_state.update(step_state(step))
+    st.session_state["tour"] = slug
+    st.session_state["tour_step"] = number
+
+
+def open_tour_link(link: dict[str, str]) -> None:
+    """A link with a tour and no settings of its own (``?tour=...&tour_step=2``): open that step.
+
+    Call it after ``read_link`` and before any widget. A link that carries settings (one copied from the
+    address bar mid-tour) is applied as it is: it already holds the step's settings.
+    """
+    tours = load_tours()
+    slug = link.get("tour")
+    if slug not in tours or set(link) - {*TOUR_KEYS, "presenter"}:
+        return
+    raw = link.get("tour_step", "1").strip()
+    apply_step(slug, int(raw) if raw.isdigit() and len(raw) < 4 else 1)
+
+
+def _pick_tour() -> None:
+    """Tour picker callback: a new tour starts at its first step; clearing it ends the tour."""
+    slug = st.session_state.get("tour")
+    if slug in load_tours():
+        apply_step(slug, 1)
+
+
+def _end_tour() -> None:
+    st.session_state["tour"] = None
+
+
+def tour_bar() -> None:
+    """The sidebar's tour picker and, while a tour runs, its bar on the page (call it above the view)."""
+    tours = load_tours()
+    with st.sidebar:
+        slug = st.selectbox(
+            "Guided tour",
+            list(tours),
+            index=None,  # the file names are the options: the URL carries ``tour=<file name>``
+            placeholder="Choose a tour of a lesson",
+            key="tour",
+            bind="query-params",
+            on_change=_pick_tour,
+            help="A lesson as a series of prepared views, each with a note on what to point at and what to "
+            "ask. Next and Back change every control; clear the box to end the tour.",
+        )
+    if slug not in tours:
+        return
+    tour = tours[slug]
+    n = len(tour.steps)
+    with st.container(border=True, key="tour_bar"):
+        number = st.segmented_control(
+            f"{tour.title}: step",
+            list(range(1, n + 1)),
+            default=1,
+            required=True,
+            key="tour_step",
+            bind="query-params",
+            on_change=lambda: apply_step(slug, int(st.session_state["tour_step"])),
+            help="Jump to a step: its settings replace the current ones.",
+        )
+        step = tour.steps[int(number) - 1]
+        st.markdown(f"**{number}. {step.title}**  \n{step.note}")  # the tour file's own text, never typed input
+        with st.container(horizontal=True):
+            st.button(
+                "Back",
+                key="tour_back",
+                disabled=number <= 1,
+                on_click=apply_step,
+                args=(slug, number - 1),
+                icon=":material/arrow_back:",
+                help="The previous step of the tour, with its settings.",
+            )
+            if number < n:
+                st.button(
+                    "Next",
+                    key="tour_next",
+                    type="primary",
+                    on_click=apply_step,
+                    args=(slug, number + 1),
+                    icon=":material/arrow_forward:",
+                    help="The next step of the tour: every control moves to it.",
+                )
+            st.button(
+                "End tour",
+                key="tour_end",
+                on_click=_end_tour,
+                icon=":material/close:",
+                help="Leave the tour; the page keeps this step's settings to explore from.",
+            )
