@@ -103,6 +103,7 @@ VIEW_KEYS = (
     "replay_step",  # train: the snapshot step the replay shows
     "room",  # classroom: the room code a student follows (never the teacher key)
     "quiz",  # heads, model: predict, then reveal (dashboard/classroom/quiz_panel.py)
+    "quiz_question",  # heads, model: which of the run's questions (in the URL, so a room shares it)
     "tour",  # every view: the guided tour being given (dashboard/classroom/tours.py)
     "tour_step",  # every view: the tour's step, from 1
 )

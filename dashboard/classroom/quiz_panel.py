@@ -20,8 +20,9 @@ from dashboard.figures.quiz import marked_map_figure, pattern_bars_figure
 from dashboard.page import PLOTLY_CONFIG
 from dashboard.settings import Settings
 
-NUMBER = "quiz_number"
-"""Session key: which of this run's questions is on screen (0-based; wraps round)."""
+NUMBER = "quiz_question"
+"""Key and query parameter of the question number (1-based): in the URL, so a room's students get the
+teacher's question."""
 REVEALED = "quiz_revealed"
 """Session key: the ids of the questions this session has revealed."""
 CURRENT = "quiz_current"
@@ -61,8 +62,8 @@ def _context(settings: Settings) -> str:
     return f"{settings.sentence!r}|{c!r}|layer={settings.layer}|{training}"
 
 
-def _next_question() -> None:
-    st.session_state[NUMBER] = st.session_state.get(NUMBER, 0) + 1
+def _next_question(number: int, n: int) -> None:
+    st.session_state[NUMBER] = number % n + 1
 
 
 def _reveal(qid: str) -> None:
@@ -94,13 +95,26 @@ def ask(settings: Settings, run: Run) -> bool:
             icon=":material/quiz:",
         )
         return True
-    number = st.session_state.get(NUMBER, 0) % len(found)
-    question = found[number]
-    st.session_state[CURRENT] = question
-    qid = question_id(question)
-    revealed = qid in st.session_state.get(REVEALED, frozenset())
+    n = len(found)
+    if not 1 <= int(st.session_state.get(NUMBER) or 1) <= n:  # fewer questions than before: back to the first
+        st.session_state[NUMBER] = 1
     with st.container(border=True, key="quiz_panel"):
-        st.caption(f"Question {number + 1} of {len(found)} this run answers uniquely. Predict first, then reveal.")
+        number = st.number_input(
+            "Question",
+            min_value=1,
+            max_value=n,
+            value=1,
+            step=1,
+            key=NUMBER,
+            bind="query-params",
+            help=f"This run's numbers answer {n} question{'s' * (n > 1)} uniquely (1 to {n}); they come in the "
+            "same order for everyone with these settings.",
+        )
+        question = found[int(number) - 1]
+        st.session_state[CURRENT] = question
+        qid = question_id(question)
+        revealed = qid in st.session_state.get(REVEALED, frozenset())
+        st.caption("Predict first, then reveal.")
         st.text(question.text)  # may quote a token: plain text
         choice = st.selectbox(
             "Your answer",
@@ -129,6 +143,7 @@ def ask(settings: Settings, run: Run) -> bool:
                 "Another question",
                 key="quiz_next",
                 on_click=_next_question,
+                args=(int(number), n),
                 icon=":material/skip_next:",
                 help="The next question about these same numbers (they wrap round); your answers are not stored.",
             )
