@@ -101,7 +101,7 @@ def qr_png(link: str) -> bytes:
 
 def show_link(link: str, what: str) -> None:
     """The QR code, large, and the link as plain text (``st.code``: never read as Markdown or HTML)."""
-    st.image(qr_png(link), width="stretch", caption=f"Scan to open {what}.")
+    st.image(qr_png(link), width="stretch", caption=f"Scan to open {what}.", output_format="PNG")  # JPEG blurs it
     st.code(link, language=None, wrap_lines=True)
 
 
@@ -109,11 +109,16 @@ def base_note(base: Base) -> None:
     """Without a configured public URL: what the link starts with, and how to set the right one."""
     if base.configured:
         return
-    start = "the address this browser used to reach the server" if base.url else "no address (a relative link)"
+    if base.url:
+        start = (
+            "This link starts with the address this browser used to reach the server: it works on students' "
+            "devices only if that address reaches the server from there too (not localhost)."
+        )
+    else:
+        start = "The server could not tell its own address, so this link is only the part after it."
     st.info(
-        f"This link starts with {start}: students can open it only if they reach the server the same way. "
-        f"Behind Streamlit Community Cloud or a proxy, set the public address as the secret `{PUBLIC_URL_SECRET}` "
-        f"(in the app's secrets) or the environment variable `{PUBLIC_URL_ENV}`.",
+        f"{start} To give students the public address, set it as the secret `{PUBLIC_URL_SECRET}` (in the app's "
+        f"secrets on Streamlit Community Cloud) or as the environment variable `{PUBLIC_URL_ENV}`.",
         icon=":material/info:",
     )
 
