@@ -33,7 +33,7 @@ CAUSAL_HERE = (
 
 
 CAUSAL_OFF = (
-    "No mask here: the causal mask is off, so every query reads the whole source, as a translation decoder's "
+    "The causal mask is off: with no mask, every query reads the whole source, as a translation decoder's "
     "cross-attention does. Turned on, it would stay top-left aligned (tril over T_q × T_k)."
 )
 

@@ -171,8 +171,8 @@ def test_hostile_sentence_renders_safely(view: str, sentence: str) -> None:
     assert not user_text_leaks(at, CANARY)
     for raw in MARKUP.values():
         assert not user_text_leaks(at, raw), raw
-    for fig in figures(at):
-        check_figure_escapes_tokens(fig, tokens)
+    for i, fig in enumerate(figures(at)):  # permutation's second figure, the output rows, has coordinate columns
+        check_figure_escapes_tokens(fig, tokens, coordinates=view == "permutation" and i == 1)
     if view == "heads":
         [fig] = figures(at)
         assert [tuple(trace["x"]) for trace in heatmaps(fig)] == [tuple(labels(tokens))] * len(heatmaps(fig))
@@ -210,8 +210,9 @@ def test_typed_reordering_of_hostile_text_is_escaped_too() -> None:
     at.run()
     no_exception(at)
     assert not user_text_leaks(at, CANARY)
-    [fig] = figures(at)
-    check_figure_escapes_tokens(fig, tokens)
+    maps, outputs = figures(at)
+    check_figure_escapes_tokens(maps, tokens)
+    check_figure_escapes_tokens(outputs, tokens, coordinates=True)  # the output rows: one vector per token
     at.text_input(key="perm_text").set_value(f"{CANARY} <img src=x onerror=alert(1)>").run()
     no_exception(at)
     assert at.warning, "a text that is not a rearrangement must say so"
@@ -288,7 +289,7 @@ def test_bad_link_falls_back_to_defaults_with_a_note(query: dict, word: str | No
         [fig] = figures(at)
         assert fig == default_heads, "a bad link must show the default settings"
     elif query.get("view") == "permutation":
-        assert len(figures(at)) == 1  # the reordering is drawn with the default shuffle seed
+        assert len(figures(at)) == 2  # the reordering's maps and output rows, drawn with the default shuffle seed
     else:
         assert not notes and figures(at) == [default_heads]
     for raw in (*query.values(), *query.keys()):

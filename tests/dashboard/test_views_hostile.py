@@ -42,5 +42,5 @@ def test_refused_sentence_gets_a_message_and_no_sentence_figure(view: str, sente
     no_exception(at)
     shown = [e.value for e in (*at.error, *at.info, *at.warning)]
     assert any(message in m.lower() or message in m for m in shown), shown
-    # the scaling experiment does not depend on the sentence: its curves stay; nothing else is drawn
-    assert len(figures(at)) == (1 if view == "scaling" else 0)
+    # the scaling experiments do not depend on the sentence: their curves and spreads stay; nothing else is drawn
+    assert len(figures(at)) == (2 if view == "scaling" else 0)
