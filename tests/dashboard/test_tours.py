@@ -1,0 +1,168 @@
+"""Tours are data: every step of every tour file is a valid link that renders, and its claims hold."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core import AttentionConfig, head_summary, name_patterns
+from core.pipeline import MINILM_SHAPE
+from dashboard.classroom.tours import TOUR_KEYS, TOURS_DIR, load_tours, parse_tour, step_state
+from dashboard.settings import DEFAULT_CONFIG, LINK_KEYS, Settings
+from tests.dashboard.conftest import make_app, no_exception
+
+TOURS = load_tours()
+STEPS = [(slug, i) for slug, tour in TOURS.items() for i in range(1, len(tour.steps) + 1)]
+
+
+def test_four_tours_one_file_each():
+    assert sorted(p.stem for p in TOURS_DIR.glob("*.toml")) == sorted(TOURS)
+    assert len(TOURS) == 4
+    lessons = {t.lesson for t in TOURS.values()}
+    course = ("01-scaled-dot-product-attention", "02-self-attention-and-multi-head", "03-attention-from-scratch")
+    assert set(course) <= lessons
+
+
+def _widget(at, key: str):
+    """The widget bound to ``key`` on the page, or None."""
+    for kind in ("text_input", "selectbox", "button_group", "toggle", "number_input", "select_slider"):
+        for w in getattr(at, kind):
+            if w.key == key:
+                return w
+    return None
+
+
+def _url(value) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+@pytest.mark.parametrize(("slug", "number"), STEPS, ids=[f"{s}-{n}" for s, n in STEPS])
+def test_every_step_is_a_valid_link_that_renders(slug, number):
+    step = TOURS[slug].steps[number - 1]
+    assert set(step.settings) <= LINK_KEYS - set(TOUR_KEYS)
+    at = make_app(tour=slug, tour_step=str(number), **{k: _url(v) for k, v in step.settings.items()}).run()
+    no_exception(at)
+    link_notes = [w.value for w in at.warning if w.icon == ":material/link:"]  # dashboard/link_notes.py
+    assert not link_notes  # no link value was dropped
+    assert not at.error, [e.value for e in at.error]
+    for key, value in step.settings.items():
+        widget = _widget(at, key)
+        assert widget is not None, f"{slug} step {number}: no control {key} on the {step.settings.get('view')} view"
+        assert widget.value == value, (key, widget.value, value)
+    assert at.button_group(key="tour_step").value == number
+    if step.settings.get("quiz"):  # a quiz step has a question with one answer in this run
+        assert not at.info or all("No question" not in i.value for i in at.info)
+        assert any(s.key and s.key.startswith("quiz_pick_") for s in at.selectbox)
+
+
+@pytest.mark.parametrize("slug", list(TOURS))
+def test_next_and_back_walk_the_tour_and_set_every_control(slug):
+    tour = TOURS[slug]
+    at = make_app().run()
+    at.selectbox(key="tour").select(slug).run()  # the picker opens step 1
+    for number in range(1, len(tour.steps) + 1):
+        no_exception(at)
+        assert at.button_group(key="tour_step").value == number
+        state = step_state(tour.steps[number - 1])
+        for key, value in state.items():
+            widget = _widget(at, key)
+            if widget is not None and not getattr(widget, "disabled", False):
+                assert widget.value == value, (slug, number, key, widget.value, value)
+        if number < len(tour.steps):
+            at.button(key="tour_next").click().run()
+    assert not any(b.key == "tour_next" for b in at.button)  # the last step: End tour, no Next
+    at.button(key="tour_back").click().run()
+    no_exception(at)
+    assert at.button_group(key="tour_step").value == len(tour.steps) - 1
+    at.button(key="tour_end").click().run()
+    no_exception(at)
+    assert at.selectbox(key="tour").value is None and not any(b.key == "tour_back" for b in at.button)
+
+
+def test_a_tour_link_alone_opens_its_step():
+    slug = "lesson-1-one-head"
+    step = TOURS[slug].steps[2]
+    at = make_app(tour=slug, tour_step="3").run()
+    no_exception(at)
+    for key, value in step.settings.items():
+        assert _widget(at, key).value == value
+
+
+def test_a_step_resets_what_it_does_not_name():
+    at = make_app(tour="lesson-1-one-head", tour_step="3").run()  # heads view with values on
+    assert at.toggle(key="values").value is True
+    at.toggle(key="presenter").set_value(True).run()
+    at.button(key="tour_back").click().run()  # step 2: the steps view, no values
+    at.button_group(key="view").set_value("heads").run()
+    no_exception(at)
+    assert at.toggle(key="values").value is False  # not carried over from step 3
+    assert at.toggle(key="presenter").value is True  # the teacher's presenter mode stays
+
+
+def test_a_step_out_of_range_shows_the_first():
+    at = make_app(tour="lesson-2-heads-and-shapes", tour_step="99").run()
+    no_exception(at)
+    assert at.button_group(key="tour_step").value in (1, len(TOURS["lesson-2-heads-and-shapes"].steps))
+
+
+BAD = [
+    ({"title": "t", "steps": [{"title": "s", "note": "n", "settings": {"tour": "x"}}]}, "not a setting"),
+    ({"title": "t", "steps": [{"title": "s", "note": "n", "settings": {"colour": "red"}}]}, "not a setting"),
+    ({"title": "t", "steps": [{"title": "s", "settings": {}}]}, "needs a title and a note"),
+    ({"title": "t", "steps": []}, "at least one step"),
+    ({"title": "t", "steps": [{"title": "s", "note": "n", "extra": 1}]}, "unknown fields"),
+    ({"title": "t", "steps": [{"title": "s", "note": "n", "settings": {"seed": [1]}}]}, "text, a number"),
+]
+
+
+@pytest.mark.parametrize(("data", "words"), BAD, ids=[w for _, w in BAD])
+def test_a_broken_tour_is_refused_with_where(data, words):
+    with pytest.raises(ValueError, match=words):
+        parse_tour("broken", data)
+
+
+# -- the claims in the notes hold for the numbers ----------------------------------------------------------------------
+def _runs(state: dict):
+    """The step's runs, computed the way the page computes them."""
+    if state.get("weights") == "minilm":
+        from core.pretrained import load_minilm
+        from core.pretrained.runs import layer_runs
+
+        return layer_runs(load_minilm(), state["sentence"], causal=bool(state["causal"]))
+    from dashboard import training_jobs
+
+    shape = {k: state[k] for k in ("d_model", "n_heads", "positional")}
+    config = AttentionConfig(**shape, causal=state["causal"], seed=state["seed"], scaled=True, weights="trained")
+    training = {k: state[k] for k in ("task", "train_layers", "train_steps", "lr")}
+    return training_jobs.trained_runs_or_message(Settings(config=config, **training).training)
+
+
+CLAIMS = [(s, n) for s, n in STEPS if TOURS[s].steps[n - 1].pattern or TOURS[s].steps[n - 1].attends]
+
+
+@pytest.mark.parametrize(("slug", "number"), CLAIMS, ids=[f"{s}-{n}" for s, n in CLAIMS])
+def test_the_notes_claims_hold(slug, number):
+    step = TOURS[slug].steps[number - 1]
+    state = step_state(step)
+    if state["weights"] == "minilm":
+        state |= MINILM_SHAPE
+    runs = _runs(state)
+    r = runs[state["layer"] - 1]
+    k = state["head"] - 1
+    if step.pattern:
+        [names] = name_patterns(head_summary(r.trace.weights[k : k + 1], r.trace.mask, r.word_ids))
+        assert step.pattern in names, (slug, number, names)
+    if step.attends:
+        query, key = step.attends
+        q = r.tokens.index(query)
+        assert r.tokens[int(np.argmax(r.trace.weights[k, q]))] == key
+
+
+def test_the_default_config_is_what_a_step_resets_to():
+    state = step_state(TOURS["lesson-2-heads-and-shapes"].steps[0])
+    assert {k: state[k] for k in ("d_model", "n_heads", "seed", "positional")} == {
+        "d_model": DEFAULT_CONFIG.d_model,
+        "n_heads": DEFAULT_CONFIG.n_heads,
+        "seed": DEFAULT_CONFIG.seed,
+        "positional": DEFAULT_CONFIG.positional,
+    }
