@@ -106,7 +106,7 @@ def check_same(torch, config: ModelConfig) -> float:
     float64, because Adam's first step is ``lr * g / (|g| + eps)``: for a gradient entry near
     float32's rounding noise it can differ by up to lr, whatever the gradients' agreement.
     """
-    params = init_params(config, 0, np.float64)
+    params = init_params(config, VOCAB, 0, np.float64)
     batch = make_batch()
     ours = {k: v.copy() for k, v in params.items()}
     loss = numpy_step(config, ours, batch)()
@@ -140,11 +140,11 @@ def time_steps(torch) -> None:
     print(header)
     print("-" * len(header))
     for layers, d, extras in CONFIGS:
-        config = ModelConfig(VOCAB, d, HEADS, layers, "learned", True, extras, extras)
+        config = ModelConfig(d_model=d, n_heads=HEADS, n_layers=layers, layer_norm=extras, mlp=extras)
         dw = check_same(torch, config)
         batch = make_batch()
-        ours = numpy_step(config, init_params(config, 0, np.float32), batch)
-        theirs, _ = torch_step(torch, config, init_params(config, 0, np.float32), batch)
+        ours = numpy_step(config, init_params(config, VOCAB, 0, np.float32), batch)
+        theirs, _ = torch_step(torch, config, init_params(config, VOCAB, 0, np.float32), batch)
         contestants = {"numpy": ours, "torch": theirs}
         once = {n: best_of(fn, 1) for n, fn in contestants.items()}
         calls = {n: int(np.clip(ROUND_SECONDS / 2 / once[n], 1, 50)) for n in contestants}
@@ -168,7 +168,7 @@ RUN_ONE = """
 import json, resource, sys, tracemalloc
 from core.training.train import held_out, recommended, train
 s = recommended(sys.argv[1])
-held_out(s.task, s.length, s.causal)  # the cached held-out set is shared by every run of the task
+held_out(s.task, s.length, s.model.causal)  # the cached held-out set is shared by every run of the task
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 tracemalloc.start()
 r = train(s)

@@ -19,7 +19,7 @@ import streamlit as st
 from core import MAX_CHARS, MAX_TOKENS, POSITIONAL_KINDS, WEIGHTS, AttentionConfig, head_counts
 from core.pipeline import MINILM_SHAPE
 from core.pretrained.minilm import MINILM
-from core.training import MAX_STEPS, SAFE_LRS, TASK_NAMES, TrainSettings, recommended
+from core.training import MAX_STEPS, SAFE_LRS, TASK_NAMES, ModelConfig, TrainSettings, recommended
 from dashboard.weight_notes import WEIGHT_PROMISES
 
 D_MODELS = (8, 16, 32, 64, 128, 256, 512)
@@ -65,17 +65,10 @@ class Settings:
     def training(self) -> TrainSettings:
         """What the train view trains and weights=trained shows: the sidebar's model and the task's controls."""
         c = self.config
-        return TrainSettings(
-            task=self.task,
-            d_model=c.d_model,
-            n_heads=c.n_heads,
-            n_layers=self.train_layers,
-            positional=c.positional,
-            causal=c.causal,
-            steps=self.train_steps,
-            lr=self.lr,
-            seed=c.seed,
+        model = ModelConfig(
+            d_model=c.d_model, n_heads=c.n_heads, n_layers=self.train_layers, positional=c.positional, causal=c.causal
         )
+        return TrainSettings(task=self.task, model=model, steps=self.train_steps, lr=self.lr, seed=c.seed)
 
     presenter: bool = False
     """Off: laptop-sized figures. On, for a projector: larger type and cells in the figures and the view's line
@@ -219,12 +212,12 @@ def recommended_state(task: str) -> dict:
     """The widget values of a task's recommended settings, by widget key."""
     r = recommended(task)
     return dict(
-        d_model=r.d_model,
-        n_heads=r.n_heads,
-        causal=r.causal,
-        positional=r.positional,
+        d_model=r.model.d_model,
+        n_heads=r.model.n_heads,
+        causal=r.model.causal,
+        positional=r.model.positional,
         seed=r.seed,
-        train_layers=r.n_layers,
+        train_layers=r.model.n_layers,
         train_steps=r.steps,
         lr=r.lr,
     )

@@ -91,7 +91,7 @@ ANSWER_KEY = {
 
 def textbook_circuit(settings: TrainSettings) -> bool:
     """Induction with 2 layers: layer 1 should become a previous-token head, layer 2 the induction head."""
-    return settings.task == "induction" and settings.n_layers == 2
+    return settings.task == "induction" and settings.model.n_layers == 2
 
 
 def formation(result: TrainResult) -> tuple[tuple[str, ...], np.ndarray]:
@@ -102,14 +102,14 @@ def formation(result: TrainResult) -> tuple[tuple[str, ...], np.ndarray]:
     """
     s, example = result.settings, result.fixed_example
     labels, columns = [], []
-    for layer in range(s.n_layers):
+    for layer in range(s.model.n_layers):
         reads_previous = textbook_circuit(s) and layer == 0
         measure = (
             (lambda w: previous_at_source(w, example)) if reads_previous else (lambda w: answer_weight(w, example))
         )
         target = "the previous token" if reads_previous else ANSWER_KEY[s.task]
         per_snapshot = np.stack([measure(snap[layer][None]) for snap in result.snapshots])  # (S, h)
-        labels += [f"L{layer + 1} H{head + 1} on {target}" for head in range(s.n_heads)]
+        labels += [f"L{layer + 1} H{head + 1} on {target}" for head in range(s.model.n_heads)]
         columns.append(per_snapshot)
     return tuple(labels), np.concatenate(columns, axis=1)  # (S, L*h)
 

@@ -134,7 +134,8 @@ def backward(
             )
         dx = dx + dattn_in  # (..., T, d): residual
     dx_rows = dx.reshape(-1, dx.shape[-1])  # (N, d) with N = B * T
-    onehot = np.zeros((dx_rows.shape[0], config.vocab_size), dtype=dx.dtype)  # (N, V)
+    v = params["embed"].shape[0]  # V: the task's vocabulary, rows of the embedding
+    onehot = np.zeros((dx_rows.shape[0], v), dtype=dx.dtype)  # (N, V)
     onehot[np.arange(dx_rows.shape[0]), cache.tokens.ravel()] = 1.0
     grads["embed"] = onehot.T @ dx_rows  # (V, N) @ (N, d) -> (V, d): each row sums the positions holding it
     if config.positional == "learned":

@@ -39,10 +39,12 @@ MLP_RATIO = 4
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """The architecture, one reason per field; ``__post_init__`` checks it once."""
+    """The architecture, one reason per field; ``__post_init__`` checks it once.
 
-    vocab_size: int
-    """Symbols of the task: rows of the embedding, columns of the logits."""
+    The vocabulary is the task's, not the architecture's: ``init_params`` takes its
+    size, and the parameters carry it from then on (``embed`` is ``(V, d)``).
+    """
+
     d_model: int = 32
     """Width of the residual stream."""
     n_heads: int = 1
@@ -52,7 +54,7 @@ class ModelConfig:
     positional: str = "learned"
     """How order enters: "learned" (a trained table), "sinusoidal" (fixed), "rope" (rotates q, k), "none"."""
     causal: bool = True
-    """Query t sees keys 0..t only (next-token tasks need it)."""
+    """Query t sees keys 0..t only (next-token tasks need it; reverse changes form with it)."""
     layer_norm: bool = False
     """Pre-LayerNorm before attention, MLP and unembedding. Off: fewer moving parts for a class."""
     mlp: bool = False
@@ -61,8 +63,6 @@ class ModelConfig:
     """Longest sequence; rows of the learned table."""
 
     def __post_init__(self) -> None:
-        if self.vocab_size < 2:
-            raise ValueError(f"vocab_size must be at least 2, got {self.vocab_size}")
         if self.d_model < 2:
             raise ValueError(f"d_model must be at least 2, got {self.d_model}")
         if self.positional not in POSITIONAL_KINDS:
@@ -94,15 +94,20 @@ def layer_names(config: ModelConfig, layer: int) -> list[str]:
     return [f"l{layer}.{n}" for n in names]
 
 
-def init_params(config: ModelConfig, seed: int, dtype: str | type = np.float64) -> dict[str, np.ndarray]:
-    """Fresh parameters drawn from ``seed``: Gaussian, std 1/sqrt(fan_in); LayerNorm gains 1, biases 0.
+def init_params(
+    config: ModelConfig, vocab_size: int, seed: int, dtype: str | type = np.float64
+) -> dict[str, np.ndarray]:
+    """Fresh parameters for a task of ``vocab_size`` symbols, drawn from ``seed``.
 
-    Embedding (and learned position) rows have std 1, like ``core.tokens.embed``, so
-    the scaled scores start spread by about one unit. Drawn in float64, then cast to
-    ``dtype``: the model computes in its parameters' dtype.
+    Gaussian, std 1/sqrt(fan_in); LayerNorm gains 1, biases 0. Embedding (and
+    learned position) rows have std 1, like ``core.tokens.embed``, so the scaled
+    scores start spread by about one unit. Drawn in float64, then cast to ``dtype``:
+    the model computes in its parameters' dtype.
     """
+    if vocab_size < 2:
+        raise ValueError(f"vocab_size must be at least 2, got {vocab_size}")
     rng = np.random.default_rng([int(seed), 0x1417])  # 0x1417: "init", a stream apart from the data
-    d, v = config.d_model, config.vocab_size
+    d, v = config.d_model, vocab_size
 
     def normal(*shape: int, std: float) -> np.ndarray:
         return rng.standard_normal(shape) * std

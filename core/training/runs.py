@@ -21,7 +21,7 @@ from core.training.train import TrainResult
 def runs_of(result: TrainResult, tokens: np.ndarray) -> tuple[Run, ...]:
     """``tokens (T,)`` (ints) through ``result``'s model: one ``Run`` per layer, tokens as the task's symbols."""
     tokens = np.asarray(tokens)
-    config = result.config
+    config = result.settings.model
     cache = forward(result.params, config, tokens)
     symbols = tuple(result.settings.task_info.decode(tokens))
     embedded = result.params["embed"][tokens]  # (T, d)

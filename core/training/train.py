@@ -47,24 +47,16 @@ TARGET_ACCURACY = 0.99
 
 @dataclass(frozen=True)
 class TrainSettings:
-    """Everything a run depends on, one reason per field; checked once with a clear ``ValueError``."""
+    """Everything a run depends on, one reason per field; checked once with a clear ``ValueError``.
+
+    The architecture is ``model``, declared and checked in ``ModelConfig``; the vocabulary
+    is the task's (``vocab_size``), so no caller fills it in.
+    """
 
     task: str = "shift"
     """One of TASK_NAMES."""
-    d_model: int = 32
-    """Width of the residual stream."""
-    n_heads: int = 1
-    """Heads per layer (must divide d_model)."""
-    n_layers: int = 1
-    """1 or 2 (induction needs 2)."""
-    positional: str = "learned"
-    """"learned", "sinusoidal", "rope" or "none"."""
-    causal: bool = True
-    """Causal mask; sort and induction need it, reverse changes form with it."""
-    layer_norm: bool = False
-    """Pre-LayerNorm (off by default: the tasks train without it)."""
-    mlp: bool = False
-    """A GELU MLP after each attention layer (off by default)."""
+    model: ModelConfig = field(default_factory=ModelConfig)
+    """The architecture: width, heads, layers, positions, mask, LayerNorm, MLP (``ModelConfig``)."""
     length: int | None = None
     """The task's size (see ``Task.length_help``); None = the task's default."""
     steps: int = 300
@@ -84,6 +76,8 @@ class TrainSettings:
 
     def __post_init__(self) -> None:
         get_task(self.task)  # ValueError names the tasks
+        if not isinstance(self.model, ModelConfig):
+            raise TypeError(f"model must be a ModelConfig, got {type(self.model).__name__}")
         if self.length is None:
             object.__setattr__(self, "length", get_task(self.task).default_length)
         if not 1 <= self.steps <= MAX_STEPS:
@@ -97,46 +91,40 @@ class TrainSettings:
                 raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)}")
         if self.dtype not in ("float32", "float64"):
             raise ValueError(f"dtype must be 'float32' or 'float64', got {self.dtype!r}")
-        self.task_info.check(self.length, self.causal)
-        self.model_config.check_length(self.seq_len)
+        self.task_info.check(self.length, self.model.causal)
+        self.model.check_length(self.seq_len)
 
     @property
     def task_info(self) -> Task:
         return get_task(self.task)
 
     @property
-    def seq_len(self) -> int:
-        """Positions ``T`` the model sees."""
-        return self.task_info.sequence_length(self.length, self.causal)
+    def vocab_size(self) -> int:
+        """Symbols of the task: rows of the embedding, columns of the logits."""
+        return self.task_info.vocab_size
 
     @property
-    def model_config(self) -> ModelConfig:
-        return ModelConfig(
-            vocab_size=self.task_info.vocab_size,
-            d_model=self.d_model,
-            n_heads=self.n_heads,
-            n_layers=self.n_layers,
-            positional=self.positional,
-            causal=self.causal,
-            layer_norm=self.layer_norm,
-            mlp=self.mlp,
-        )
+    def seq_len(self) -> int:
+        """Positions ``T`` the model sees."""
+        return self.task_info.sequence_length(self.length, self.model.causal)
 
     def to_json(self) -> str:
-        return json.dumps(dataclasses.asdict(self), sort_keys=True)
+        return json.dumps(dataclasses.asdict(self), sort_keys=True)  # the model as a nested object
 
     @classmethod
     def from_json(cls, text: str) -> TrainSettings:
-        return cls(**json.loads(text))
+        data = json.loads(text)
+        return cls(**{**data, "model": ModelConfig(**data["model"])})
 
 
 RECOMMENDED = {
-    "shift": TrainSettings(task="shift", d_model=32, n_heads=1, n_layers=1, steps=150, seed=0),
-    "reverse": TrainSettings(task="reverse", d_model=32, n_heads=1, n_layers=1, causal=False, steps=150, seed=0),
-    "sort": TrainSettings(task="sort", d_model=32, n_heads=1, n_layers=1, steps=300, seed=1),
-    "induction": TrainSettings(task="induction", d_model=32, n_heads=2, n_layers=2, steps=500, seed=3),
+    "shift": TrainSettings("shift", ModelConfig(d_model=32), steps=150, seed=0),
+    "reverse": TrainSettings("reverse", ModelConfig(d_model=32, causal=False), steps=150, seed=0),
+    "sort": TrainSettings("sort", ModelConfig(d_model=32), steps=300, seed=1),
+    "induction": TrainSettings("induction", ModelConfig(d_model=32, n_heads=2, n_layers=2), steps=500, seed=3),
 }
-"""Each task's recommended settings: learned positions, lr 3e-3, a seed that gives the textbook circuit."""
+"""Each task's recommended settings: one head, one layer, learned positions and the causal mask unless its line
+says otherwise (``ModelConfig``'s defaults), lr 3e-3, and a seed that gives the textbook circuit."""
 
 
 def recommended(task: str) -> TrainSettings:
@@ -195,12 +183,8 @@ class TrainResult:
     seconds: float
 
     @property
-    def config(self) -> ModelConfig:
-        return self.settings.model_config
-
-    @property
     def fixed_example(self) -> Batch:
-        return self.settings.task_info.fixed_example(self.settings.length, self.settings.causal)
+        return self.settings.task_info.fixed_example(self.settings.length, self.settings.model.causal)
 
     @property
     def final_accuracy(self) -> float:
@@ -223,16 +207,16 @@ class TrainResult:
 
     def traces(self, tokens: np.ndarray) -> list[AttentionTrace]:
         """One AttentionTrace per layer on ``tokens (T,)`` (ints; ``Task.encode`` turns symbols into them)."""
-        return traces(self.params, self.config, tokens)
+        return traces(self.params, self.settings.model, tokens)
 
     def predict(self, tokens: np.ndarray) -> np.ndarray:
         """``tokens (T,)`` -> the arg-max token at every position ``(T,)``."""
-        return forward(self.params, self.config, np.asarray(tokens)).logits.argmax(axis=-1)
+        return forward(self.params, self.settings.model, np.asarray(tokens)).logits.argmax(axis=-1)
 
     def patterns(self) -> HeadPatterns:
         """Every head's answer / previous / duplicate weight on the held-out set."""
         s = self.settings
-        return head_patterns(self.params, self.config, held_out(s.task, s.length, s.causal, 256))
+        return head_patterns(self.params, s.model, held_out(s.task, s.length, s.model.causal, 256))
 
     def named_pattern(self) -> dict[str, float]:
         """The task's textbook circuit, measured on the trained heads."""
@@ -261,7 +245,7 @@ class TrainResult:
             settings = TrainSettings.from_json(str(f["settings"]))
             meta = json.loads(str(f["meta"]))
             params = {k.removeprefix("param/"): f[k] for k in f.files if k.startswith("param/")}
-            order = init_params(settings.model_config, 0, settings.dtype)  # the model's own parameter order
+            order = init_params(settings.model, settings.vocab_size, 0, settings.dtype)  # the model's parameter order
             params = {k: params[k] for k in order}
             history = History(**{name: f[f"history/{name}"].tolist() for name in dataclasses.asdict(History())})
             return cls(settings, params, f["snapshot_steps"], f["snapshots"], history, **meta)
@@ -318,12 +302,12 @@ def train(
     one. ``should_stop`` (e.g. ``threading.Event().is_set``) is asked before every step;
     when it returns True the run ends there and the result says ``stopped=True``.
     """
-    s, config, task = settings, settings.model_config, settings.task_info
-    params = init_params(config, s.seed, s.dtype)
+    s, config, task = settings, settings.model, settings.task_info
+    params = init_params(config, s.vocab_size, s.seed, s.dtype)
     adam = Adam(lr=s.lr)
     data_rng = np.random.default_rng([s.seed, 0xDA7A])  # 0xDA7A: the training batches' own stream
-    example = task.fixed_example(s.length, s.causal).inputs  # (1, T)
-    heldout = held_out(s.task, s.length, s.causal)
+    example = task.fixed_example(s.length, config.causal).inputs  # (1, T)
+    heldout = held_out(s.task, s.length, config.causal)
     history = History()
     snaps, snap_steps = [snapshot(params, config, example)], [0]
     start = time.perf_counter()
@@ -340,7 +324,7 @@ def train(
             stopped = True
             break
         step += 1
-        batch = task.sample(data_rng, s.batch_size, s.length, s.causal)
+        batch = task.sample(data_rng, s.batch_size, s.length, config.causal)
         cache = forward(params, config, batch.inputs)
         loss, dlogits, correct = cross_entropy(cache.logits, batch.targets, batch.scored)
         adam.step(params, backward(params, config, cache, dlogits))

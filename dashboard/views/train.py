@@ -130,11 +130,11 @@ def _recommendation(settings: Settings, training: TrainSettings) -> None:
     task = training.task_info
     st.markdown(f"**Task: {task.name}.** The pattern that solves it: {task.pattern}.")
     chosen = dict(
-        d_model=training.d_model,
-        n_heads=training.n_heads,
-        train_layers=training.n_layers,
-        positional=training.positional,
-        causal=training.causal,
+        d_model=training.model.d_model,
+        n_heads=training.model.n_heads,
+        train_layers=training.model.n_layers,
+        positional=training.model.positional,
+        causal=training.model.causal,
         train_steps=training.steps,
         lr=training.lr,
         seed=training.seed,
@@ -390,7 +390,7 @@ def _learned(trained: Trained) -> None:
         st.markdown(CIRCUIT_WORDS[circuit])
     st.dataframe(_pattern_table(trained), hide_index=True, width="stretch", height=ROW_PX * (p.answer.size + 1) + 3)
     st.caption(SEED_NOTES[result.settings.task])
-    show_code(head_patterns, "patterns = head_patterns(result.params, result.config, held_out_batch)")
+    show_code(head_patterns, "patterns = head_patterns(result.params, result.settings.model, held_out_batch)")
 
 
 def _pattern_table(trained: Trained) -> pd.DataFrame:
@@ -421,7 +421,7 @@ def _role(trained: Trained, layer: int, head: int) -> str:
     roles = []
     if p.answer[layer, head] >= LEARNED_AT:
         roles.append(ROLES[s.task])
-    first_of_circuit = s.task == "induction" and s.n_layers == 2 and layer == 0
+    first_of_circuit = s.task == "induction" and s.model.n_layers == 2 and layer == 0
     if first_of_circuit and p.previous_at_source[layer, head] >= LEARNED_AT:
         roles.append("previous-token head")
     if p.duplicate[layer, head] >= LEARNED_AT:
@@ -433,7 +433,7 @@ def _try_it(settings: Settings, trained: Trained) -> None:
     st.subheader("Try it on your own input", anchor=False)
     result = trained.result
     task = result.settings.task_info
-    reading = "reverse-causal" if task.name == "reverse" and result.settings.causal else task.name
+    reading = "reverse-causal" if task.name == "reverse" and result.settings.model.causal else task.name
     text = st.text_input(
         "Your sequence",
         value=" ".join(_example_tokens(trained)),

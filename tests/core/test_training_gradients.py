@@ -23,7 +23,6 @@ B, T, VOCAB, D_MODEL, HEADS = 3, 7, 6, 8, 2
 
 CONFIGS = [
     ModelConfig(
-        vocab_size=VOCAB,
         d_model=D_MODEL,
         n_heads=HEADS,
         n_layers=layers,
@@ -46,7 +45,7 @@ def config_id(c: ModelConfig) -> str:
 
 def make_case(config: ModelConfig, seed: int = 0):
     """Weights (LayerNorm gains and biases moved off 1 and 0, so their gradients are exercised) and a batch."""
-    params = init_params(config, seed)
+    params = init_params(config, VOCAB, seed)
     rng = np.random.default_rng([seed, 99])
     for name in params:
         if name.endswith(("_g", "_b", "b_1", "b_2")):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import subprocess
 import sys
 
@@ -20,6 +21,7 @@ import numpy as np
 import pytest
 
 from core.multihead import AttentionTrace
+from core.training.model import ModelConfig
 from core.training.tasks import TASK_NAMES, get_task
 from core.training.train import (
     MAX_STEPS,
@@ -99,12 +101,12 @@ def test_trained_model_gives_core_traces(task, retrained):
     tokens = result.fixed_example.inputs[0]  # (T,)
     traces = result.traces(tokens)
     s = result.settings
-    assert len(traces) == s.n_layers
+    assert len(traces) == s.model.n_layers
     for layer, trace in enumerate(traces):
         assert isinstance(trace, AttentionTrace)
-        assert trace.weights.shape == (s.n_heads, s.seq_len, s.seq_len)
+        assert trace.weights.shape == (s.model.n_heads, s.seq_len, s.seq_len)
         np.testing.assert_allclose(result.snapshots[-1, layer], trace.weights, atol=1e-6)
-        if s.causal:
+        if s.model.causal:
             assert not np.any(np.triu(trace.weights, 1))
     assert result.predict(tokens).shape == tokens.shape
 
@@ -116,7 +118,17 @@ def weights_hash(result: TrainResult) -> str:
     return digest.hexdigest()
 
 
-DETERMINISM = TrainSettings(task="induction", d_model=16, n_heads=2, n_layers=2, steps=30, layer_norm=True, mlp=True)
+DETERMINISM = TrainSettings(
+    task="induction", model=ModelConfig(d_model=16, n_heads=2, n_layers=2, layer_norm=True, mlp=True), steps=30
+)
+
+
+def test_settings_round_trip_through_json_with_the_model_nested():
+    """The architecture is stored once, as ModelConfig's own fields; the vocabulary is the task's, not stored."""
+    data = json.loads(DETERMINISM.to_json())
+    assert data["model"] == dataclasses.asdict(DETERMINISM.model) and "vocab_size" not in data["model"]
+    assert TrainSettings.from_json(DETERMINISM.to_json()) == DETERMINISM
+    assert DETERMINISM.vocab_size == get_task("induction").vocab_size
 
 
 def test_two_processes_give_bit_identical_weights():
@@ -161,26 +173,31 @@ def test_full_run_is_not_stopped_and_ends_with_a_snapshot():
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"n_heads": 3}, "3 heads do not divide d_model = 32"),
-        ({"positional": "rope", "d_model": 6, "n_heads": 2}, "leave d_k = 3, but RoPE rotates pairs"),
+        ({"model": {"n_heads": 3}}, "3 heads do not divide d_model = 32"),
+        ({"model": {"positional": "rope", "d_model": 6, "n_heads": 2}}, "leave d_k = 3, but RoPE rotates pairs"),
         ({"steps": 0}, f"steps must be between 1 and {MAX_STEPS}"),
         ({"steps": MAX_STEPS + 1}, f"steps must be between 1 and {MAX_STEPS}"),
         ({"lr": 0.01}, "lr must be one of"),
         ({"task": "copy"}, "unknown task 'copy'; choose one of shift, reverse, sort, induction"),
         ({"length": 33}, "the shift task takes length 2..32"),
         ({"task": "reverse", "length": 16}, None),
-        ({"task": "sort", "causal": False}, "the sort task needs causal attention"),
+        ({"task": "sort", "model": {"causal": False}}, "the sort task needs causal attention"),
         ({"task": "sort", "length": 11}, "the sort task takes length 2..10"),
-        ({"n_layers": 3}, "n_layers must be 1 or 2"),
-        ({"positional": "alibi"}, "positional must be one of"),
+        ({"model": {"n_layers": 3}}, "n_layers must be 1 or 2"),
+        ({"model": {"positional": "alibi"}}, "positional must be one of"),
     ],
 )
 def test_bad_settings_get_a_clear_message(changes, message):
+    """Run settings are checked by TrainSettings, the architecture (``"model"``) by ModelConfig."""
+
+    def settings() -> TrainSettings:
+        return TrainSettings(**{**changes, "model": ModelConfig(**changes.get("model", {}))})
+
     if message is None:  # reverse, causal, 16 digits: x SEP reversed(x) needs 32 positions, which fit
-        assert TrainSettings(**changes).seq_len == 32
+        assert settings().seq_len == 32
         return
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(".", r"\.")):
-        TrainSettings(**changes)
+        settings()
 
 
 def test_a_sequence_too_long_for_the_positions(retrained):
@@ -189,7 +206,9 @@ def test_a_sequence_too_long_for_the_positions(retrained):
         retrained["shift"].traces(np.zeros(40, dtype=np.int64))
     with pytest.raises(ValueError, match=r"the reverse task takes length 2\.\.16"):
         TrainSettings(task="reverse", length=17)
-    assert TrainSettings(task="reverse", length=16, causal=True).seq_len == 32  # x SEP reversed(x): 32 positions
+    assert (
+        TrainSettings(task="reverse", model=ModelConfig(causal=True), length=16).seq_len == 32
+    )  # x SEP reversed(x): 32 positions
 
 
 VALID_TASK_MASKS = [(t, c) for t in TASK_NAMES for c in (True, False) if c or not get_task(t).needs_causal]
@@ -229,10 +248,8 @@ def test_held_out_and_fixed_example_do_not_depend_on_the_seed():
 def test_evaluation_in_chunks_equals_one_pass(retrained):
     result = retrained["sort"]
     s = result.settings
-    batch = held_out(s.task, s.length, s.causal)
-    assert evaluate(result.params, result.config, batch, chunk=37) == evaluate(
-        result.params, result.config, batch, 10**6
-    )
+    batch = held_out(s.task, s.length, s.model.causal)
+    assert evaluate(result.params, s.model, batch, chunk=37) == evaluate(result.params, s.model, batch, 10**6)
 
 
 def test_symbols_round_trip():

@@ -23,7 +23,7 @@ TRACE_FIELDS = ("q", "k", "v", "scores", "weights", "context", "concat", "output
 
 def attention_of(result, layer: int, x: np.ndarray):
     """Layer ``layer``'s attention on input ``x (T, d)``, from the weights alone."""
-    c = result.config
+    c = result.settings.model
     t = x.shape[0]
     rope = np.arange(t) if c.positional == "rope" else None
     mask = causal_mask(t) if c.causal else None
@@ -35,12 +35,12 @@ def attention_of(result, layer: int, x: np.ndarray):
 def check_runs(result, tokens: np.ndarray) -> None:
     runs = runs_of(result, tokens)
     expected = result.traces(tokens)
-    assert len(runs) == result.settings.n_layers == len(expected)
+    assert len(runs) == result.settings.model.n_layers == len(expected)
     for layer, (run, trace) in enumerate(zip(runs, expected, strict=True)):
         assert run.tokens == tuple(result.settings.task_info.symbols[int(t)] for t in tokens)
         for name in TRACE_FIELDS:
             np.testing.assert_array_equal(getattr(run.trace, name), getattr(trace, name), err_msg=name)
-        assert (run.trace.mask is None) == (not result.settings.causal)
+        assert (run.trace.mask is None) == (not result.settings.model.causal)
         again = attention_of(result, layer, run.x + run.positions)
         np.testing.assert_array_equal(again.weights, run.trace.weights)  # the same input, the same arithmetic
         np.testing.assert_array_equal(again.output, run.trace.output)
@@ -80,7 +80,8 @@ def test_second_layer_reads_the_residual_stream():
 )
 def test_other_architectures_keep_the_contract(change):
     """A few steps are enough: the contract holds for any weights."""
-    result = train(dataclasses.replace(recommended("shift"), steps=3, **change))
+    shift = recommended("shift")
+    result = train(dataclasses.replace(shift, steps=3, model=dataclasses.replace(shift.model, **change)))
     tokens = result.fixed_example.inputs[0]
     check_runs(result, tokens)
     if change.get("positional") in ("rope", "none"):

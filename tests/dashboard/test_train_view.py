@@ -251,7 +251,9 @@ def test_recommended_settings_never_train():
 
 def test_a_session_stops_at_its_training_seconds():
     reg = Registry(session_seconds=0.5)
-    slow = dataclasses.replace(recommended("induction"), seed=9, steps=2000, d_model=128, n_heads=4)
+    induction = recommended("induction")
+    wide = dataclasses.replace(induction.model, d_model=128, n_heads=4)
+    slow = dataclasses.replace(induction, seed=9, steps=2000, model=wide)
     start = time.monotonic()
     job = reg.start(slow, "greedy")
     wait_for(reg, slow)
