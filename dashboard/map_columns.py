@@ -19,13 +19,17 @@ BAR_CONFIG = {"displayModeBar": False, "staticPlot": True}
 """The colour bar is a key, not a chart: no toolbar, no hover."""
 
 
-def show_maps(grid: ChartGrid, key: str) -> None:
-    """The colour bar, then ``grid``'s maps ``grid.ncols`` to a row; every chart keyed ``key_*``.
+def show_colour_bar(grid: ChartGrid, key: str, container=st) -> None:
+    """The colour bar ``grid``'s maps share, ``grid.bar_px`` wide, in ``container`` (e.g. a row of switches)."""
+    container.plotly_chart(grid.colour_bar, width=grid.bar_px, key=key, config=BAR_CONFIG)
 
-    The whole grid sits in a container keyed ``key``, so ``.st-key-<key>`` finds every map in the browser.
+
+def show_maps(grid: ChartGrid, key: str) -> None:
+    """``grid``'s maps ``grid.ncols`` to a row, each chart keyed ``<key>_<i>`` (show the colour bar apart).
+
+    The maps sit in a container keyed ``key``, so ``.st-key-<key>`` finds every map in the browser.
     """
     with st.container(key=key):
-        st.plotly_chart(grid.colour_bar, width=grid.bar_px, key=f"{key}_bar", config=BAR_CONFIG)
         for start in range(0, len(grid.maps), grid.ncols):
             columns = st.columns(grid.ncols, gap="small")
             for i, fig in enumerate(grid.maps[start : start + grid.ncols]):

@@ -194,8 +194,9 @@ NO_TICKS_PX = 10
 LABEL_PX_PER_CHAR, LABEL_PX_BASE = 6.5, 30
 """Width of a y label "i·token": ~6.5 px a character, plus the tick and padding."""
 MODEBAR_PX = 26
-"""A strip at the top of every grid figure for Plotly's toolbar (26 px tall, top right): it shows on hover
-and on a phone's tap, and would otherwise cover the title of the right-hand panel."""
+"""A strip at the top of a grid of several columns for Plotly's toolbar (26 px tall, top right): it shows on
+hover and on a phone's tap, and would otherwise cover the title of the right-hand panel. A one-column figure's
+title is centred over its panel, clear of the toolbar (tests/e2e/test_projector_and_phone.py measures it)."""
 MASK_NOTE_PX = 30
 """Top margin that holds the "hatched grey = masked" note; 4 px without it."""
 MAX_GAP, NARROW_GAP = 0.2, 0.04
@@ -298,7 +299,7 @@ def plan_grid(
         ticks=ticks,
         gap_x=gap_x,
         width=(1 - gap_x * (ncols - 1)) / ncols,
-        margin_t=MODEBAR_PX + (round(MASK_NOTE_PX * s) if any_mask else 4),
+        margin_t=(MODEBAR_PX if ncols > 1 else 0) + (round(MASK_NOTE_PX * s) if any_mask else 4),
         masked=any_mask,
     )
 
@@ -434,8 +435,10 @@ BAR_TICKS = 6
 BAR_CHART_PX = 320
 """Width of a standalone colour bar: a horizontal strip with its title on the left, above the maps
 (on a phone, too: the maps stack below it, each ~360 px wide)."""
-BAR_STRIP_PX = 14
-"""Height of a standalone colour bar's strip."""
+BAR_STRIP_PX = 10
+"""Height of a standalone colour bar's strip: it sits in the row of switches above the maps, as low as they."""
+BAR_TICK_PX = 6
+"""Length of a standalone colour bar's tick marks, and the gap to their labels."""
 
 
 def bar_chart_px(presenter: bool) -> int:
@@ -463,9 +466,10 @@ def colour_bar_figure(
     font = round(NOTE_FONT * s)
     strip = dict(type="heatmap", z=levels, x=np.arange(BAR_STEPS), y=[0], coloraxis="coloraxis", hoverinfo="skip")
     name_px = round(len(value_name) * CHAR_EM * font + TICK_PAD_PX * s)
+    below = round(font * 1.2 + BAR_TICK_PX * s)  # the tick marks and one line of tick labels
     layout = dict(
-        height=round(BAR_STRIP_PX * s + 2 * font + TICK_PAD_PX * s),
-        margin=dict(l=name_px, r=font, t=4, b=round(font * 1.5 + TICK_PAD_PX * s), pad=0),
+        height=round(BAR_STRIP_PX * s) + 4 + below,
+        margin=dict(l=name_px, r=font, t=4, b=below, pad=0),
         xaxis=dict(
             range=[-0.5, BAR_STEPS - 0.5],
             tickmode="array",

@@ -12,7 +12,7 @@ from dashboard.downloads import download_buttons
 from dashboard.figures import average_figure
 from dashboard.figures.grid import VALUES_MAX_CELLS
 from dashboard.figures.heads import head_charts
-from dashboard.map_columns import show_maps
+from dashboard.map_columns import show_colour_bar, show_maps
 from dashboard.page import PLOTLY_CONFIG, pretrained_examples, run_call, run_or_message, show_code, unscaled_warning
 from dashboard.settings import Settings
 
@@ -40,7 +40,8 @@ def render(settings: Settings) -> None:
         f"d_k = {settings.config.d_model} / {h} = {settings.config.d_k}."
     )
     unscaled_warning(settings)  # the sidebar's scaling toggle is off: say so above the maps
-    with st.container(horizontal=True):  # one row of switches: the maps start higher on a projector
+    switches = st.container(horizontal=True, vertical_alignment="center")  # with the colour bar: maps start higher
+    with switches:
         show_average = st.toggle(
             "Average over heads",
             key="average",
@@ -59,6 +60,7 @@ def render(settings: Settings) -> None:
             f"up to {VALUES_MAX_CELLS} tokens.",
         )
     charts = head_charts(run.trace.weights, run.tokens, run.trace.mask, presenter=settings.presenter, values=values)
+    show_colour_bar(charts, key="heads_chart_bar", container=switches)
     show_maps(charts, key="heads_chart")
     show_code(multi_head_attention, f"{run_call(settings)}\nweights = result.trace.weights  # (h, T, T)")
     if show_average:
