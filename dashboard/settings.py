@@ -208,19 +208,24 @@ RECOMMENDED_KEYS = ("d_model", "n_heads", "causal", "positional", "seed", "train
 """The controls a task's recommended settings fill in (a link that sets one keeps its value)."""
 
 
+def widget_state(training: TrainSettings) -> dict:
+    """The sidebar's widget values that give ``training``, by widget key (the inverse of ``Settings.training``)."""
+    m = training.model
+    return dict(
+        d_model=m.d_model,
+        n_heads=m.n_heads,
+        causal=m.causal,
+        positional=m.positional,
+        seed=training.seed,
+        train_layers=m.n_layers,
+        train_steps=training.steps,
+        lr=training.lr,
+    )
+
+
 def recommended_state(task: str) -> dict:
     """The widget values of a task's recommended settings, by widget key."""
-    r = recommended(task)
-    return dict(
-        d_model=r.model.d_model,
-        n_heads=r.model.n_heads,
-        causal=r.model.causal,
-        positional=r.model.positional,
-        seed=r.seed,
-        train_layers=r.model.n_layers,
-        train_steps=r.steps,
-        lr=r.lr,
-    )
+    return widget_state(recommended(task))
 
 
 def apply_recommended(link: dict[str, str]) -> None:

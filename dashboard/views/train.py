@@ -22,7 +22,7 @@ from core.training.model import forward
 from core.training.train import snapshot
 from dashboard.figures.train import curves_figure, formation_figure, layers_figure
 from dashboard.page import PLOTLY_CONFIG, ROW_PX, show_code
-from dashboard.settings import Settings, recommended_state
+from dashboard.settings import Settings, recommended_state, widget_state
 from dashboard.training_jobs import (
     MAX_RUNNING,
     SESSION_SECONDS,
@@ -129,18 +129,8 @@ def _recommendation(settings: Settings, training: TrainSettings) -> None:
     """The task in one line, and which values are the task's recommendation."""
     task = training.task_info
     st.markdown(f"**Task: {task.name}.** The pattern that solves it: {task.pattern}.")
-    chosen = dict(
-        d_model=training.model.d_model,
-        n_heads=training.model.n_heads,
-        train_layers=training.model.n_layers,
-        positional=training.model.positional,
-        causal=training.model.causal,
-        train_steps=training.steps,
-        lr=training.lr,
-        seed=training.seed,
-    )
     rec = {k: _shown(v) for k, v in recommended_state(training.task).items()}
-    chosen = {k: _shown(v) for k, v in chosen.items()}
+    chosen = {k: _shown(v) for k, v in widget_state(training).items()}
     differ = [f"{SETTING_NAMES[k]} {chosen[k]} (recommended {rec[k]})" for k in SETTING_NAMES if chosen[k] != rec[k]]
     values = ", ".join(f"{SETTING_NAMES[k]} {rec[k]}" for k in SETTING_NAMES)
     st.caption(f"The {task.name} task's recommended settings: {values}.")
