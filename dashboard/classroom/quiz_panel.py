@@ -107,6 +107,7 @@ def ask(settings: Settings, run: Run) -> bool:
             step=1,
             key=NUMBER,
             bind="query-params",
+            width=180,
             help=f"This run's numbers answer {n} question{'s' * (n > 1)} uniquely (1 to {n}); they come in the "
             "same order for everyone with these settings.",
         )
@@ -122,6 +123,7 @@ def ask(settings: Settings, run: Run) -> bool:
             index=None,
             format_func=lambda i: question.choices[i],  # selectbox options are plain text, never Markdown
             placeholder="Pick one",
+            width=420,
             key=pick_key(question),
             disabled=revealed,
             help="Commit to a guess before you see the map: that is what makes the reveal teach.",

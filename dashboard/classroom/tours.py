@@ -32,6 +32,7 @@ from functools import cache
 from pathlib import Path
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from dashboard.settings import DEFAULT_CONFIG, DEFAULTS, LINK_KEYS, SETTING_KEYS, recommended_state
 
@@ -138,6 +139,27 @@ def _view_keys_to_clear(step: Step) -> list[str]:
     return [k for k in LINK_KEYS - set(SETTING_KEYS) - KEPT - set(DEFAULT_VALUES) if k not in step.settings]
 
 
+def _url_text(value: object) -> str:
+    """A setting as a link writes it: ``true``, ``512``, ``the cat``."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _set_url(key: str, value: object) -> None:
+    """Write (None: remove) ``key`` in the address bar when no widget on the last page owned it.
+
+    A widget drawn on the last page writes its own new value to the URL; one that was not (a control of
+    another view) would start from the step's value without writing it, and a link copied then would miss it.
+    Streamlit refuses direct writes to a parameter a widget owns: that widget writes it.
+    """
+    try:
+        if value is not None:
+            st.query_params[key] = _url_text(value)
+        elif key in st.query_params:
+            del st.query_params[key]
+    except StreamlitAPIException:  # bound to a widget on the page: it keeps the URL in step itself
+        pass
+
+
 def apply_step(slug: str, number: int) -> None:
     """Set every widget to step ``number`` (1-based) of tour ``slug``; call it before the widgets exist
     (a button callback, or before the sidebar)."""
@@ -146,7 +168,10 @@ def apply_step(slug: str, number: int) -> None:
     step = tour.steps[number - 1]
     for key in _view_keys_to_clear(step):
         st.session_state.pop(key, None)  # its widget starts again from its default (and leaves the URL)
+        _set_url(key, None)
     st.session_state.update(step_state(step))
+    for key, value in step.settings.items():
+        _set_url(key, value)
     st.session_state["tour"] = slug
     st.session_state["tour_step"] = number
 
