@@ -124,8 +124,9 @@ def test_downloads_give_the_numbers_on_the_page_and_the_png_button_stays(page, s
         np.testing.assert_array_equal(npz["weights"], expected)
         assert list(npz["tokens"]) == tokens and npz["mask"].shape == (4, 4)
 
-    page.locator(HEADS_CHART).hover()
-    png = page.locator(f"{HEADS_CHART} .modebar-btn[data-title='Download plot as a PNG' i]")
+    first_map = page.locator(HEADS_CHART).first  # the heads view draws one chart per head
+    first_map.hover()
+    png = first_map.locator(".modebar-btn[data-title='Download plot as a PNG' i]")
     with page.expect_download() as png_download:
         png.click()
     assert png_download.value.suggested_filename == "attention.png"
