@@ -2,6 +2,7 @@
 
     python -m bench.load                       # 30 protocol sessions for 60 s, then 4 real browsers for 30 s
     python -m bench.load --sessions 100 --seconds 120 --browsers 0
+    python -m bench.load --classroom           # a room: 1 teacher and 30 students following it (bench/classroom.py)
 
 Why protocol clients: thirty chromium processes would take the two cores away from
 the server they are measuring. Each student is a ``bench.protocol.Tab``, which
@@ -380,7 +381,14 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-baseline", action="store_true",
                     help="skip the second classroom against Streamlit's default message caching")  # fmt: skip
+    ap.add_argument("--classroom", action="store_true",
+                    help="a room instead: 1 teacher changing a control every 5-10 s and running a quiz, "
+                    "--sessions students following it (bench/classroom.py)")  # fmt: skip
     args = ap.parse_args()
+    if args.classroom:
+        from bench.classroom import main as classroom
+
+        return classroom(args.sessions, args.seconds if args.seconds != 60.0 else 90.0, args.seed)
     if not (1 <= args.sessions <= 200 and 0 < args.seconds <= 600 and 0 <= args.browsers <= 10):
         ap.error("bounded on purpose: 1..200 sessions, up to 600 s, up to 10 browsers")
 

@@ -48,6 +48,9 @@ WIDGETS = {"text_input", "text_area", "selectbox", "button_group", "checkbox", "
 """Widget types this client can set; a chart with a key has an id too but sends no state unless selectable."""
 DONE = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_WITH_COMPILE_ERROR}
 """Statuses that end the run we asked for (FINISHED_EARLY_FOR_RERUN ends an older one)."""
+FRAGMENT_DONE = DONE | {ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY}
+"""...and for a fragment's rerun, also its own end (a fragment that calls st.rerun(scope="app") ends early and the
+whole page runs: that run's end is then the one awaited)."""
 
 
 def _proto(element: Element) -> Any:
@@ -98,8 +101,10 @@ def shown_value(element: Element, query: dict[str, str]) -> Any:
     url = None if p.set_value else query.get(p.query_param_key) if p.query_param_key else None
     if kind in ("text_input", "text_area"):
         return p.value if p.set_value else url if url is not None else p.default
-    if kind == "selectbox":
-        return p.raw_value if p.set_value else url if url is not None else p.options[p.default]
+    if kind == "selectbox":  # one with no default (index=None) shows its placeholder: no value
+        default = p.options[p.default] if p.HasField("default") else None
+        url = url if url in p.options else None  # "tour=" in the URL: the box is empty
+        return p.raw_value if p.set_value else url if url is not None else default
     if kind == "button_group":
         values = list(p.raw_values) if p.set_value else [p.options[i].content for i in p.default]
         return url if url is not None else values[0] if values else ""
@@ -140,6 +145,8 @@ class Page:
     """Elements the server sent as a ``ref_hash`` to a message this tab had cached, instead of in full."""
     first_chart: float | None = None
     """Seconds from sending the rerun to the first ``plotly_chart`` element."""
+    auto_reruns: dict[str, float] = field(default_factory=dict)
+    """Fragments that asked to rerun by themselves (``st.fragment(run_every=...)``): fragment id -> seconds."""
 
     def of(self, kind: str) -> list[Element]:
         return [e for _, e in sorted(self.elements.items()) if e.WhichOneof("type") == kind]
@@ -216,6 +223,8 @@ class Tab:
         self._ws: Any = None
         self.cache: MessageCache | None = MessageCache() if browser_cache else None
         self._deflate = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -12, 5)
+        self.auto_reruns: dict[str, float] = {}
+        """The page's self-rerunning fragments (id -> seconds), as of its last whole run: what a browser polls."""
 
     async def __aenter__(self) -> Tab:
         self._ws = await websockets.connect(
@@ -238,7 +247,7 @@ class Tab:
         if unknown:
             raise KeyError(f"no widget with key {sorted(unknown)} on the page")
         self.values.update(values)
-        states = [encode(el, self.values[k]) for k, el in widgets.items()]
+        states = [encode(el, self.values[k]) for k, el in widgets.items() if self.values.get(k) is not None]
         for k, el in widgets.items():  # a button press lasts one rerun, as in the browser
             if el.WhichOneof("type") == "button":
                 self.values[k] = False
@@ -247,11 +256,24 @@ class Tab:
                 self.query[k] = str(v).lower() if isinstance(v, bool) else str(v)
         return await self._rerun(states)
 
-    async def _rerun(self, states: list[WidgetState]) -> Page:
+    async def poll(self, fragment_id: str) -> Page:
+        """Rerun one fragment as the browser's timer does (``is_auto_rerun``), with every widget's state.
+
+        Returns the fragment's own run, or the whole page's run when the fragment called ``st.rerun(scope="app")``;
+        only a whole run replaces ``self.page``.
+        """
+        widgets = self.page.widgets()
+        states = [encode(el, self.values[k]) for k, el in widgets.items() if self.values.get(k) is not None]
+        return await self._rerun(states, fragment_id=fragment_id)
+
+    async def _rerun(self, states: list[WidgetState], fragment_id: str | None = None) -> Page:
         msg = BackMsg()
         cs = msg.rerun_script
         cs.query_string = urlencode(self.query)
         cs.widget_states.widgets.extend(states)
+        if fragment_id is not None:
+            cs.fragment_id = fragment_id
+            cs.is_auto_rerun = True
         cs.context_info.url = f"{self.page_url}/?{cs.query_string}"
         cs.context_info.timezone = "UTC"
         cs.context_info.locale = "en-US"
@@ -259,13 +281,17 @@ class Tab:
             cs.cached_message_hashes[:] = self.cache.hashes()
         start = time.perf_counter()
         await self._ws.send(msg.SerializeToString())
-        self.page = await self._read_run(start)
+        page = await self._read_run(start, FRAGMENT_DONE if fragment_id is not None else DONE)
+        if page.status == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
+            return page  # a fragment's elements only: the page keeps the rest
+        self.page = page
+        self.auto_reruns = dict(page.auto_reruns)
         for k, el in self.page.widgets().items():
             if getattr(_proto(el), "set_value", False) or k not in self.values:  # a button has no set_value
                 self.values[k] = shown_value(el, self.query)
         return self.page
 
-    async def _read_run(self, start: float) -> Page:
+    async def _read_run(self, start: float, done: set[int] = DONE) -> Page:
         page = Page()
         deadline = time.monotonic() + self.timeout
         while True:
@@ -291,6 +317,8 @@ class Tab:
                     page.first_chart = time.perf_counter() - start
             elif kind == "ref_hash":  # only reached without a cache: the tab announced no hashes
                 raise RuntimeError("the server sent a cached-message reference although none was announced")
+            elif kind == "auto_rerun":
+                page.auto_reruns[fm.auto_rerun.fragment_id] = fm.auto_rerun.interval
             elif kind == "page_info_changed":
                 self.query = dict(parse_qsl(fm.page_info_changed.query_string, keep_blank_values=True))
             if kind == "new_session" and self.cache is not None:
@@ -298,7 +326,7 @@ class Tab:
             early = fm.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN
             if kind == "script_finished" and not early and self.cache is not None:
                 self.cache.run_finished()
-            if kind == "script_finished" and fm.script_finished in DONE:
+            if kind == "script_finished" and fm.script_finished in done:
                 page.status = fm.script_finished
                 page.seconds = time.perf_counter() - start
                 return page

@@ -132,11 +132,16 @@ def _still_following(code: str, room: Snapshot) -> bool:
     applied = st.session_state.get(APPLIED)
     if applied and applied[0] == code and applied[1] == room.version:
         mine = {k: st.session_state[k] for k in applied[2] if k in st.session_state}
-        if any(mine[k] != applied[2][k] for k in mine):
+        if any(not _same(mine[k], applied[2][k]) for k in mine):
             st.session_state[FOLLOW] = False
             st.toast("You are exploring on your own. Turn on “Follow the teacher” to come back.", icon="🧭")
             return False
     return True
+
+
+def _same(mine: object, room: object) -> bool:
+    """Equal values; an empty selection is one, whether it reads None or "" (an empty box's URL value)."""
+    return mine == room or (mine in (None, "") and room in (None, ""))
 
 
 def _apply(code: str, room: Snapshot | None) -> None:

@@ -338,6 +338,7 @@ def test_the_teacher_sees_the_class_tally_after_the_reveal(tabs):
         assert page.session_state[room_page.quiz_panel.CURRENT] == question  # the same question as the teacher
         page.selectbox(key=pick).set_value(answer)
         tabs(page, sid)
+    assert all(page.session_state[room_page.FOLLOW] for page in students.values())  # a pick is no leaving
     tabs(teacher, "teacher")
     assert "room_tally" not in keyed_figures(teacher)  # nothing before the reveal
     assert any("2 guesses so far" in c.value for c in teacher.caption)
@@ -351,3 +352,8 @@ def test_the_teacher_sees_the_class_tally_after_the_reveal(tabs):
     assert sum(counts) == 2 and counts[question.answer] == 1 and counts[wrong] == 1
     assert bars["x"][question.answer].endswith("✓")
     assert room_page.store().snapshot(code).revealed == {question_id(question): question.answer}
+
+
+def test_an_empty_box_is_the_same_whether_it_reads_none_or_empty_text():
+    assert room_page._same(None, "") and room_page._same("", None) and room_page._same(4, 4)
+    assert not room_page._same("", "heads") and not room_page._same(4, 2)
