@@ -108,10 +108,10 @@ def test_a_presenter_link_turns_it_on_and_enlarges_the_views_figures(view):
 
 def test_presenter_shows_the_views_line_as_a_heading():
     at = make_app().run()
-    assert not at.subheader
+    assert not at.main.subheader  # the page's own; the sidebar has headings of its own (Room)
     at.toggle(key="presenter").set_value(True).run()
     no_exception(at)
-    assert [s.value for s in at.subheader] == ["One attention map per head: who looks at whom."]
+    assert [s.value for s in at.main.subheader] == ["One attention map per head: who looks at whom."]
     assert fonts(figures(at)[0])["ticks"] > 11
 
 
