@@ -105,7 +105,7 @@ def ask(settings: Settings, run: Run) -> bool:
             max_value=n,
             value=1,
             step=1,
-            key=NUMBER,
+            key="quiz_question",  # NUMBER, written out: tests/dashboard/test_links.py reads bound keys
             bind="query-params",
             width=180,
             help=f"This run's numbers answer {n} question{'s' * (n > 1)} uniquely (1 to {n}); they come in the "
