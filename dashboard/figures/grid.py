@@ -43,9 +43,10 @@ MAX_COLS = 4
 PRESENTER_SCALE = 1.75
 """Presenter mode: every font, cell and label margin 1.75 times larger, for a projector read from the back row:
 panel titles 13 x 1.75 = 23 px (>= 22), tick labels 11 x 1.75 = 19 px, and 16 px up to 40 tokens (9 x 1.75)."""
-PRESENTER_PANEL_PX = {1: 520, 2: 400, 3: 300}
+PRESENTER_PANEL_PX = {1: 520, 2: 400, 3: 245}
 """Presenter panel heights for 1, 2 or 3 columns. A projector is often only 1280 px wide: with the sidebar
-collapsed (as a presenter link opens) three 300 px panels, their labels and the colour bar fill its ~1200 px;
+collapsed (as a presenter link opens) three panels, their labels and the colour bar fill its ~1200 px, and
+at 245 px the permutation view's three maps and their key labels end above 720 px, under its two pickers;
 a panel planned taller than its column is wide shrinks to a square and leaves a gap."""
 PRESENTER_WIDTH_PX = ASSUMED_WIDTH_PX
 """Chart width a presenter layout plans for: no wider than on a laptop (see above)."""

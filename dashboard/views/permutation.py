@@ -124,23 +124,22 @@ def render(settings: Settings) -> None:
     tokens = tokens_or_message(settings.sentence)
     if tokens is None:
         return
-    perm = _choose_permutation(tokens)
+    left, right = st.columns([2, 1])  # the pickers side by side: the maps start on a projector's first screen
+    k = choose_head(
+        settings.config.n_heads,
+        key="perm_head",
+        bind="query-params",
+        help="The difference below is over all heads; the maps show this one.",
+        container=right,
+    )
+    with left:
+        perm = _choose_permutation(tokens)
     if perm is None:
         return
     if perm == tuple(range(len(tokens))):
         st.info("This reordering leaves every word in place: pick another one to see anything move.")
     config = settings.config
     result = compute.permutation_run(tokens, perm, config)
-    k = choose_head(
-        settings.config.n_heads,
-        key="perm_head",
-        bind="query-params",
-        help="The difference below is over all heads; the maps show this one.",
-    )
-    visible, sentence = _verdict(result.max_abs_diff, config)
-    every = "all heads" if config.n_heads > 1 else "the one head"
-    st.metric(f"max |original − moved back|, {every}", f"{result.max_abs_diff:.2e}")
-    (st.warning if visible else st.success)(sentence)
     st.plotly_chart(
         permutation_figure(
             result.weights[k],
@@ -155,6 +154,10 @@ def render(settings: Settings) -> None:
         key="permutation_chart",
         config=PLOTLY_CONFIG,
     )
+    visible, sentence = _verdict(result.max_abs_diff, config)
+    every = "all heads" if config.n_heads > 1 else "the one head"
+    st.metric(f"max |original − moved back|, {every}", f"{result.max_abs_diff:.2e}")
+    (st.warning if visible else st.success)(sentence)
     show_code(
         permutation_experiment,
         f"result = permutation_experiment(tokenize({settings.sentence!r}), {list(perm)!r}, {config!r})",
@@ -215,22 +218,20 @@ def render_pretrained(settings: Settings) -> None:
     if len(tokens) < 4:
         st.info("Reordering needs at least two pieces between [CLS] and [SEP]: type a longer sentence.")
         return
-    inner = _choose_permutation(tokens[1:-1], pieces=True)
-    if inner is None:
-        return
-    results = compute.minilm_permutation(settings.sentence, inner, settings.config.causal)
-    result = results[settings.layer - 1]
+    left, right = st.columns([2, 1])  # the pickers side by side: the maps start on a projector's first screen
     k = choose_head(
         settings.config.n_heads,
         key="perm_head",
         bind="query-params",
         help="The difference below is over all heads of the layer; the maps show this one.",
+        container=right,
     )
-    st.metric(f"max |original − moved back|, layer {settings.layer}, all heads", f"{result.max_abs_diff:.2e}")
-    changed = LEARNED_POSITIONS + (" " + WHY_MASK if settings.config.causal else "")
-    (st.warning if result.max_abs_diff > TOLERANCE else st.success)(
-        changed if result.max_abs_diff > TOLERANCE else SAME
-    )
+    with left:
+        inner = _choose_permutation(tokens[1:-1], pieces=True)
+    if inner is None:
+        return
+    results = compute.minilm_permutation(settings.sentence, inner, settings.config.causal)
+    result = results[settings.layer - 1]
     st.plotly_chart(
         permutation_figure(
             result.weights[k],
@@ -244,6 +245,11 @@ def render_pretrained(settings: Settings) -> None:
         width="stretch",
         key="permutation_chart",
         config=PLOTLY_CONFIG,
+    )
+    st.metric(f"max |original − moved back|, layer {settings.layer}, all heads", f"{result.max_abs_diff:.2e}")
+    changed = LEARNED_POSITIONS + (" " + WHY_MASK if settings.config.causal else "")
+    (st.warning if result.max_abs_diff > TOLERANCE else st.success)(
+        changed if result.max_abs_diff > TOLERANCE else SAME
     )
     show_code(
         permutation_layers,

@@ -6,6 +6,7 @@ titles, Plotly's toolbar, and the computed font size of every visible piece of p
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -139,6 +140,39 @@ def test_a_phone_gets_one_readable_map_per_row(browser, server):
         for i in range(2):  # the toolbar of the first maps (it is the same for every map)
             page.locator(".st-key-heads_chart .js-plotly-plot").nth(i).scroll_into_view_if_needed()
             assert_toolbar_clear_of_title(page, i, page.evaluate(MAPS)[i])
+        assert not page.evaluate("() => window.__alExceptions")
+    finally:
+        context.close()
+
+
+# The permutation view's one chart: the boxes of its three heatmaps, and the bottom of its lowest tick label.
+PERMUTATION_MAPS = """() => {
+  const p = document.querySelector('.st-key-permutation_chart .js-plotly-plot');
+  if (!p) return null;
+  const boxes = [...p.querySelectorAll('g.hm image')].map((e) => e.getBoundingClientRect())
+    .map((r) => ({x: r.x, y: r.y, w: r.width, h: r.height}));
+  const lowest = Math.max(...[...p.querySelectorAll('.xtick text')].map((t) => t.getBoundingClientRect().bottom));
+  return {boxes, lowest};
+}"""
+
+
+def test_presenter_mode_puts_the_three_permutation_maps_side_by_side_on_the_first_screen(browser, server):
+    context = browser.new_context(viewport={"width": 1280, "height": 720}, device_scale_factor=1)
+    context.set_default_timeout(60_000)
+    context.add_init_script(WATCH_EXCEPTIONS)
+    page = context.new_page()
+    try:
+        page.goto(f"{server}/?presenter=true&view=permutation")
+        wait_idle(page)
+        page.wait_for_function(f"() => {{ const m = ({PERMUTATION_MAPS})(); return m && m.boxes.length === 3; }}")
+        page.wait_for_timeout(500)
+        drawn = page.evaluate(PERMUTATION_MAPS)
+        boxes = sorted(drawn["boxes"], key=lambda b: b["x"])
+        assert len({round(b["y"]) for b in boxes}) == 1, "one row"
+        for a, b in itertools.pairwise(boxes):
+            assert a["x"] + a["w"] <= b["x"], "side by side, not overlapping"
+        assert all(b["y"] >= 0 and b["x"] + b["w"] <= 1280 for b in boxes)
+        assert drawn["lowest"] <= 720, "the maps and their key labels on the first screen"
         assert not page.evaluate("() => window.__alExceptions")
     finally:
         context.close()
