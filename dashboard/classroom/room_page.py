@@ -269,7 +269,7 @@ def room_panel(state: RoomState, presenter: bool) -> None:
         "Room code",
         value="",
         max_chars=12,
-        key=ROOM,
+        key="room",  # ROOM, written out: tests/dashboard/test_links.py reads every bound key from the source
         bind="query-params",
         placeholder="e.g. K7QX2M",
         help="The code on the teacher's screen: type it and press Enter to follow the teacher's view. "
