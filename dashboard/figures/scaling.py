@@ -19,6 +19,8 @@ UNSCALED = "#D55E00"
 REFERENCE = "#888888"
 CURRENT = "your d_k"
 """Name of the vertical line at the sidebar's head width."""
+LABEL_FLIPS_AT = 128
+"""From this d_k on, the "your d_k" label sits left of its line (to its right it would leave the panel)."""
 DOMAINS = ([0.0, 0.44], [0.56, 1.0])
 """x domains of the two panels: largest weight, then entropy."""
 
@@ -28,7 +30,7 @@ def scaling_figure(result: ScalingResult, current_d_k: int | None = None, *, pre
 
     Dotted lines mark the limits: a one-hot row (largest weight 1, entropy 0) and
     a uniform row (1/t and log t). ``current_d_k`` draws a vertical line at the
-    sidebar's head width. ``presenter`` makes the type and the figure 1.5 times larger.
+    sidebar's head width. ``presenter`` makes the type and the figure ``PRESENTER_SCALE`` times larger.
     """
     s = PRESENTER_SCALE if presenter else 1.0
     d_ks = [int(d) for d in result.d_ks]
@@ -65,13 +67,15 @@ def scaling_figure(result: ScalingResult, current_d_k: int | None = None, *, pre
             data.append(
                 dict(
                     type="scatter",
-                    x=[current_d_k, current_d_k],
-                    y=[0.0, top],
+                    x=[current_d_k] * 3,
+                    y=[0.0, top / 2, top],
                     xaxis=xa,
                     yaxis=ya,
                     mode="lines+text",
-                    text=["", f"your d_k = {current_d_k}"],
-                    textposition="top center",
+                    # halfway up the line, beside it: clear of the limit labels at the top and bottom of the panel
+                    # (at d_k <= 8 a label at the top sat on "one-hot"/"uniform"), and of the x axis labels
+                    text=["", f"your d_k = {current_d_k}", ""],
+                    textposition="middle left" if current_d_k >= LABEL_FLIPS_AT else "middle right",
                     textfont=dict(size=round(11 * s)),
                     line=dict(color="#000000", dash="dashdot", width=1),
                     name=CURRENT,
@@ -114,10 +118,11 @@ def scaling_figure(result: ScalingResult, current_d_k: int | None = None, *, pre
             type="log",
             tickvals=d_ks,
             ticktext=[str(d) for d in d_ks],
-            title=dict(text="d_k (log scale)"),
+            title=dict(text="d_k (log scale)", font=dict(size=round(12 * s))),
+            tickfont=dict(size=round(12 * s)),  # explicit: Streamlit's theme sets its own tick size otherwise
         )
         y_range = [-0.05, 1.08] if xa == "x" else [-0.1, result.uniform_entropy * 1.12]
-        layout[f"yaxis{suffix}"] = dict(anchor=xa, range=y_range)
+        layout[f"yaxis{suffix}"] = dict(anchor=xa, range=y_range, tickfont=dict(size=round(12 * s)))
     layout |= dict(
         shapes=shapes,
         annotations=annotations,

@@ -30,10 +30,10 @@ DIVERGING = "RdBu_r"
 """Blue (negative) through white (0) to red (positive)."""
 VECTOR_HOVER = "token %{y}, coordinate %{x}"
 """Hover of a matrix of vectors: the row is a token, the column one coordinate of its vector."""
-MIN_CELL_PX = 6
-"""Narrower than this, square cells are unreadable: a wide matrix stretches its cells instead."""
 ROW_PX = 14
-"""Row height of a stretched (wide) matrix."""
+"""Smallest row height (normal-mode px, scaled with the type in presenter mode): one token label (11 px type, or
+19 px in presenter mode) plus a gap, so every row keeps its label. Square cells narrower than this would thin
+the labels to every other token, so a matrix whose cells would be smaller stretches them to rows this high."""
 MIN_VECTOR_PX = 40
 """Smallest panel height: one token is still a visible strip."""
 HEAD_BOX = "#111111"
@@ -63,8 +63,8 @@ def vectors_figure(
 ) -> go.Figure:
     """Matrices of vectors on one diverging scale ``[-limit, limit]`` (default: their largest |value|).
 
-    Cells are square while they stay at least ``MIN_CELL_PX`` wide; a wider matrix
-    (d_model = 512) stretches them to ``ROW_PX``-high rows across the panel width.
+    Cells are square while they stay at least ``ROW_PX`` wide; a wider matrix
+    (d_model = 512, or any d_k on a projector) stretches them to ``ROW_PX``-high rows across the panel width.
     Sizes are planned in normal-mode pixels; ``heatmap_grid`` scales them for a presenter.
     """
     if presenter:
@@ -76,7 +76,7 @@ def vectors_figure(
     t = max(p.z.shape[0] for p in panels)
     d = max(p.z.shape[1] for p in panels)
     cell = min(CELL_PX, width / ncols / d)  # px per coordinate if the panel is as wide as planned
-    square = cell >= MIN_CELL_PX
+    square = cell >= ROW_PX
     rows_px = t * (cell if square else ROW_PX)
     limit = symmetric_limit(*(p.z for p in panels)) if limit is None else limit
     return heatmap_grid(

@@ -224,7 +224,8 @@ def test_scaling_figure_marks_the_current_d_k_in_both_panels():
     fig = as_json(scaling_figure(fake_scaling(), current_d_k=64))
     marks = [t for t in fig["data"] if t.get("name") == CURRENT]
     assert len(marks) == 2
-    assert all(array(t["x"]).tolist() == [64, 64] for t in marks)
+    assert all(array(t["x"]).tolist() == [64, 64, 64] for t in marks)  # a vertical line, labelled halfway up
+    assert all(t["text"] == ["", "your d_k = 64", ""] for t in marks)
     assert not [t for t in as_json(scaling_figure(fake_scaling()))["data"] if t.get("name") == CURRENT]
 
 
@@ -247,3 +248,16 @@ def test_summary_figure_has_four_bars_per_head_and_n_a_for_nan():
         np.testing.assert_allclose(array(trace["y"]), np.nan_to_num(values))
         assert trace["text"] == ["n/a" if math.isnan(v) else f"{v:.2f}" for v in values]
     assert fig["layout"]["yaxis"]["range"][0] == 0 and fig["layout"]["yaxis"]["range"][1] > 1
+
+
+@pytest.mark.parametrize("presenter", [False, True])
+@pytest.mark.parametrize("width", [16, 64, 512])
+def test_vector_strips_label_every_token_in_both_modes(presenter, width):
+    """Rows stay at least a label high (presenter mode scales both), so no token loses its label."""
+    tokens = [f"t{i}" for i in range(8)]
+    z = np.random.default_rng(width).standard_normal((8, width))
+    fig = vectors_figure([vector_panel(z, tokens, "X")], ncols=1, presenter=presenter).to_dict()
+    y = fig["layout"]["yaxis"]
+    assert len(y["tickvals"]) == 8
+    row_px = (y["domain"][1] - y["domain"][0]) * (fig["layout"]["height"] - 8) / 8  # plot height, less margins
+    assert row_px >= y["tickfont"]["size"], (row_px, y["tickfont"]["size"])

@@ -176,3 +176,38 @@ def test_presenter_mode_puts_the_three_permutation_maps_side_by_side_on_the_firs
         assert not page.evaluate("() => window.__alExceptions")
     finally:
         context.close()
+
+
+# The scaling figure's text in paper pixels: the limit labels ("one-hot", "uniform") and the "your d_k" labels.
+SCALING_LABELS = """() => {
+  const p = document.querySelector('.st-key-scaling_chart .js-plotly-plot');
+  if (!p) return null;
+  const box = (e) => { const r = e.getBoundingClientRect(); return {text: e.textContent, x: r.x, y: r.y,
+                                                                     w: r.width, h: r.height}; };
+  const limits = [...p.querySelectorAll('.annotation-text')].map(box)
+    .filter((b) => b.text === 'one-hot' || b.text === 'uniform');
+  const yours = [...p.querySelectorAll('.textpoint text')].map(box).filter((b) => b.text.startsWith('your d_k'));
+  const ticks = [...p.querySelectorAll('.xtick text, .ytick text')]
+    .map((t) => parseFloat(getComputedStyle(t).fontSize));
+  return {limits, yours, ticks};
+}"""
+
+
+@pytest.mark.parametrize("query", ["n_heads=16", "d_model=512&n_heads=1", ""], ids=["d_k=4", "d_k=512", "d_k=16"])
+def test_presenter_scaling_labels_do_not_overlap(browser, server, query):
+    context = browser.new_context(viewport={"width": 1280, "height": 720}, device_scale_factor=1)
+    context.set_default_timeout(60_000)
+    page = context.new_page()
+    try:
+        page.goto(f"{server}/?presenter=true&view=scaling&{query}")
+        wait_idle(page)
+        page.wait_for_function(f"() => {{ const l = ({SCALING_LABELS})(); return l && l.yours.length === 2; }}")
+        page.wait_for_timeout(500)
+        drawn = page.evaluate(SCALING_LABELS)
+        assert len(drawn["limits"]) == 4
+        for mine in drawn["yours"]:
+            for limit in drawn["limits"]:
+                assert not overlap(mine, limit), (mine, limit)
+        assert min(drawn["ticks"]) >= 16, "axis tick labels >= 16 px"
+    finally:
+        context.close()
