@@ -224,17 +224,17 @@ def room_links(code: str, base: Base) -> tuple[str, str]:
 def _room_dialog(code: str, with_key: bool) -> None:
     base = public_base()
     student, teacher = room_links(code, base)
-    st.subheader(f"Room code: {code}", anchor=False)  # our alphabet only: safe as a heading
-    show_link(student, "the room: students follow your view")
-    base_note(base)
-    if with_key:
-        st.warning(
-            "Your teacher link, shown only now: it reopens this room as its teacher on another device (or after a "
-            "reload). Anyone with it can change the room, so keep it off the projector and out of the chat.",
-            icon=":material/key:",
-        )
-        with st.expander("Show the teacher link"):
-            st.code(teacher, language=None, wrap_lines=True)
+    with show_link(student, "the room: students follow your view"):
+        st.subheader(f"Room code: {code}", anchor=False)  # our alphabet only: safe as a heading
+        base_note(base)
+        if with_key:
+            st.warning(
+                "Your teacher link, shown only now: it reopens this room as its teacher on another device (or after "
+                "a reload). Anyone with it can change the room: keep it off the projector and out of the chat.",
+                icon=":material/key:",
+            )
+            with st.expander("Show the teacher link"):
+                st.code(teacher, language=None, wrap_lines=True)
 
 
 def _ask_for_link() -> None:

@@ -20,6 +20,7 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import segno
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from dashboard.settings import LINK_KEYS
 
@@ -99,10 +100,18 @@ def qr_png(link: str) -> bytes:
     return buffer.getvalue()
 
 
-def show_link(link: str, what: str) -> None:
-    """The QR code, large, and the link as plain text (``st.code``: never read as Markdown or HTML)."""
-    st.image(qr_png(link), width="stretch", caption=f"Scan to open {what}.", output_format="PNG")  # JPEG blurs it
-    st.code(link, language=None, wrap_lines=True)
+QR_SHOWN_PX = 440
+"""The QR code on the page: the whole code and its link fit a 1280 x 720 projector without scrolling."""
+
+
+def show_link(link: str, what: str) -> DeltaGenerator:
+    """The QR code, large, and beside it the link as plain text (``st.code``: never read as Markdown or HTML).
+
+    Returns the column beside the code, for the caller's notes."""
+    qr, text = st.columns([1, 1], vertical_alignment="center")
+    qr.image(qr_png(link), width=QR_SHOWN_PX, caption=f"Scan to open {what}.", output_format="PNG")  # JPEG blurs it
+    text.code(link, language=None, wrap_lines=True)
+    return text
 
 
 def base_note(base: Base) -> None:
@@ -126,9 +135,9 @@ def base_note(base: Base) -> None:
 @st.dialog("Share with the class", width="large")
 def share_dialog(link: str, base: Base) -> None:
     """The current view's link as a large QR code and as text."""
-    show_link(link, "this view with these settings")
-    st.caption("Students get the laptop layout: presenter mode is not part of the link.")
-    base_note(base)
+    with show_link(link, "this view with these settings"):
+        st.caption("Students get the laptop layout: presenter mode is not part of the link.")
+        base_note(base)
 
 
 def share_button() -> None:
