@@ -92,6 +92,38 @@ def _choose_permutation(tokens: tuple[str, ...], pieces: bool = False) -> tuple[
     return compute.reverse_permutation(len(tokens))
 
 
+def _pickers(settings: Settings, tokens: tuple[str, ...], pieces: bool = False) -> tuple[int, tuple[int, ...] | None]:
+    """The head (0-based) and the reordering, side by side, so the maps start on a projector's first screen."""
+    left, right = st.columns([2, 1])
+    k = choose_head(
+        settings.config.n_heads,
+        key="perm_head",
+        bind="query-params",
+        help="The difference below is over all heads; the maps show this one.",
+        container=right,
+    )
+    with left:
+        return k, _choose_permutation(tokens, pieces=pieces)
+
+
+def _maps(result: PermutationResult, k: int, tokens: tuple[str, ...], settings: Settings) -> None:
+    """Head ``k``'s three maps: the original order, the reordered sentence, and its map moved back."""
+    st.plotly_chart(
+        permutation_figure(
+            result.weights[k],
+            result.permuted_weights[k],
+            result.realigned[k],
+            tokens,
+            tuple(int(p) for p in result.permutation),
+            causal_mask(len(tokens)) if settings.config.causal else None,
+            presenter=settings.presenter,
+        ),
+        width="stretch",
+        key="permutation_chart",
+        config=PLOTLY_CONFIG,
+    )
+
+
 def _verdict(diff: float, config: AttentionConfig) -> tuple[bool, str]:
     """(order visible?, one plain sentence saying why)."""
     if diff <= TOLERANCE:
@@ -124,36 +156,14 @@ def render(settings: Settings) -> None:
     tokens = tokens_or_message(settings.sentence)
     if tokens is None:
         return
-    left, right = st.columns([2, 1])  # the pickers side by side: the maps start on a projector's first screen
-    k = choose_head(
-        settings.config.n_heads,
-        key="perm_head",
-        bind="query-params",
-        help="The difference below is over all heads; the maps show this one.",
-        container=right,
-    )
-    with left:
-        perm = _choose_permutation(tokens)
+    k, perm = _pickers(settings, tokens)
     if perm is None:
         return
     if perm == tuple(range(len(tokens))):
         st.info("This reordering leaves every word in place: pick another one to see anything move.")
     config = settings.config
     result = compute.permutation_run(tokens, perm, config)
-    st.plotly_chart(
-        permutation_figure(
-            result.weights[k],
-            result.permuted_weights[k],
-            result.realigned[k],
-            tokens,
-            perm,
-            causal_mask(len(tokens)) if config.causal else None,
-            presenter=settings.presenter,
-        ),
-        width="stretch",
-        key="permutation_chart",
-        config=PLOTLY_CONFIG,
-    )
+    _maps(result, k, tokens, settings)
     visible, sentence = _verdict(result.max_abs_diff, config)
     every = "all heads" if config.n_heads > 1 else "the one head"
     st.metric(f"max |original − moved back|, {every}", f"{result.max_abs_diff:.2e}")
@@ -218,34 +228,12 @@ def render_pretrained(settings: Settings) -> None:
     if len(tokens) < 4:
         st.info("Reordering needs at least two pieces between [CLS] and [SEP]: type a longer sentence.")
         return
-    left, right = st.columns([2, 1])  # the pickers side by side: the maps start on a projector's first screen
-    k = choose_head(
-        settings.config.n_heads,
-        key="perm_head",
-        bind="query-params",
-        help="The difference below is over all heads of the layer; the maps show this one.",
-        container=right,
-    )
-    with left:
-        inner = _choose_permutation(tokens[1:-1], pieces=True)
+    k, inner = _pickers(settings, tokens[1:-1], pieces=True)
     if inner is None:
         return
     results = compute.minilm_permutation(settings.sentence, inner, settings.config.causal)
     result = results[settings.layer - 1]
-    st.plotly_chart(
-        permutation_figure(
-            result.weights[k],
-            result.permuted_weights[k],
-            result.realigned[k],
-            tokens,
-            result.permutation,
-            causal_mask(len(tokens)) if settings.config.causal else None,
-            presenter=settings.presenter,
-        ),
-        width="stretch",
-        key="permutation_chart",
-        config=PLOTLY_CONFIG,
-    )
+    _maps(result, k, tokens, settings)
     st.metric(f"max |original − moved back|, layer {settings.layer}, all heads", f"{result.max_abs_diff:.2e}")
     changed = LEARNED_POSITIONS + (" " + WHY_MASK if settings.config.causal else "")
     (st.warning if result.max_abs_diff > TOLERANCE else st.success)(
