@@ -12,13 +12,13 @@ from core import (
     Projections,
     causal_mask,
     check_heads,
+    head_counts,
     merge_heads,
     multi_head_attention,
     run,
     scaled_dot_product_attention,
     split_heads,
     tokenize,
-    head_counts,
 )
 from tests.core.reference import loop_multi_head
 

@@ -38,7 +38,7 @@ def test_weight_kinds_and_random_is_the_old_default():
         make_projections("trained", 32, 4)
     with pytest.raises(ValueError, match="weights must be one of"):
         AttentionConfig(weights="learned")
-    with pytest.raises(ValueError, match="were learned: their runs come from core.pretrained"):
+    with pytest.raises(ValueError, match=r"were learned: their runs come from core\.pretrained"):
         run(["a"], AttentionConfig(weights="trained"))
     with pytest.raises(ValueError, match="weights='minilm' fixes"):
         AttentionConfig(weights="minilm")  # d_model 64: not the model's 384
@@ -161,5 +161,5 @@ def test_previous_head_needs_four_columns_per_head():
     assert head_counts(12, "rope", "previous") == [1, 2, 3]  # d_k = 12, 6, 4: even and at least 4
     with pytest.raises(ValueError, match="d_k >= 4"):
         AttentionConfig(d_model=16, n_heads=8, weights="previous")
-    with pytest.raises(ValueError, match="it needs d_k >= 4. Valid head counts for d_model = 16: 1, 2, 4"):
+    with pytest.raises(ValueError, match=r"it needs d_k >= 4\. Valid head counts for d_model = 16: 1, 2, 4"):
         previous_token_projections(16, 8)

@@ -40,7 +40,7 @@ def test_the_curves_are_core_scaling_experiment_and_go_the_right_way():
     assert np.ptp(scaled_max) < 0.05 and np.ptp(scaled_h) < 0.1  # flat in d_k
     assert fig["layout"]["xaxis"]["type"] == "log"
     marks = [t for t in fig["data"] if t["name"] == CURRENT]
-    assert [array(t["x"]).tolist() for t in marks] == [[16, 16], [16, 16]]  # defaults: d_k = 64 / 4
+    assert [array(t["x"]).tolist() for t in marks] == [[16, 16, 16]] * 2  # defaults: d_k = 64 / 4, a vertical line
 
 
 def test_the_sentence_table_is_sharper_without_the_factor():

@@ -10,8 +10,8 @@ import pytest
 from core import head_summary, run, tokenize
 from dashboard.settings import DEFAULTS
 from dashboard.views.summary import COLUMNS
-from tests.dashboard.charts import charts, shown_table
 from tests.conftest import require_minilm
+from tests.dashboard.charts import charts, shown_table
 from tests.dashboard.conftest import array, make_app, no_exception
 
 

@@ -83,7 +83,8 @@ def figure_specs(browser, url: str, link: dict[str, str]) -> list[str]:
 
 def test_two_server_processes_send_byte_identical_figures(two_servers, browser) -> None:
     first, second = (figure_specs(browser, url, LINK) for url in two_servers)
-    assert len(first) == 2, "expected the heads figure and the average figure"
+    heads = int(LINK["n_heads"])
+    assert len(first) == heads + 2, "expected one chart per head, the shared colour bar and the average"
     for spec in first:
         fig = json.loads(spec)
         assert [t["type"] for t in fig["data"]].count("heatmap") >= 1
@@ -95,5 +96,6 @@ def test_the_comparison_can_fail(two_servers, browser) -> None:
     """Guard: one seed apart, the same server sends different figures, so equality above means something."""
     base = figure_specs(browser, two_servers[0], LINK)
     other = figure_specs(browser, two_servers[0], LINK | {"seed": "12346"})
-    assert len(base) == len(other) == 2
-    assert base[0] != other[0]
+    assert len(base) == len(other) == int(LINK["n_heads"]) + 2
+    differing = sum(a != b for a, b in zip(base, other, strict=True))
+    assert differing >= int(LINK["n_heads"]), "every head's map (and the average) changes with the seed"

@@ -59,7 +59,7 @@ def open_view(page, url: str, query: str) -> None:
 def test_steps_head_selector_redraws_every_step(page, server):
     open_view(page, server, "view=steps")
     wait_drawn(page, "step_qkv_chart", 3)
-    assert page.locator("[data-testid='stPlotlyChart']").count() == 7
+    assert page.locator("[data-testid='stPlotlyChart']").count() == 8  # 7 steps' charts + step 8's per-head sum
     before = drawn(page, "step_qkv_chart")["Q1"]
     choose_segment(page, "step_head", "2")
     until(lambda: "Q2" in drawn(page, "step_qkv_chart"))
