@@ -101,7 +101,7 @@ def main() -> int:
         ap.error("--reruns must be 100..5000")
 
     bounds = cache_bounds()
-    print("st.cache_data in dashboard/:")
+    print("st.cache_data / st.cache_resource in dashboard/:")
     for path, fn, bound in bounds:
         print(f"  {path}:{fn}  max_entries={bound}")
     unbounded = [fn for _, fn, bound in bounds if bound is None]

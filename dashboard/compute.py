@@ -8,6 +8,8 @@ arguments (token tuples, a frozen ``AttentionConfig``) and bounded with
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import streamlit as st
 from streamlit.errors import StreamlitSecretNotFoundError
@@ -55,13 +57,33 @@ def _secret(name: str) -> str | None:
         return None
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+def _read_only(value):
+    """``value`` with every array inside it (nested dataclasses and tuples) made read-only, then returned.
+
+    The runs below are cached with ``st.cache_resource``: every session gets the same object, not a copy.
+    ``st.cache_data`` would pickle each entry and unpickle it on every rerun, and a run carries its
+    projections (the W matrices, 8 MB at d_model 512; 14 MB for MiniLM's six layers), which would be copied
+    into every entry: 30 students took the server over 800 MB (bench.load). Read-only arrays make an
+    accidental write raise instead of changing another student's page.
+    """
+    if isinstance(value, np.ndarray):
+        value.flags.writeable = False
+    elif dataclasses.is_dataclass(value):
+        for f in dataclasses.fields(value):
+            _read_only(getattr(value, f.name))
+    elif isinstance(value, tuple):
+        for item in value:
+            _read_only(item)
+    return value
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
 def minilm_runs(sentence: str, causal: bool) -> tuple[Run, ...]:
     """One ``Run`` per MiniLM layer for ``sentence``; raises ``ValueError`` (not cached) over the piece cap."""
     model = minilm()
     if isinstance(model, str):
         raise ValueError(model)
-    return layer_runs(model, sentence, causal=causal)
+    return _read_only(layer_runs(model, sentence, causal=causal))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -82,16 +104,16 @@ def tokens_of(sentence: str) -> tuple[str, ...]:
     return tuple(tokenize(sentence))
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@st.cache_resource(max_entries=32, show_spinner=False)
 def attention_run(tokens: tuple[str, ...], config: AttentionConfig) -> Run:
-    """Embeddings, positions and the full self-attention trace for ``tokens``."""
-    return run(tokens, config)
+    """Embeddings, positions and the full self-attention trace for ``tokens`` (shared, read-only)."""
+    return _read_only(run(tokens, config))
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@st.cache_resource(max_entries=16, show_spinner=False)
 def cross_run(tokens: tuple[str, ...], source: tuple[str, ...], config: AttentionConfig) -> Run:
-    """Cross-attention: queries from ``tokens`` (T_q), keys and values from ``source`` (T_k)."""
-    return run(tokens, config, source=source)
+    """Cross-attention: queries from ``tokens`` (T_q), keys and values from ``source`` (T_k) (shared, read-only)."""
+    return _read_only(run(tokens, config, source=source))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
