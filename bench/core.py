@@ -39,8 +39,8 @@ import numpy as np
 
 from core import Projections, causal_mask, multi_head_attention
 
-SIZES = ((16, 64, 4), (128, 512, 8), (512, 512, 8), (1024, 768, 12))
-"""(T, d_model, h): a classroom sentence, then sizes where the engine's speed shows."""
+SIZES = ((16, 64, 4), (64, 512, 16), (128, 512, 8), (512, 512, 8), (1024, 768, 12))
+"""(T, d_model, h): a classroom sentence, the app's largest (64 tokens, d_model 512, 16 heads), then sizes beyond."""
 
 ROUND_SECONDS = 0.6
 """Rough wall time of the timed calls of one round (all three contestants); sets the calls per turn."""
