@@ -155,21 +155,32 @@ def concat_figure(
     return fig
 
 
+MAX_CONTRIBUTION_PANELS = 4
+"""Up to this many heads, each head's contribution is drawn; beyond, the chosen head's, the others' together and
+the output: the sum is the same lesson, and 16 heads of (64, 512) strips would be 4 MB of figure JSON."""
+
+
 def contributions_figure(
-    parts: np.ndarray, output: np.ndarray, tokens: Sequence[str], *, presenter: bool = False
+    parts: np.ndarray, output: np.ndarray, tokens: Sequence[str], head: int = 0, *, presenter: bool = False
 ) -> go.Figure:
     """Each head's share ``parts (h, T, d_model)`` of the output, then ``output (T, d_model)``, on one scale.
 
-    Panel h is ``Z_h · W_O[rows of head h]``; the last panel is the output they add up to.
+    Panel h is ``Z_h · W_O[rows of head h]``; the last panel is the output they add up to. With more than
+    ``MAX_CONTRIBUTION_PANELS`` heads, head ``head`` (0-based) is drawn alone and the others as one sum.
     """
     h, _, d_model = parts.shape
     d_k = d_model // h
-    panels = [
-        vector_panel(part, tokens, f"head {i + 1}: Z{i + 1} · W_O[rows {i * d_k}–{(i + 1) * d_k - 1}]")
-        for i, part in enumerate(parts)
-    ]
-    panels.append(vector_panel(output, tokens, f"output = the sum of the {h} above" if h > 1 else "output"))
-    return vectors_figure(panels, ncols=1 if h <= 4 else 2, presenter=presenter)  # up to 4 heads: full width
+
+    def share(i: int) -> Panel:
+        return vector_panel(parts[i], tokens, f"head {i + 1}: Z{i + 1} · W_O[rows {i * d_k}–{(i + 1) * d_k - 1}]")
+
+    if h <= MAX_CONTRIBUTION_PANELS:
+        panels = [share(i) for i in range(h)]
+    else:
+        others = np.delete(parts, head, axis=0).sum(axis=0)  # (T, d_model): the other h - 1 heads together
+        panels = [share(head), vector_panel(others, tokens, f"the other {h - 1} heads, added up")]
+    panels.append(vector_panel(output, tokens, f"output = the sum of the {h} heads" if h > 1 else "output"))
+    return vectors_figure(panels, ncols=1, presenter=presenter)
 
 
 MASK_SCALE = "Greys"

@@ -21,6 +21,7 @@ from core import run as core_run
 from core.pretrained import bert_forward
 from dashboard import compute
 from dashboard.figures.steps import (
+    MAX_CONTRIBUTION_PANELS,
     concat_figure,
     contributions_figure,
     mask_conventions_figure,
@@ -407,7 +408,7 @@ def _heads_sum(head: Head) -> None:
     gap = float(abs(parts.sum(axis=0) + bias - tr.output).max())
     st.subheader("The same output, head by head", anchor=False)
     st.plotly_chart(
-        contributions_figure(parts, tr.output, head.run.tokens, presenter=head.settings.presenter),
+        contributions_figure(parts, tr.output, head.run.tokens, head.k, presenter=head.settings.presenter),
         width="stretch",
         key="step_heads_sum_chart",
         config=PLOTLY_CONFIG,
@@ -415,6 +416,9 @@ def _heads_sum(head: Head) -> None:
     plus_bias = " plus the bias b_O" if _has_biases(head.run) else ""
     summed = (
         f"Each panel is one head's (T, d_model) contribution; the output is their sum{plus_bias}"
+        if 1 < h <= MAX_CONTRIBUTION_PANELS
+        else f"Head {head.n}'s (T, d_model) contribution and the other {h - 1} heads' added up; the output is "
+        f"their sum{plus_bias}"
         if h > 1
         else f"With one head there is one contribution: the output is that contribution{plus_bias}"
     )
