@@ -6,6 +6,7 @@ titles, Plotly's toolbar, and the computed font size of every visible piece of p
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 
@@ -156,14 +157,24 @@ PERMUTATION_MAPS = """() => {
 }"""
 
 
-def test_presenter_mode_puts_the_three_permutation_maps_side_by_side_on_the_first_screen(browser, server):
+@contextlib.contextmanager
+def projector(browser, url: str, query: str):
+    """A fresh 1280 x 720 page on ``url/?presenter=true&query``, its script run finished; closed afterwards."""
     context = browser.new_context(viewport={"width": 1280, "height": 720}, device_scale_factor=1)
     context.set_default_timeout(60_000)
     context.add_init_script(WATCH_EXCEPTIONS)
-    page = context.new_page()
     try:
-        page.goto(f"{server}/?presenter=true&view=permutation")
+        page = context.new_page()
+        page.goto(f"{url}/?presenter=true&{query}")
         wait_idle(page)
+        yield page
+        assert not page.evaluate("() => window.__alExceptions")
+    finally:
+        context.close()
+
+
+def test_presenter_mode_puts_the_three_permutation_maps_side_by_side_on_the_first_screen(browser, server):
+    with projector(browser, server, "view=permutation") as page:
         page.wait_for_function(f"() => {{ const m = ({PERMUTATION_MAPS})(); return m && m.boxes.length === 3; }}")
         page.wait_for_timeout(500)
         drawn = page.evaluate(PERMUTATION_MAPS)
@@ -173,9 +184,6 @@ def test_presenter_mode_puts_the_three_permutation_maps_side_by_side_on_the_firs
             assert a["x"] + a["w"] <= b["x"], "side by side, not overlapping"
         assert all(b["y"] >= 0 and b["x"] + b["w"] <= 1280 for b in boxes)
         assert drawn["lowest"] <= 720, "the maps and their key labels on the first screen"
-        assert not page.evaluate("() => window.__alExceptions")
-    finally:
-        context.close()
 
 
 # The scaling figure's text in paper pixels: the limit labels ("one-hot", "uniform") and the "your d_k" labels.
@@ -195,12 +203,7 @@ SCALING_LABELS = """() => {
 
 @pytest.mark.parametrize("query", ["n_heads=16", "d_model=512&n_heads=1", ""], ids=["d_k=4", "d_k=512", "d_k=16"])
 def test_presenter_scaling_labels_do_not_overlap(browser, server, query):
-    context = browser.new_context(viewport={"width": 1280, "height": 720}, device_scale_factor=1)
-    context.set_default_timeout(60_000)
-    page = context.new_page()
-    try:
-        page.goto(f"{server}/?presenter=true&view=scaling&{query}")
-        wait_idle(page)
+    with projector(browser, server, f"view=scaling&{query}") as page:
         page.wait_for_function(f"() => {{ const l = ({SCALING_LABELS})(); return l && l.yours.length === 2; }}")
         page.wait_for_timeout(500)
         drawn = page.evaluate(SCALING_LABELS)
@@ -209,5 +212,3 @@ def test_presenter_scaling_labels_do_not_overlap(browser, server, query):
             for limit in drawn["limits"]:
                 assert not overlap(mine, limit), (mine, limit)
         assert min(drawn["ticks"]) >= 16, "axis tick labels >= 16 px"
-    finally:
-        context.close()
