@@ -63,7 +63,8 @@ def summary_table(summary: HeadSummary, pieces: bool = False) -> pd.DataFrame:
         values = np.asarray(getattr(summary, field), dtype=float)
         if pieces or field != "same_word_weight":  # only WordPiece (MiniLM) splits a word into pieces
             table[column] = values
-    table["in words"] = [describe(summary, i, names) for i, names in enumerate(name_patterns(summary))]
+    words = [describe(summary, i, names) for i, names in enumerate(name_patterns(summary))]
+    table.insert(1, "in words", words)  # next to the head number: the column a class reads first
     return table
 
 
@@ -89,6 +90,8 @@ def render(settings: Settings) -> None:
         hide_index=True,
         width="stretch",
         height=35 * (len(table) + 1) + 3,  # every head visible without scrolling
+        placeholder=NA,  # the browser draws a missing value as "None" otherwise (the Styler's na_rep is not used)
+        column_config={"in words": st.column_config.TextColumn("in words", width="large")},  # read in full
     )
     st.plotly_chart(
         summary_figure(summary, presenter=settings.presenter),
