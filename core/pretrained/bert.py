@@ -9,7 +9,9 @@
 Notation: ``...`` is nothing (one sentence) or ``B`` (a padded batch), ``T`` tokens,
 ``h`` heads, ``d_model`` the width, ``d_ff`` the feed-forward width. Checkpoints store
 torch's ``nn.Linear`` weights as ``(d_out, d_in)`` for ``x W^T``; here every matrix is
-used as ``x @ W``, so each is transposed once at load (a view, no copy).
+used as ``x @ W``, so each is transposed once at load and copied into row-major order:
+OpenBLAS multiplies by a row-major ``W`` 15-45% faster than by the transposed view at
+8-128 tokens (``bench.pretrained``), for 42 MB of copies in float32.
 """
 
 from __future__ import annotations
@@ -76,8 +78,9 @@ class BertWeights:
             return tensors[key]
 
         def get(name: str, *, transpose: bool = False) -> np.ndarray:
-            a = stored(name).astype(dtype, copy=False)
-            return a.T if transpose else a  # (d_out, d_in) -> (d_in, d_out): a view
+            if transpose:  # (d_out, d_in) -> (d_in, d_out), copied row-major for x @ W
+                return np.ascontiguousarray(stored(name).T, dtype=dtype)
+            return stored(name).astype(dtype, copy=False)
 
         def norm(prefix: str) -> tuple[np.ndarray, np.ndarray]:
             return get(f"{prefix}.LayerNorm.weight"), get(f"{prefix}.LayerNorm.bias")
