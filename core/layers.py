@@ -110,9 +110,14 @@ def erf(x: np.ndarray) -> np.ndarray:
     return _erf_float64(x.astype(np.float64)).astype(dtype, copy=False)
 
 
+def normal_cdf(x: np.ndarray) -> np.ndarray:
+    """``Phi(x) = (1 + erf(x / sqrt(2))) / 2``, the standard normal CDF, element by element."""
+    return 0.5 * (1 + erf(x * (1 / math.sqrt(2))))
+
+
 def gelu(x: np.ndarray) -> np.ndarray:
     """GELU, exact (erf) form: ``x * Phi(x) = x/2 * (1 + erf(x / sqrt(2)))``."""
-    return 0.5 * x * (1 + erf(x * (1 / math.sqrt(2))))
+    return x * normal_cdf(x)
 
 
 def layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float = 1e-12) -> np.ndarray:

@@ -23,7 +23,7 @@ import numpy as np
 
 from core.attention import causal_mask
 from core.heads import check_heads
-from core.layers import gelu, layer_norm
+from core.layers import layer_norm, normal_cdf
 from core.multihead import AttentionTrace, Projections, multi_head_attention
 from core.positions import POSITIONAL_KINDS, positional_encoding
 
@@ -144,6 +144,7 @@ class LayerCache:
     x_mid: np.ndarray  # (..., T, d): x_in + attention output
     mlp_in: np.ndarray | None = None  # (..., T, d): LN2(x_mid), or x_mid
     hidden: np.ndarray | None = None  # (..., T, 4d): before GELU
+    cdf: np.ndarray | None = None  # (..., T, 4d): Phi(hidden), which GELU's derivative needs again
     act: np.ndarray | None = None  # (..., T, 4d): after GELU
 
 
@@ -198,9 +199,10 @@ def forward(params: dict[str, np.ndarray], config: ModelConfig, tokens: np.ndarr
         if config.mlp:
             mlp_in = layer_norm(x, params[p + "ln2_g"], params[p + "ln2_b"], LN_EPS) if config.layer_norm else x
             hidden = mlp_in @ params[p + "w_1"] + params[p + "b_1"]  # (..., T, d) @ (d, 4d) -> (..., T, 4d)
-            act = gelu(hidden)  # (..., T, 4d)
+            cdf = normal_cdf(hidden)  # (..., T, 4d): Phi(hidden)
+            act = hidden * cdf  # (..., T, 4d): gelu(hidden) = hidden * Phi(hidden)
             x = x + act @ params[p + "w_2"] + params[p + "b_2"]  # (..., T, 4d) @ (4d, d) -> (..., T, d)
-            cache.mlp_in, cache.hidden, cache.act = mlp_in, hidden, act
+            cache.mlp_in, cache.hidden, cache.cdf, cache.act = mlp_in, hidden, cdf, act
         layers.append(cache)
     f = layer_norm(x, params["lnf_g"], params["lnf_b"], LN_EPS) if config.layer_norm else x  # (..., T, d)
     logits = f @ params["unembed"]  # (..., T, d) @ (d, V) -> (..., T, V)
