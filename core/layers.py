@@ -120,8 +120,19 @@ def gelu(x: np.ndarray) -> np.ndarray:
     return x * normal_cdf(x)
 
 
+def normalise(x: np.ndarray, eps: float = 1e-12) -> tuple[np.ndarray, np.ndarray]:
+    """``(..., d) -> (xhat (..., d), rstd (..., 1))``: each row moved to mean 0 and scaled to variance 1.
+
+    ``rstd = 1 / sqrt(var + eps)`` is returned too: LayerNorm's backward pass needs it again.
+    """
+    mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
+    centred = x - mean  # (..., d)
+    var = (centred**2).mean(axis=-1, keepdims=True)  # (..., 1): the biased variance, as in the papers
+    rstd = 1 / np.sqrt(var + eps)  # (..., 1)
+    return centred * rstd, rstd  # (..., d), (..., 1)
+
+
 def layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float = 1e-12) -> np.ndarray:
     """``(..., d) -> (..., d)``: normalise each row to mean 0, variance 1, then scale by gamma and shift by beta."""
-    mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
-    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)  # (..., 1): the biased variance, as in the papers
-    return (x - mean) / np.sqrt(var + eps) * gamma + beta  # (..., d)
+    xhat, _ = normalise(x, eps)  # (..., d)
+    return xhat * gamma + beta  # (..., d)

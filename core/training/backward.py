@@ -16,7 +16,7 @@ import numpy as np
 
 from core.multihead import AttentionTrace, merge_heads, split_heads
 from core.rope import apply_rope
-from core.training.model import LN_EPS, ForwardCache, ModelConfig
+from core.training.model import ForwardCache, ModelConfig, Normalised
 
 
 def _sum_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -43,21 +43,18 @@ def linear_backward(x: np.ndarray, w: np.ndarray, dy: np.ndarray) -> tuple[np.nd
 
 
 def layer_norm_backward(
-    x: np.ndarray, gamma: np.ndarray, dy: np.ndarray, eps: float = LN_EPS
+    normed: Normalised, gamma: np.ndarray, dy: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``y = (x - mean) / sqrt(var + eps) * gamma + beta`` per row: returns ``(dx, dgamma, dbeta)``.
+    """``y = xhat * gamma + beta``, ``xhat = (x - mean) * rstd`` per row: returns ``(dx, dgamma, dbeta)``.
 
-    With ``xhat`` the normalised row and ``g = dy * gamma``:
-    ``dx = (g - mean(g) - xhat * mean(g * xhat)) / sqrt(var + eps)``.
+    With ``g = dy * gamma`` the gradient at ``xhat``:
+    ``dx = rstd * (g - mean(g) - xhat * mean(g * xhat))``, ``rstd = 1 / sqrt(var + eps)``.
     """
-    mean = x.mean(axis=-1, keepdims=True)  # (..., T, 1)
-    centred = x - mean  # (..., T, d)
-    rstd = 1 / np.sqrt((centred**2).mean(axis=-1, keepdims=True) + eps)  # (..., T, 1)
-    xhat = centred * rstd  # (..., T, d)
+    xhat, rstd = normed.xhat, normed.rstd  # (..., T, d), (..., T, 1): kept by the forward pass
     g = dy * gamma  # (..., T, d): gradient at xhat
     dx = rstd * (g - g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1, keepdims=True))
-    dgamma = (dy * xhat).reshape(-1, x.shape[-1]).sum(axis=0)  # (d,)
-    dbeta = dy.reshape(-1, x.shape[-1]).sum(axis=0)  # (d,)
+    dgamma = (dy * xhat).reshape(-1, xhat.shape[-1]).sum(axis=0)  # (d,)
+    dbeta = dy.reshape(-1, xhat.shape[-1]).sum(axis=0)  # (d,)
     return dx, dgamma, dbeta
 
 
@@ -115,12 +112,12 @@ def backward(
     rope = np.arange(t) if config.positional == "rope" else None
     df, grads["unembed"] = linear_backward(cache.f, params["unembed"], dlogits)  # (..., T, d), (d, V)
     if config.layer_norm:
-        dx, grads["lnf_g"], grads["lnf_b"] = layer_norm_backward(cache.x_final, params["lnf_g"], df)
+        dx, grads["lnf_g"], grads["lnf_b"] = layer_norm_backward(cache.lnf, params["lnf_g"], df)
     else:
         dx = df
     for layer in reversed(range(config.n_layers)):
         p, c = f"l{layer}.", cache.layers[layer]
-        if config.mlp:  # x = x_mid + act @ w_2 + b_2, act = gelu(mlp_in @ w_1 + b_1)
+        if config.mlp:  # x = x + act @ w_2 + b_2, act = gelu(mlp_in @ w_1 + b_1)
             grads[p + "b_2"] = dx.reshape(-1, dx.shape[-1]).sum(axis=0)  # (d,)
             dact, grads[p + "w_2"] = linear_backward(c.act, params[p + "w_2"], dx)  # (..., T, 4d), (4d, d)
             dhidden = gelu_backward(c.hidden, c.cdf, dact)  # (..., T, 4d)
@@ -128,16 +125,14 @@ def backward(
             dmlp_in, grads[p + "w_1"] = linear_backward(c.mlp_in, params[p + "w_1"], dhidden)  # (..., T, d), (d, 4d)
             if config.layer_norm:
                 dmlp_in, grads[p + "ln2_g"], grads[p + "ln2_b"] = layer_norm_backward(
-                    c.x_mid, params[p + "ln2_g"], dmlp_in
+                    c.ln2, params[p + "ln2_g"], dmlp_in
                 )
             dx = dx + dmlp_in  # the residual adds both paths
         w = {name: params[p + name] for name in ("w_q", "w_k", "w_v", "w_o")}
         dattn_in, attn_grads = attention_backward(c.trace, c.attn_in, w, dx, rope)
         grads.update({p + name: g for name, g in attn_grads.items()})
         if config.layer_norm:
-            dattn_in, grads[p + "ln1_g"], grads[p + "ln1_b"] = layer_norm_backward(
-                c.x_in, params[p + "ln1_g"], dattn_in
-            )
+            dattn_in, grads[p + "ln1_g"], grads[p + "ln1_b"] = layer_norm_backward(c.ln1, params[p + "ln1_g"], dattn_in)
         dx = dx + dattn_in  # (..., T, d): residual
     dx_rows = dx.reshape(-1, dx.shape[-1])  # (N, d) with N = B * T
     v = params["embed"].shape[0]  # V: the task's vocabulary, rows of the embedding

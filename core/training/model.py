@@ -23,7 +23,7 @@ import numpy as np
 
 from core.attention import causal_mask
 from core.heads import check_heads
-from core.layers import layer_norm, normal_cdf
+from core.layers import normal_cdf, normalise
 from core.multihead import AttentionTrace, Projections, multi_head_attention
 from core.positions import POSITIONAL_KINDS, positional_encoding
 
@@ -135,14 +135,22 @@ def init_params(
 
 
 @dataclass
+class Normalised:
+    """A LayerNorm's input after ``core.layers.normalise``: what the LayerNorm's backward pass reads."""
+
+    xhat: np.ndarray  # (..., T, d): each row at mean 0, variance 1
+    rstd: np.ndarray  # (..., T, 1): 1 / sqrt(var + eps) of each row
+
+
+@dataclass
 class LayerCache:
     """What one layer's backward pass reads."""
 
-    x_in: np.ndarray  # (..., T, d): the residual stream entering the layer
-    attn_in: np.ndarray  # (..., T, d): LN1(x_in), or x_in itself
+    attn_in: np.ndarray  # (..., T, d): LN1(x), or the residual stream x itself
+    ln1: Normalised | None  # LN1's normalised input (None without LayerNorm)
     trace: AttentionTrace  # q, k, v (..., h, T, d_k), weights (..., h, T, T), concat (..., T, d)
-    x_mid: np.ndarray  # (..., T, d): x_in + attention output
-    mlp_in: np.ndarray | None = None  # (..., T, d): LN2(x_mid), or x_mid
+    mlp_in: np.ndarray | None = None  # (..., T, d): LN2(x + attention output), or that sum itself
+    ln2: Normalised | None = None  # LN2's normalised input
     hidden: np.ndarray | None = None  # (..., T, 4d): before GELU
     cdf: np.ndarray | None = None  # (..., T, 4d): Phi(hidden), which GELU's derivative needs again
     act: np.ndarray | None = None  # (..., T, 4d): after GELU
@@ -154,8 +162,8 @@ class ForwardCache:
 
     tokens: np.ndarray  # (..., T) int
     layers: list[LayerCache]
-    x_final: np.ndarray  # (..., T, d): the residual stream after the last layer
-    f: np.ndarray  # (..., T, d): LN_f(x_final), or x_final
+    f: np.ndarray  # (..., T, d): LN_f(the residual stream after the last layer), or that stream
+    lnf: Normalised | None  # LN_f's normalised input
     logits: np.ndarray  # (..., T, V)
 
 
@@ -178,6 +186,17 @@ def projections(params: dict[str, np.ndarray], layer: int) -> Projections:
     return Projections(w_q=params[p + "w_q"], w_k=params[p + "w_k"], w_v=params[p + "w_v"], w_o=params[p + "w_o"])
 
 
+def pre_norm(
+    params: dict[str, np.ndarray], config: ModelConfig, name: str, x: np.ndarray
+) -> tuple[np.ndarray, Normalised | None]:
+    """``LN(x) = xhat * gamma + beta`` with the parameters ``name + "_g"``, ``name + "_b"``, and what its
+    backward pass needs; ``(x, None)`` when the model has no LayerNorm."""
+    if not config.layer_norm:
+        return x, None
+    xhat, rstd = normalise(x, LN_EPS)  # (..., T, d), (..., T, 1)
+    return xhat * params[name + "_g"] + params[name + "_b"], Normalised(xhat, rstd)
+
+
 def forward(params: dict[str, np.ndarray], config: ModelConfig, tokens: np.ndarray) -> ForwardCache:
     """Run ``tokens (..., T)`` (ints) through the model; every array the backward pass needs is kept."""
     tokens = np.asarray(tokens)
@@ -189,24 +208,23 @@ def forward(params: dict[str, np.ndarray], config: ModelConfig, tokens: np.ndarr
     layers = []
     for layer in range(config.n_layers):
         p = f"l{layer}."
-        attn_in = layer_norm(x, params[p + "ln1_g"], params[p + "ln1_b"], LN_EPS) if config.layer_norm else x
+        attn_in, ln1 = pre_norm(params, config, p + "ln1", x)  # (..., T, d)
         trace = multi_head_attention(
             attn_in, projections(params, layer), config.n_heads, mask=mask, q_positions=rope, k_positions=rope
         )
-        x_mid = x + trace.output  # (..., T, d): residual
-        cache = LayerCache(x_in=x, attn_in=attn_in, trace=trace, x_mid=x_mid)
-        x = x_mid
+        x = x + trace.output  # (..., T, d): residual
+        cache = LayerCache(attn_in=attn_in, ln1=ln1, trace=trace)
         if config.mlp:
-            mlp_in = layer_norm(x, params[p + "ln2_g"], params[p + "ln2_b"], LN_EPS) if config.layer_norm else x
+            mlp_in, cache.ln2 = pre_norm(params, config, p + "ln2", x)  # (..., T, d)
             hidden = mlp_in @ params[p + "w_1"] + params[p + "b_1"]  # (..., T, d) @ (d, 4d) -> (..., T, 4d)
             cdf = normal_cdf(hidden)  # (..., T, 4d): Phi(hidden)
             act = hidden * cdf  # (..., T, 4d): gelu(hidden) = hidden * Phi(hidden)
             x = x + act @ params[p + "w_2"] + params[p + "b_2"]  # (..., T, 4d) @ (4d, d) -> (..., T, d)
             cache.mlp_in, cache.hidden, cache.cdf, cache.act = mlp_in, hidden, cdf, act
         layers.append(cache)
-    f = layer_norm(x, params["lnf_g"], params["lnf_b"], LN_EPS) if config.layer_norm else x  # (..., T, d)
+    f, lnf = pre_norm(params, config, "lnf", x)  # (..., T, d)
     logits = f @ params["unembed"]  # (..., T, d) @ (d, V) -> (..., T, V)
-    return ForwardCache(tokens=tokens, layers=layers, x_final=x, f=f, logits=logits)
+    return ForwardCache(tokens=tokens, layers=layers, f=f, lnf=lnf, logits=logits)
 
 
 def cross_entropy(logits: np.ndarray, targets: np.ndarray, scored: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
