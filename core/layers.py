@@ -21,6 +21,8 @@ import math
 
 import numpy as np
 
+from core.row_sums import row_mean
+
 # The float64 coefficients below are fdlibm's (s_erf.c), whose notice reads:
 #   Copyright (C) 1993 by Sun Microsystems, Inc. All rights reserved.
 #   Developed at SunSoft, a Sun Microsystems, Inc. business.
@@ -125,9 +127,9 @@ def normalise(x: np.ndarray, eps: float = 1e-12) -> tuple[np.ndarray, np.ndarray
 
     ``rstd = 1 / sqrt(var + eps)`` is returned too: LayerNorm's backward pass needs it again.
     """
-    mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
+    mean = row_mean(x)  # (..., 1)
     centred = x - mean  # (..., d)
-    var = (centred**2).mean(axis=-1, keepdims=True)  # (..., 1): the biased variance, as in the papers
+    var = row_mean(centred**2)  # (..., 1): the biased variance, as in the papers
     rstd = 1 / np.sqrt(var + eps)  # (..., 1)
     return centred * rstd, rstd  # (..., d), (..., 1)
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from core.multihead import AttentionTrace, merge_heads, split_heads
 from core.rope import apply_rope
+from core.row_sums import row_mean, row_sum
 from core.training.model import ForwardCache, ModelConfig, Normalised
 
 
@@ -52,7 +53,7 @@ def layer_norm_backward(
     """
     xhat, rstd = normed.xhat, normed.rstd  # (..., T, d), (..., T, 1): kept by the forward pass
     g = dy * gamma  # (..., T, d): gradient at xhat
-    dx = rstd * (g - g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1, keepdims=True))
+    dx = rstd * (g - row_mean(g) - xhat * row_mean(g * xhat))  # (..., T, d)
     dgamma = (dy * xhat).reshape(-1, xhat.shape[-1]).sum(axis=0)  # (d,)
     dbeta = dy.reshape(-1, xhat.shape[-1]).sum(axis=0)  # (d,)
     return dx, dgamma, dbeta
@@ -72,7 +73,7 @@ def softmax_backward(weights: np.ndarray, dweights: np.ndarray) -> np.ndarray:
 
     A masked key has ``w = 0``, so its score gets no gradient: the mask passes nothing back.
     """
-    return weights * (dweights - (dweights * weights).sum(axis=-1, keepdims=True))  # (..., h, T, T)
+    return weights * (dweights - row_sum(dweights * weights))  # (..., h, T, T)
 
 
 def attention_backward(
