@@ -64,8 +64,8 @@ _BETA32 = (-1.42647390514189e-02, -7.37332916720468e-03, -1.68282697438203e-03, 
 
 def _poly(coefficients: tuple[float, ...], z: np.ndarray) -> np.ndarray:
     """``c0 + c1 z + c2 z^2 + ...`` by Horner's rule, in ``z``'s dtype."""
-    result = np.full_like(z, coefficients[-1])
-    for c in coefficients[-2::-1]:
+    result = coefficients[-1] * z + coefficients[-2]  # (...): the two highest terms, in a new array
+    for c in coefficients[-3::-1]:
         result *= z
         result += c
     return result
