@@ -79,8 +79,8 @@ def matmul_flops(t: int, d_model: int) -> int:
     return 2 * t * d_model**2
 
 
-def numpy_blas_threads() -> int | None:
-    """Threads of the BLAS NumPy calls into, read from the loaded OpenBLAS; None if unknown."""
+def _openblas_call(names: tuple[str, ...], *args: int) -> int | None:
+    """Call the first of ``names`` the loaded OpenBLAS exports; None if there is none (not OpenBLAS)."""
     try:
         with open("/proc/self/maps") as maps:
             paths = {line.split()[-1] for line in maps if "openblas" in line.lower()}
@@ -88,10 +88,23 @@ def numpy_blas_threads() -> int | None:
         return None
     for path in paths:
         lib = ctypes.CDLL(path)
-        for name in ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_", "openblas_get_num_threads"):
+        for name in names:
             if hasattr(lib, name):
-                return int(getattr(lib, name)())
+                result = getattr(lib, name)(*args)
+                return 0 if result is None else int(result)
     return None
+
+
+def numpy_blas_threads() -> int | None:
+    """Threads of the BLAS NumPy calls into, read from the loaded OpenBLAS; None if unknown."""
+    names = ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_", "openblas_get_num_threads")
+    return _openblas_call(names)
+
+
+def set_numpy_blas_threads(n: int) -> bool:
+    """Let NumPy's OpenBLAS use ``n`` threads from now on; False if that is not possible (another BLAS)."""
+    names = ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_", "openblas_set_num_threads")
+    return _openblas_call(names, n) is not None and numpy_blas_threads() == n
 
 
 def steady_allocator() -> bool:

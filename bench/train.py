@@ -6,7 +6,17 @@
 Part 1, one step = forward + cross-entropy + backward + Adam, at B = 64, T = 24,
 vocabulary 20, 2 heads, causal, learned positions, float32 (the dtype training
 uses) on both sides. Torch runs the same model eagerly (autograd, torch.optim.Adam)
-with as many threads as NumPy's BLAS. Before timing, both sides take one step from
+with as many threads as NumPy's BLAS: first 1 thread each, then 2.
+
+One thread is the comparison the target is read from, because it is what the app
+runs. ``core.training`` multiplies one sequence at a time (``_sum_rows``, and NumPy's
+``@`` on a batch), products small enough that OpenBLAS keeps each on one thread.
+That is deliberate: a threaded product stalls when the server's two cores are busy
+with other sessions. Measured with two busy processes on this 2-core machine, the
+weight gradient of a (64, 24, 64) -> (64, 24, 256) layer took 0.8 ms one sequence
+per product and 258 ms four sequences per product (median of 11; 0.6 ms each when
+the machine is quiet). So NumPy leaves the second core unused, and the 2-thread
+table shows what torch gains from it. Before timing, both sides take one step from
 the same float64 weights on the same batch and must agree (loss to 1e-12, every
 parameter after the Adam update to 1e-10). Timing follows bench/core.py: interleaved rounds
 in rotating order, IDLE_SECONDS of sleep before each turn, the best of a few calls per
@@ -32,7 +42,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from bench.core import IDLE_SECONDS, best_of, numpy_blas_threads, steady_allocator
+from bench.core import IDLE_SECONDS, best_of, numpy_blas_threads, set_numpy_blas_threads, steady_allocator
 from core.training.adam import Adam
 from core.training.backward import backward
 from core.training.model import LN_EPS, ModelConfig, cross_entropy, forward, init_params
@@ -123,10 +133,16 @@ def check_same(torch, config: ModelConfig) -> float:
     return worst
 
 
-def time_steps(torch) -> None:
+def time_steps(torch, threads: int) -> None:
+    if not set_numpy_blas_threads(threads):
+        print(f"cannot set NumPy's BLAS to {threads} threads (not OpenBLAS?): skipped")
+        return
     blas = numpy_blas_threads()
-    threads = blas or len(os.sched_getaffinity(0))
     torch.set_num_threads(threads)
+    print(
+        f"\n{threads} thread{'s' if threads > 1 else ''} each"
+        + (" (what the app runs; the target is read here)" if threads == 1 else "")
+    )
     print(
         f"numpy {np.__version__} (BLAS threads {blas or 'unknown'}), torch {torch.__version__} "
         f"(threads {torch.get_num_threads()}); B={B}, T={T}, vocab {VOCAB}, h={HEADS}, causal, learned positions, "
@@ -214,7 +230,9 @@ def main() -> int:
         except ImportError:
             print("bench.train's step table needs torch (a test-only dependency): pip install torch==2.13.0")
             return 1
-        time_steps(torch)
+        for threads in (1, 2):
+            time_steps(torch, threads)
+        set_numpy_blas_threads(os.cpu_count() or 1)
     time_tasks()
     print(f"\n{time.perf_counter() - start:.0f} s")
     return 0

@@ -16,7 +16,7 @@ import numpy as np
 
 from core.multihead import AttentionTrace, merge_heads, split_heads
 from core.rope import apply_rope
-from core.row_sums import row_mean, row_sum
+from core.row_sums import column_sum, row_mean, row_sum
 from core.training.model import ForwardCache, ModelConfig, Normalised
 
 
@@ -54,8 +54,8 @@ def layer_norm_backward(
     xhat, rstd = normed.xhat, normed.rstd  # (..., T, d), (..., T, 1): kept by the forward pass
     g = dy * gamma  # (..., T, d): gradient at xhat
     dx = rstd * (g - row_mean(g) - xhat * row_mean(g * xhat))  # (..., T, d)
-    dgamma = (dy * xhat).reshape(-1, xhat.shape[-1]).sum(axis=0)  # (d,)
-    dbeta = dy.reshape(-1, xhat.shape[-1]).sum(axis=0)  # (d,)
+    dgamma = column_sum(dy * xhat)  # (d,): summed over every row (..., T)
+    dbeta = column_sum(dy)  # (d,)
     return dx, dgamma, dbeta
 
 
@@ -119,10 +119,10 @@ def backward(
     for layer in reversed(range(config.n_layers)):
         p, c = f"l{layer}.", cache.layers[layer]
         if config.mlp:  # x = x + act @ w_2 + b_2, act = gelu(mlp_in @ w_1 + b_1)
-            grads[p + "b_2"] = dx.reshape(-1, dx.shape[-1]).sum(axis=0)  # (d,)
+            grads[p + "b_2"] = column_sum(dx)  # (d,)
             dact, grads[p + "w_2"] = linear_backward(c.act, params[p + "w_2"], dx)  # (..., T, 4d), (4d, d)
             dhidden = gelu_backward(c.hidden, c.cdf, dact)  # (..., T, 4d)
-            grads[p + "b_1"] = dhidden.reshape(-1, dhidden.shape[-1]).sum(axis=0)  # (4d,)
+            grads[p + "b_1"] = column_sum(dhidden)  # (4d,)
             dmlp_in, grads[p + "w_1"] = linear_backward(c.mlp_in, params[p + "w_1"], dhidden)  # (..., T, d), (d, 4d)
             if config.layer_norm:
                 dmlp_in, grads[p + "ln2_g"], grads[p + "ln2_b"] = layer_norm_backward(
