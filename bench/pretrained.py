@@ -9,7 +9,7 @@ returned (ours: the traces; transformers: ``output_attentions=True`` with
 Timing as in ``bench.core`` (interleaved rounds in rotating order, idle before each
 turn, best of a few calls per turn, median over rounds, numpy/transformers measured
 within each round). A third contestant is our forward with the float32 erf swapped
-for the float64 fdlibm one plus two casts, to show what the float32 rational erf
+for the float64 fdlibm one plus two casts, to show what the float32 erf
 buys. Before timing, each size checks that both sides agree (weights and last
 hidden state, atol 1e-5).
 
@@ -118,7 +118,7 @@ def main() -> int:
     )
     print("float32, one sentence, every layer's attention weights returned; ms = median over rounds of the best")
     print("of a few calls; numpy/hf = median over rounds of the within-round ratio (< 1: NumPy faster), with its")
-    print("IQR. 'fdlibm erf' = our forward with the float64 erf instead of the float32 rational one.\n")
+    print("IQR. 'fdlibm erf' = our forward with the float64 erf instead of the float32 tanh(x P(x^2)) one.\n")
     header = (
         f"{'T':>4} {'numpy ms':>9} {'hf ms':>8} {'numpy/hf':>9} {'(IQR)':>11} {'fdlibm erf ms':>14} "
         f"{'fdlibm/hf':>9} {'max|dw|':>8} {'max|dh|':>8} {'rounds':>6}"

@@ -34,13 +34,13 @@ def test_erf_float64_within_2_ulp_of_math_erf() -> None:
     assert ulps.max() <= 2, f"erf({x[worst]!r}) = {got[worst]!r}, math.erf: {expected[worst]!r} ({ulps.max()} ulp)"
 
 
-def test_erf_float32_within_1e_6_of_math_erf() -> None:
+def test_erf_float32_within_2e_7_of_math_erf() -> None:
     x = _points(np.random.default_rng(1))
     x = x[np.abs(x) < 3e38].astype(np.float32)  # tiny ones flush to 0 or become float32 subnormals
     x = np.concatenate([x, np.float32([1e-45, -1e-45, 1.17e-38, 3.4e38, -3.4e38])])
     got = erf(x)
     assert got.dtype == np.float32
-    np.testing.assert_allclose(got, _math_erf(x.astype(np.float64)), rtol=0, atol=1e-6)
+    np.testing.assert_allclose(got, _math_erf(x.astype(np.float64)), rtol=0, atol=2e-7)
     assert np.all(np.abs(got) <= 1)
 
 
@@ -56,7 +56,7 @@ def test_erf_special_values(dtype) -> None:
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_erf_is_odd_and_float64_is_monotonic(dtype) -> None:
-    """float32's rational fit is odd by construction but wobbles by 1-2 float32 ulp (its rounding), so only
+    """float32's tanh(x P(x^2)) is odd by construction but wobbles by an ulp (its rounding), so only
     float64 is held to monotonicity."""
     x = np.linspace(0, 7, 100_001, dtype=dtype)
     y = erf(x)
