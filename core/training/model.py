@@ -26,6 +26,7 @@ from core.heads import check_heads
 from core.layers import normal_cdf, normalise
 from core.multihead import AttentionTrace, Projections, multi_head_attention
 from core.positions import POSITIONAL_KINDS, positional_encoding
+from core.row_sums import row_sum
 
 N_POSITIONS = 32
 """Rows of the learned position table, and the longest sequence any kind accepts (keeps runs short)."""
@@ -233,12 +234,13 @@ def cross_entropy(logits: np.ndarray, targets: np.ndarray, scored: np.ndarray) -
     ``correct`` is True where a scored position's arg-max is its target.
     """
     shifted = logits - logits.max(axis=-1, keepdims=True)  # (..., T, V): stable log-softmax
-    log_z = np.log(np.exp(shifted).sum(axis=-1, keepdims=True))  # (..., T, 1)
-    log_p = shifted - log_z  # (..., T, V)
+    e = np.exp(shifted)  # (..., T, V)
+    z = row_sum(e)  # (..., T, 1)
+    log_p = shifted - np.log(z)  # (..., T, V)
     n = max(int(scored.sum()), 1)
     picked = np.take_along_axis(log_p, targets[..., None], axis=-1)[..., 0]  # (..., T): log p(target)
     loss = -float(picked[scored].sum()) / n
-    dlogits = np.exp(log_p)  # (..., T, V): softmax
+    dlogits = e / z  # (..., T, V): softmax
     np.put_along_axis(
         dlogits, targets[..., None], np.take_along_axis(dlogits, targets[..., None], axis=-1) - 1, axis=-1
     )
