@@ -71,8 +71,11 @@ def gelu_backward(x: np.ndarray, cdf: np.ndarray, dy: np.ndarray) -> np.ndarray:
 
     ``cdf`` is Phi(x), the normal CDF, kept by the forward pass: its erf is the costly part of GELU.
     """
-    pdf = np.exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))  # (..., m): phi(x)
-    return dy * (cdf + x * pdf)
+    slope = np.exp(-0.5 * x * x)  # (..., m): sqrt(2 pi) phi(x); then in place, as in core.layers.normal_cdf
+    slope *= x * (1 / math.sqrt(2 * math.pi))  # x phi(x)
+    slope += cdf  # Phi(x) + x phi(x): GELU's slope
+    slope *= dy
+    return slope  # (..., m)
 
 
 def softmax_backward(weights: np.ndarray, dweights: np.ndarray) -> np.ndarray:

@@ -70,6 +70,9 @@ def test_erf_keeps_shape_and_dtype_and_takes_integers_and_scalars() -> None:
     assert erf(np.array([1, 2])).dtype == np.float64
     assert erf(np.float16(0.5)).dtype == np.float16
     assert float(erf(1.0)) == pytest.approx(math.erf(1.0), rel=1e-16)
+    assert erf(np.float32(0.5)).dtype == np.float32  # a float32 scalar once failed in an in-place step
+    assert float(erf(np.float32(0.5))) == pytest.approx(math.erf(0.5), abs=2e-7)
+    assert float(gelu(np.float32(1.0))) == pytest.approx(0.5 * (1 + math.erf(1 / math.sqrt(2))), abs=2e-7)
 
 
 @pytest.mark.parametrize(("dtype", "atol"), [(np.float64, 1e-15), (np.float32, 1e-6)])
