@@ -19,7 +19,7 @@ def test_train_shows_live_curves_then_the_maps(server, page):
     page.goto(server + TRAIN_URL)
     widget(page, "train_button").locator("button").first.click()
     page.get_by_text("Training: step").first.wait_for(timeout=60_000)  # the running job's progress
-    page.locator(".st-key-live_curves .js-plotly-plot").wait_for(timeout=10_000)  # and its curves
+    page.locator(".st-key-live_curves .js-plotly-plot").first.wait_for(timeout=10_000)  # and its curves
     start = time.monotonic()
     page.locator(".st-key-trained_maps .js-plotly-plot").wait_for(timeout=120_000)
     assert time.monotonic() - start < 90
