@@ -49,7 +49,7 @@ IDLE_SECONDS = 0.15
 """Sleep before each turn, so that no library's worker threads still spin (OpenBLAS: ~0.1 s)."""
 
 SIZE_SECONDS = 20.0
-"""Timing budget per size: four sizes keep the whole run under ~2 minutes."""
+"""Timing budget per size: five sizes keep the whole run under ~2 minutes."""
 
 MIN_ROUNDS, MAX_ROUNDS = 7, 25
 """At least MIN_ROUNDS even past the budget (a median needs a few), at most MAX_ROUNDS."""

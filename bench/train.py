@@ -9,14 +9,15 @@ uses) on both sides. Torch runs the same model eagerly (autograd, torch.optim.Ad
 with as many threads as NumPy's BLAS: first 1 thread each, then 2.
 
 One thread is the comparison the target is read from, because it is what the app
-runs. ``core.training`` multiplies one sequence at a time (``_sum_rows``, and NumPy's
-``@`` on a batch), products small enough that OpenBLAS keeps each on one thread.
-That is deliberate: a threaded product stalls when the server's two cores are busy
-with other sessions. Measured with two busy processes on this 2-core machine, the
-weight gradient of a (64, 24, 64) -> (64, 24, 256) layer took 0.8 ms one sequence
-per product and 258 ms four sequences per product (median of 11; 0.6 ms each when
-the machine is quiet). So NumPy leaves the second core unused, and the 2-thread
-table shows what torch gains from it. Before timing, both sides take one step from
+runs. ``core.training`` multiplies one or two sequences at a time (``_sum_rows`` pairs
+them; NumPy's ``@`` on a batch goes one sequence at a time), products small enough
+that OpenBLAS keeps each on one thread. That is deliberate: a threaded product stalls
+when the server's two cores are busy with other sessions. Measured with two busy
+processes on this 2-core machine, the weight gradient of a (64, 24, 64) -> (64, 24,
+256) layer took 0.8 ms one sequence per product and 258 ms four sequences per product
+(median of 11; 0.6 ms each when the machine is quiet); pairs measured no slower than
+single sequences (``core/training/backward.py``, ``_sum_rows``). So NumPy leaves the
+second core unused, and the 2-thread table shows what torch gains from it. Before timing, both sides take one step from
 the same float64 weights on the same batch and must agree (loss to 1e-12, every
 parameter after the Adam update to 1e-10). Timing follows bench/core.py: interleaved rounds
 in rotating order, IDLE_SECONDS of sleep before each turn, the best of a few calls per
@@ -211,8 +212,10 @@ def time_tasks() -> None:
         out = subprocess.run([sys.executable, "-c", RUN_ONE, task], env=env, capture_output=True, text=True, check=True)
         r = json.loads(out.stdout.strip().splitlines()[-1])
         pattern = ", ".join(f"{k} {v:.2f}" for k, v in r["pattern"].items())
+        step99 = "-" if r["step99"] is None else r["step99"]  # a run that never reached 99%
+        t99 = "-" if r["t99"] is None else f"{r['t99']:.2f}"
         print(
-            f"{task:>10} {r['steps']:>5} {r['step99']:>6} {r['t99']:>8.2f} {r['total']:>7.2f} {r['acc']:>8.4f} "
+            f"{task:>10} {r['steps']:>5} {step99:>6} {t99:>8} {r['total']:>7.2f} {r['acc']:>8.4f} "
             f"{r['traced_mb']:>9.1f} {r['rss_mb']:>7.1f}  {pattern}",
             flush=True,
         )
@@ -232,7 +235,6 @@ def main() -> int:
             return 1
         for threads in (1, 2):
             time_steps(torch, threads)
-        set_numpy_blas_threads(os.cpu_count() or 1)
     time_tasks()
     print(f"\n{time.perf_counter() - start:.0f} s")
     return 0

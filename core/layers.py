@@ -8,7 +8,7 @@ NumPy has no ``erf`` and scipy is not a dependency, so it is written here:
 - float32: ``erf(x) = tanh(x P(x^2))``, with P of degree 6 fitted to
   ``atanh(erf(x)) / x`` (``python -m bench.erf_fit`` shows how, and re-derives the
   coefficients). tanh does the saturating: no clipping, and +-inf give +-1. Largest
-  error 1.5e-7 next to ``math.erf`` (tested within 2e-7), 2-3 float32 ulp near 1;
+  error 1.4e-7 next to ``math.erf`` (tested within 2e-7), 2-3 float32 ulp near 1;
   it steps back by an ulp in a few places (10 among the 1e8 float32 values in
   [0.001, 5]), so unlike the float64 path it is not exactly monotonic.
   Fourteen array passes where the odd rational ``x P(x^2) / Q(x^2)`` that Eigen and
@@ -94,10 +94,10 @@ def _erf_float64(x: np.ndarray) -> np.ndarray:
     return np.copysign(out, x)  # (...): erf(-x) = -erf(x), and erf(-0.0) = -0.0
 
 
-def _erf_float32(x: np.ndarray) -> np.ndarray:
-    """The float32 approximation ``tanh(x P(x^2))``."""
+def _erf_float32(x: np.ndarray, p: tuple[float, ...] = _ERF_TANH32) -> np.ndarray:
+    """The float32 approximation ``tanh(x P(x^2))`` (``p``: P's coefficients; bench.erf_fit tries others)."""
     with np.errstate(over="ignore"):  # |x| past ~1e5: x P(x^2) overflows to +-inf, and tanh(+-inf) = +-1 is right
-        y = _poly(_ERF_TANH32, x * x)  # (...) float32: P(x^2)
+        y = _poly(p, x * x)  # (...) float32: P(x^2)
         y *= x  # (...): odd, like erf
     return np.tanh(y, out=y)  # (...) in [-1, 1]
 

@@ -13,11 +13,15 @@ SHAPES = [(7,), (1, 1), (3, 5), (64, 24, 32), (64, 2, 24, 24), (2, 3, 4, 384)]
 def test_row_and_column_sums_equal_numpys_own_up_to_rounding(shape, dtype):
     a = (np.random.default_rng(len(shape)).standard_normal(shape) * 10 + 3).astype(dtype)
     # each sum is rounded at most n times, by at most eps times the largest partial sum
-    bound = shape[-1] * np.finfo(dtype).eps * np.abs(a).sum(axis=-1, keepdims=True)
-    for got, want in ((row_sum(a), a.sum(axis=-1, keepdims=True)), (row_mean(a), a.mean(axis=-1, keepdims=True))):
+    eps = np.finfo(dtype).eps
+    bound = shape[-1] * eps * np.abs(a).sum(axis=-1, keepdims=True)
+    mean = a.mean(axis=-1, keepdims=True)
+    mean_bound = bound / shape[-1] + eps * np.abs(mean)  # the sum's bound over n, plus the division's rounding
+    checks = ((row_sum(a), a.sum(axis=-1, keepdims=True), bound), (row_mean(a), mean, mean_bound))
+    for got, want, limit in checks:
         assert got.shape == want.shape == (*shape[:-1], 1)
         assert got.dtype == dtype
-        assert np.all(np.abs(got - want) <= bound)
+        assert np.all(np.abs(got - want) <= limit)
     rows = a.reshape(-1, shape[-1])
     column_bound = rows.shape[0] * np.finfo(dtype).eps * np.abs(rows).sum(axis=0)
     got, want = column_sum(a), rows.sum(axis=0)
