@@ -342,11 +342,11 @@ def train(
                 on_progress(
                     Progress(step, s.steps, loss, history.accuracy[-1], latest, time.perf_counter() - start, history)
                 )
-    if stopped and history.eval_step[-1] != step:
+    if stopped and history.eval_step[-1] != step:  # a stop between evaluations: evaluate the last step
         run_eval(step)
-        if snap_steps[-1] != step:
-            snaps.append(snapshot(params, config, example))
-            snap_steps.append(step)
+    if stopped and snap_steps[-1] != step:  # and snapshot it, whether or not it was an evaluation step
+        snaps.append(snapshot(params, config, example))
+        snap_steps.append(step)
     return TrainResult(
         settings=s,
         params=params,
