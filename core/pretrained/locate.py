@@ -47,7 +47,7 @@ SHA256 = {
     "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
     "vocab.txt": "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
 }
-"""The pinned files: the weights and the vocabulary (the architecture is pinned in code, ``bert_config``)."""
+"""The pinned files: the weights and the vocabulary (the architecture is pinned in code, ``minilm.MINILM``)."""
 
 OFFLINE_SECONDS = 1.5
 """Time allowed to reach the hub (DNS and TCP connect) before giving up: the page must answer within 2 s."""
@@ -65,13 +65,16 @@ class ChecksumError(ValueError):
 
 
 def sha256_of(path: Path) -> str:
-    """Hex sha256 of the file at ``path``, read in 1 MiB chunks (never the whole file in memory)."""
+    """Hex sha256 of the file at ``path``, read in chunks by ``hashlib.file_digest`` (never all in memory)."""
     with path.open("rb") as f:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def verify(directory: Path) -> Path:
-    """Return ``directory`` if every pinned file in it has its sha256; raise ``ChecksumError`` otherwise."""
+    """Return ``directory`` if every pinned file in it has its sha256.
+
+    Raises ``WeightsNotFound`` for a missing file, ``ChecksumError`` for a changed one.
+    """
     for name, expected in SHA256.items():
         path = directory / name
         if not path.is_file():

@@ -1,6 +1,6 @@
 """Name the pattern each trained head learned, from its attention weights.
 
-Three numbers per head, each a mean weight over query rows of a batch:
+Four numbers per head, each a mean weight over query rows of a batch:
 
 - ``answer``: on the key holding the answer (``Batch.source``), over scored rows.
   That is the previous token for shift, the mirrored position for reverse, the

@@ -140,15 +140,15 @@ def _next_token(seq: np.ndarray, scored_from: np.ndarray, scored_to: np.ndarray,
 def _reverse(rng: np.random.Generator, n: int, length: int, causal: bool) -> Batch:
     """Bidirectional: t predicts x[T-1-t]. Causal: ``x SEP reversed(x)``, the reversed half scored."""
     sep = len(DIGITS)
-    x = rng.integers(0, 10, size=(n, length))  # (B, n)
+    x = rng.integers(0, 10, size=(n, length))  # (B, L) with B = n sequences, L = length
     if not causal:
         pos = np.arange(length)
         return Batch(
             x, x[:, ::-1].copy(), np.ones(x.shape, dtype=bool), np.broadcast_to(length - 1 - pos, x.shape).copy()
         )
-    seq = np.concatenate([x, np.full((n, 1), sep), x[:, ::-1]], axis=1)  # (B, 2n + 1)
-    pos = np.arange(2 * length)  # (T,) with T = 2n
-    source = np.broadcast_to(2 * length - 1 - pos, (n, 2 * length))  # position p (>= n) answers x[2n - 1 - p]
+    seq = np.concatenate([x, np.full((n, 1), sep), x[:, ::-1]], axis=1)  # (B, 2L + 1)
+    pos = np.arange(2 * length)  # (T,) with T = 2L
+    source = np.broadcast_to(2 * length - 1 - pos, (n, 2 * length))  # position p (>= L) answers x[2L - 1 - p]
     edge = np.full(n, length)
     return _next_token(seq, edge, edge + length - 1, source)
 
@@ -156,12 +156,12 @@ def _reverse(rng: np.random.Generator, n: int, length: int, causal: bool) -> Bat
 def _sort(rng: np.random.Generator, n: int, length: int, causal: bool) -> Batch:
     """``x SEP sorted(x)`` with ``length`` distinct digits; the sorted half is scored."""
     sep = len(DIGITS)
-    x = np.argsort(rng.random((n, 10)), axis=1)[:, :length]  # (B, n): distinct digits in random order
-    order = np.argsort(x, axis=1, kind="stable")  # (B, n): where in x the k-th smallest digit sits
-    ys = np.take_along_axis(x, order, axis=1)  # (B, n): sorted(x)
-    seq = np.concatenate([x, np.full((n, 1), sep), ys], axis=1)  # (B, 2n + 1)
+    x = np.argsort(rng.random((n, 10)), axis=1)[:, :length]  # (B, L): distinct digits in random order
+    order = np.argsort(x, axis=1, kind="stable")  # (B, L): where in x the k-th smallest digit sits
+    ys = np.take_along_axis(x, order, axis=1)  # (B, L): sorted(x)
+    seq = np.concatenate([x, np.full((n, 1), sep), ys], axis=1)  # (B, 2L + 1)
     source = np.zeros((n, 2 * length), dtype=np.int64)
-    source[:, length:] = order  # position n + k predicts the k-th smallest, which sits at order[k] in x
+    source[:, length:] = order  # position L + k predicts the k-th smallest, which sits at order[k] in x
     edge = np.full(n, length)
     return _next_token(seq, edge, edge + length - 1, source)
 
