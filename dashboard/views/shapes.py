@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from core import AttentionTrace, Run, run_batch
-from dashboard.page import ROW_PX, run_or_message, shape_frame, show_code
+from dashboard.page import ROW_PX, run_call, run_or_message, shape_frame, show_code
 from dashboard.settings import Settings
 
 WEIGHT_WORDS = {
@@ -101,14 +101,7 @@ def render(settings: Settings) -> None:
     table = shape_table(run, settings, batch)
     st.dataframe(table, hide_index=True, width="stretch", height=ROW_PX * (len(table) + 1) + 3)  # every row visible
     if batch is not None:
-        show_code(run_batch, f"{_call(settings)}\nbatch = run_batch(result, {b})  # every array gains a B axis")
-
-
-def _call(settings: Settings) -> str:
-    """The line that made the run the batch repeats."""
-    if settings.config.weights == "minilm":
-        return f"result = layer_runs(load_minilm(), {settings.sentence!r})[{settings.layer - 1}]"
-    return f"result = run(tokenize({settings.sentence!r}), {settings.config!r})"
+        show_code(run_batch, f"{run_call(settings)}\nbatch = run_batch(result, {b})  # every array gains a B axis")
 
 
 def _batch_size() -> int:

@@ -44,3 +44,13 @@ def test_the_pretrained_model_batches_too():
     no_exception(at)
     table = at.dataframe[0].value.set_index("tensor")["shape"]
     assert table["Q, K, V per head"].startswith("(2, 12, ") and table["W_O"] == "(384, 384)"
+
+
+@pytest.mark.parametrize("weights", ["random", "trained"])
+def test_the_batch_code_starts_from_the_line_that_made_this_run(weights):
+    """The trained model's run comes from runs_of(train(...)), not run(tokenize(...)): the code says which."""
+    at = make_app(view="shapes", weights=weights, task="shift", batch="2").run()
+    no_exception(at)
+    [code] = [c.value for c in at.code if "run_batch(result, 2)" in c.value]
+    assert ("runs_of(trained" in code) == (weights == "trained")
+    assert ("run(tokenize(" in code) == (weights == "random")
