@@ -204,8 +204,6 @@ def _layer(n_layers: int) -> int:
 
 TRAIN_STEPS = (50, 100, 150, 200, 300, 400, 500, 750, 1000, 1500, MAX_STEPS)
 """Step caps offered: each task's recommendation is one of them, and none exceeds core's cap."""
-RECOMMENDED_KEYS = ("d_model", "n_heads", "causal", "positional", "seed", "train_layers", "train_steps", "lr")
-"""The controls a task's recommended settings fill in (a link that sets one keeps its value)."""
 
 
 def widget_state(training: TrainSettings) -> dict:

@@ -34,7 +34,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from core import Run
 from core.training import HeadPatterns, Progress, TrainResult, TrainSettings, load_trained, recommended, train
-from core.training.patterns import answer_weight, previous_at_source
+from core.training.patterns import answer_weight, named_pattern, previous_at_source
 from core.training.pretrain import circuit
 from core.training.runs import runs_of
 
@@ -116,10 +116,10 @@ def formation(result: TrainResult) -> tuple[tuple[str, ...], np.ndarray]:
 
 def finish(result: TrainResult, pretrained: bool = False) -> Trained:
     """Measure a finished run once: runs on the fixed example, head patterns, how they formed."""
-    patterns = result.patterns()
+    patterns = result.patterns()  # a forward pass over 256 held-out sequences: once
     runs = runs_of(result, result.fixed_example.inputs[0])
     labels, values = formation(result)
-    return Trained(result, runs, patterns, result.named_pattern(), labels, values, pretrained)
+    return Trained(result, runs, patterns, named_pattern(result.settings.task, patterns), labels, values, pretrained)
 
 
 @dataclass(frozen=True)
@@ -127,8 +127,6 @@ class Live:
     """A copy of a running job's curves, safe to draw while the thread keeps training."""
 
     step: int
-    steps: int
-    seconds: float
     loss_step: tuple[int, ...]
     loss: tuple[float, ...]
     eval_step: tuple[int, ...]
@@ -139,7 +137,7 @@ class Live:
         h = p.history
         n, m = len(h.step), len(h.eval_step)  # read the lengths once: the lists may grow meanwhile
         loss = (tuple(h.step[:n]), tuple(h.loss[:n]))
-        return cls(p.step, p.steps, p.seconds, *loss, tuple(h.eval_step[:m]), tuple(h.eval_accuracy[:m]))
+        return cls(p.step, *loss, tuple(h.eval_step[:m]), tuple(h.eval_accuracy[:m]))
 
 
 @dataclass

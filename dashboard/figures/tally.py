@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
+from dashboard.figures.grid import PRESENTER_SCALE
 from dashboard.figures.labels import escape
 
 BAR_COLOUR = "#9db4c0"
@@ -20,7 +21,7 @@ def tally_figure(
 
     Choice texts may hold a token the teacher typed: HTML-escaped, as every Plotly label here.
     """
-    s = 1.75 if presenter else 1.0
+    s = PRESENTER_SCALE if presenter else 1.0
     labels = [f"{escape(c)} ✓" if i == answer else escape(c) for i, c in enumerate(choices)]
     y = [int(counts.get(i, 0)) for i in range(len(choices))]
     fig = go.Figure(

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from core.training.train import TARGET_ACCURACY
 from dashboard.figures.grid import MAX_COLS, PRESENTER_SCALE, Panel, heatmap_grid
 from dashboard.figures.labels import escape
 
@@ -20,8 +21,6 @@ LOSS = "#0072B2"
 ACCURACY = "#009E73"
 """Okabe-Ito bluish green: held-out accuracy."""
 MARKER = "#000000"
-TARGET = 0.99
-"""The held-out accuracy that counts as solved (core.training's TARGET_ACCURACY): a dotted line."""
 LINE_COLOURS = ("#D55E00", "#0072B2", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
 """Okabe-Ito: one colour per head's line; dashes tell layers apart without colour."""
 DASHES = ("solid", "dash")
@@ -131,7 +130,18 @@ def curves_figure(
         yaxis=dict(anchor="x", range=[0, top_loss], rangemode="tozero", **ticks),
         xaxis2=dict(domain=DOMAINS[1], anchor="y2", range=x_range, title=dict(text="step"), **ticks),
         yaxis2=dict(anchor="x2", range=[0, 1.04], tickformat=".0%", **ticks),
-        shapes=[dict(type="line", xref="x2 domain", x0=0, x1=1, yref="y2", y0=TARGET, y1=TARGET, line=target)],
+        shapes=[
+            dict(
+                type="line",
+                xref="x2 domain",
+                x0=0,
+                x1=1,
+                yref="y2",
+                y0=TARGET_ACCURACY,
+                y1=TARGET_ACCURACY,
+                line=target,
+            )
+        ],
         annotations=[
             _panel_title("training loss", DOMAINS[0], round(14 * s)),
             _panel_title("held-out accuracy", DOMAINS[1], round(14 * s)),
