@@ -115,9 +115,11 @@ def _same_word_weight(w: np.ndarray, valid: np.ndarray, word_ids) -> np.ndarray:
     if word_ids is None:
         return np.full(w.shape[:-2], np.nan)
     ids = np.array([-1 if i is None else i for i in np.ravel(word_ids)]).reshape(np.shape(word_ids))  # (..., T)
-    ids = np.broadcast_to(ids, w.shape[:-3] + ids.shape[-1:])[..., None, :]  # (..., 1, T): no head axis
-    same = (ids[..., :, None] == ids[..., None, :]) & (ids[..., :, None] >= 0)  # (..., 1, T, T)
+    ids = np.broadcast_to(ids, w.shape[:-3] + ids.shape[-1:])  # (..., T): the batch prefix, no head axis
+    same = (ids[..., :, None] == ids[..., None, :]) & (ids[..., :, None] >= 0)  # (..., T, T)
     same &= ~np.eye(ids.shape[-1], dtype=bool)  # the query itself is "self", not "same word"
+    if w.ndim > 2:  # weights (..., h, T, T): every head shares the words
+        same = np.expand_dims(same, -3)  # (..., 1, T, T)
     on_word = np.where(same, w, 0.0).sum(axis=-1)  # (..., h, T_q)
     has_sibling = np.broadcast_to(same.any(axis=-1), valid.shape)  # (..., h, T_q)
     return _mean(on_word, valid & has_sibling)

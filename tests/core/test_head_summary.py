@@ -158,3 +158,17 @@ def test_on_a_pipeline_trace_with_its_mask():
     s = head_summary(tr.weights, tr.mask)
     assert s.entropy.shape == (8,)
     np.testing.assert_allclose(s.first_weight, tr.weights[:, :, 0].mean(axis=1), rtol=1e-14)
+
+
+def test_same_word_weight_for_one_map_a_stack_of_heads_and_a_batch():
+    """Tokens 1-2 are one word, 3 another, 0 and 4 no word: row 1 puts 0.6 on 2, row 2 puts 0.3 on 1 -> mean 0.45."""
+    w = np.full((5, 5), 0.2)
+    w[1] = [0.1, 0.1, 0.6, 0.1, 0.1]
+    w[2] = [0.2, 0.3, 0.1, 0.2, 0.2]
+    word_ids = [None, 0, 0, 1, None]
+    one = head_summary(w, word_ids=word_ids).same_word_weight  # (T, T): no head axis
+    heads = head_summary(np.stack([w, w]), word_ids=word_ids).same_word_weight  # (h, T, T)
+    batch = head_summary(np.stack([w, w])[None], word_ids=[word_ids]).same_word_weight  # (B, h, T, T), ids (B, T)
+    assert one == pytest.approx(0.45)
+    np.testing.assert_allclose(heads, [0.45, 0.45])
+    np.testing.assert_allclose(batch, [[0.45, 0.45]])
