@@ -154,11 +154,6 @@ class BertOutput:
     def last_hidden_state(self) -> np.ndarray:
         return self.hidden_states[-1]  # (..., T, d_model)
 
-    @property
-    def attentions(self) -> np.ndarray:
-        """(n_layers, ..., h, T, T): every layer's weights stacked (the model view draws all at once)."""
-        return np.stack([trace.weights for trace in self.traces])
-
 
 def embed(weights: BertWeights, ids: np.ndarray) -> np.ndarray:
     """``ids (..., T) -> (..., T, d_model)``: word + token type (segment 0) + position, then LayerNorm."""

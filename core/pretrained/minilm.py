@@ -65,7 +65,10 @@ class MiniLM:
 
     def run(self, text: str, *, causal: bool = False) -> PretrainedRun:
         """One sentence: traces' weights are (h, T, T), T counting [CLS] and [SEP]; ``causal``: see bert_forward."""
-        encoding = self.encode(text)
+        return self.run_encoded(self.encode(text), causal=causal)
+
+    def run_encoded(self, encoding: Encoding, *, causal: bool = False) -> PretrainedRun:
+        """``run`` for a sentence already encoded (its pieces and ids)."""
         ids = np.array(encoding.ids, dtype=np.int64)  # (T,)
         return PretrainedRun(encoding, bert_forward(self.weights, ids, causal=causal))
 

@@ -34,7 +34,7 @@ def layer_runs(model: MiniLM, text: str, *, causal: bool = False, limit: int = M
     encoding = model.encode(text)
     if len(encoding.ids) > limit:
         raise ValueError(pieces_over_cap(len(encoding.ids), limit))
-    result = model.run(text, causal=causal)
+    result = model.run_encoded(encoding, causal=causal)  # the pieces counted above: no second tokenization
     return runs_of(result, model.weights.layers)
 
 

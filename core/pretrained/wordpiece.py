@@ -89,7 +89,6 @@ class WordPieceTokenizer:
 
     def __init__(self, vocab: dict[str, int]) -> None:
         self.vocab = vocab
-        self.inverse = {i: piece for piece, i in vocab.items()}
 
     @classmethod
     def from_file(cls, path: str | Path) -> WordPieceTokenizer:

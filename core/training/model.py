@@ -85,16 +85,6 @@ class ModelConfig:
             )
 
 
-def layer_names(config: ModelConfig, layer: int) -> list[str]:
-    """Parameter names of one layer, in a fixed order."""
-    names = ["w_q", "w_k", "w_v", "w_o"]
-    if config.layer_norm:
-        names = ["ln1_g", "ln1_b", *names]
-    if config.mlp:
-        names += (["ln2_g", "ln2_b"] if config.layer_norm else []) + ["w_1", "b_1", "w_2", "b_2"]
-    return [f"l{layer}.{n}" for n in names]
-
-
 def init_params(
     config: ModelConfig, vocab_size: int, seed: int, dtype: str | type = np.float64
 ) -> dict[str, np.ndarray]:

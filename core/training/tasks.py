@@ -95,7 +95,7 @@ class Task:
         rng = np.random.default_rng([0xF1ED, TASK_NAMES.index(self.name), length, int(causal)])
         return self.sample(rng, 1, length, causal)
 
-    def held_out(self, length: int, causal: bool, n: int = 1024) -> Batch:
+    def held_out(self, length: int, causal: bool, n: int) -> Batch:
         """A fixed held-out set, drawn from its own stream, the same for every seed."""
         rng = np.random.default_rng([0x4E1D, TASK_NAMES.index(self.name), length, int(causal)])
         return self.sample(rng, n, length, causal)
