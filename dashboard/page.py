@@ -15,6 +15,7 @@ from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from core import LEARNED_WEIGHTS, Run
 from core.pretrained import FIX_COMMAND
@@ -204,3 +205,9 @@ def show_code(function: Callable, call: str | None = None, *, lines: str | None 
             st.code(call, language="python")
         st.caption(f"`{where}`, the code that ran:" if lines is None else f"The lines of `{where}` that do this step:")
         st.code(inspect.getsource(function) if lines is None else lines, language="python")
+
+
+def session_id() -> str:
+    """Streamlit's id of this browser tab's session: random, anonymous, gone with the tab."""
+    ctx = get_script_run_ctx()
+    return "no-session" if ctx is None else ctx.session_id

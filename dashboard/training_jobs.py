@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from core import Run
 from core.training import HeadPatterns, Progress, TrainResult, TrainSettings, load_trained, recommended, train
@@ -337,12 +336,6 @@ def result_npz(result: TrainResult) -> bytes:
 def registry() -> Registry:
     """The one registry of this server process, shared by every session."""
     return Registry()
-
-
-def session_id() -> str:
-    """This browser session's id (each tab is one session)."""
-    ctx = get_script_run_ctx()
-    return "no-session" if ctx is None else ctx.session_id
 
 
 NOT_TRAINED = (

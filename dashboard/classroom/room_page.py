@@ -25,13 +25,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from dashboard.classroom import quiz_panel
 from dashboard.classroom.quiz import question_id
 from dashboard.classroom.rooms import CODE_LENGTH, Forbidden, RoomError, RoomStore, Snapshot, normal_code
 from dashboard.classroom.share import Base, base_note, public_base, share_button, show_link, with_query
 from dashboard.figures.tally import tally_figure
+from dashboard.page import session_id
 from dashboard.settings import LINK_KEYS
 
 ROOM = "room"
@@ -75,12 +75,6 @@ class RoomState:
 def store() -> RoomStore:
     """The server's rooms: one store per process, shared by every session."""
     return RoomStore()
-
-
-def session_id() -> str:
-    """Streamlit's id of this browser tab's session: random, anonymous, gone with the tab."""
-    ctx = get_script_run_ctx()
-    return "no-session" if ctx is None else ctx.session_id
 
 
 def _teacher_of(code: str) -> str | None:

@@ -34,6 +34,7 @@ from pathlib import Path
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
+from dashboard.classroom.share import url_value
 from dashboard.settings import DEFAULT_CONFIG, DEFAULTS, LINK_KEYS, SETTING_KEYS, recommended_state
 
 TOURS_DIR = Path(__file__).with_name("tours")
@@ -139,11 +140,6 @@ def _view_keys_to_clear(step: Step) -> list[str]:
     return [k for k in LINK_KEYS - set(SETTING_KEYS) - KEPT - set(DEFAULT_VALUES) if k not in step.settings]
 
 
-def _url_text(value: object) -> str:
-    """A setting as a link writes it: ``true``, ``512``, ``the cat``."""
-    return str(value).lower() if isinstance(value, bool) else str(value)
-
-
 def _set_url(key: str, value: object) -> None:
     """Write (None: remove) ``key`` in the address bar when no widget on the last page owned it.
 
@@ -153,7 +149,7 @@ def _set_url(key: str, value: object) -> None:
     """
     try:
         if value is not None:
-            st.query_params[key] = _url_text(value)
+            st.query_params[key] = url_value(value)
         elif key in st.query_params:
             del st.query_params[key]
     except StreamlitAPIException:  # bound to a widget on the page: it keeps the URL in step itself

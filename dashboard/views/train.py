@@ -21,7 +21,7 @@ from core.training import TrainSettings, head_patterns, recommended, train
 from core.training.model import forward
 from core.training.train import snapshot
 from dashboard.figures.train import curves_figure, formation_figure, layers_figure
-from dashboard.page import PLOTLY_CONFIG, ROW_PX, show_code
+from dashboard.page import PLOTLY_CONFIG, ROW_PX, session_id, show_code
 from dashboard.settings import Settings, recommended_state, widget_state
 from dashboard.training_jobs import (
     MAX_RUNNING,
@@ -32,7 +32,6 @@ from dashboard.training_jobs import (
     answer,
     registry,
     result_npz,
-    session_id,
 )
 
 LIVE_SECONDS = 0.5
