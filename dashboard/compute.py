@@ -44,12 +44,12 @@ def minilm() -> MiniLM | str:
     offline page answers at once on every rerun; ``minilm.clear()`` (the page's Retry button) tries again.
     """
     try:
-        return load_minilm(_secret(ENV_VAR))
+        return load_minilm(secret(ENV_VAR))
     except (WeightsNotFound, ChecksumError, CheckpointError, OSError) as err:
         return str(err)
 
 
-def _secret(name: str) -> str | None:
+def secret(name: str) -> str | None:
     """A Streamlit secret, or None when there is no secrets file or no such key."""
     try:
         return st.secrets.get(name)

@@ -22,6 +22,7 @@ import segno
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from dashboard.compute import secret
 from dashboard.settings import LINK_KEYS
 
 PUBLIC_URL_ENV = "ATTENTION_LAB_PUBLIC_URL"
@@ -70,11 +71,7 @@ def clean_base(raw: str) -> str | None:
 
 def configured_base() -> str | None:
     """The public base URL the teacher set: the secret ``public_url``, else ``$ATTENTION_LAB_PUBLIC_URL``."""
-    try:
-        secret = st.secrets.get(PUBLIC_URL_SECRET)
-    except FileNotFoundError:  # no secrets file at all (StreamlitSecretNotFoundError is one)
-        secret = None
-    for raw in (secret, os.environ.get(PUBLIC_URL_ENV)):
+    for raw in (secret(PUBLIC_URL_SECRET), os.environ.get(PUBLIC_URL_ENV)):
         if isinstance(raw, str) and (base := clean_base(raw)):
             return base
     return None

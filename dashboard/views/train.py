@@ -32,6 +32,7 @@ from dashboard.training_jobs import (
     answer,
     registry,
     result_npz,
+    textbook_circuit,
 )
 
 LIVE_SECONDS = 0.5
@@ -410,8 +411,7 @@ def _role(trained: Trained, layer: int, head: int) -> str:
     roles = []
     if p.answer[layer, head] >= LEARNED_AT:
         roles.append(ROLES[s.task])
-    first_of_circuit = s.task == "induction" and s.model.n_layers == 2 and layer == 0
-    if first_of_circuit and p.previous_at_source[layer, head] >= LEARNED_AT:
+    if textbook_circuit(s) and layer == 0 and p.previous_at_source[layer, head] >= LEARNED_AT:
         roles.append("previous-token head")
     if p.duplicate[layer, head] >= LEARNED_AT:
         roles.append("duplicate-token head")
