@@ -212,9 +212,13 @@ class Registry:
 
     def _pretrained_run(self, task: str) -> Trained:
         with self._lock:
-            if task not in self._pretrained:
-                self._pretrained[task] = finish(load_trained(task), pretrained=True)
-            return self._pretrained[task]
+            if task in self._pretrained:
+                return self._pretrained[task]
+        # loaded and measured outside the lock (15-40 ms here), so running jobs and other pages never wait on it;
+        # two sessions arriving together may both load it, and the first one stored is kept
+        trained = finish(load_trained(task), pretrained=True)
+        with self._lock:
+            return self._pretrained.setdefault(task, trained)
 
     # --- starting and stopping -------------------------------------------------------------------------------
 
