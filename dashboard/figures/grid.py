@@ -375,10 +375,10 @@ def heatmap_grid(
             # the cell's own colour: white on Viridis' dark purple, black on its green and yellow
             trace |= dict(texttemplate="%{z:.2f}", textfont=dict(size=round(VALUE_FONT * s)))
         traces.append(trace)
-        annotations.append(_title(title, (x_dom[0] + x_dom[1]) / 2, y_dom[1], size=round(TITLE_FONT * s)))
+        annotations.append(title_annotation(title, (x_dom[0] + x_dom[1]) / 2, y_dom[1], size=round(TITLE_FONT * s)))
     if plan.masked:
         note = "hatched grey = masked: the query may not attend to this key"
-        annotations.append(_title(note, 0, 1, xanchor="left", size=round(NOTE_FONT * s)))
+        annotations.append(title_annotation(note, 0, 1, xanchor="left", size=round(NOTE_FONT * s)))
     layout |= dict(
         height=plan.plot_h + plan.margin_t + 4,
         margin=dict(l=SIDE_MARGIN_PX, r=SIDE_MARGIN_PX, t=plan.margin_t, b=4),
@@ -506,7 +506,7 @@ def colour_bar_figure(
     return plain_figure([strip], layout)
 
 
-def _title(text: str, x: float, y: float, *, xanchor: str = "center", size: int = 13) -> dict:
+def title_annotation(text: str, x: float, y: float, *, xanchor: str = "center", size: int = 13) -> dict:
     """A text annotation in paper coordinates whose bottom edge sits at ``y``; ``text`` already escaped."""
     return dict(
         text=text,

@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core.training.train import TARGET_ACCURACY
-from dashboard.figures.grid import MAX_COLS, PRESENTER_SCALE, Panel, heatmap_grid
+from dashboard.figures.grid import MAX_COLS, PRESENTER_SCALE, Panel, heatmap_grid, title_annotation
 from dashboard.figures.labels import escape
 
 LOSS = "#0072B2"
@@ -63,20 +63,6 @@ def _vline(xa: str, ya: str, step: int, top: float) -> dict:
         line=dict(color=MARKER, dash="dot", width=1),
         showlegend=False,
         hovertemplate=f"replay step {step}<extra></extra>",
-    )
-
-
-def _panel_title(text: str, domain: list[float], size: int) -> dict:
-    return dict(
-        text=text,
-        xref="paper",
-        x=sum(domain) / 2,
-        xanchor="center",  # "auto" would anchor a title left of 1/3 by its left edge, right of 2/3 by its right
-        yref="paper",
-        y=1.0,
-        yanchor="bottom",
-        showarrow=False,
-        font=dict(size=size),
     )
 
 
@@ -143,8 +129,8 @@ def curves_figure(
             )
         ],
         annotations=[
-            _panel_title("training loss", DOMAINS[0], round(14 * s)),
-            _panel_title("held-out accuracy", DOMAINS[1], round(14 * s)),
+            title_annotation("training loss", sum(DOMAINS[0]) / 2, 1.0, size=round(14 * s)),
+            title_annotation("held-out accuracy", sum(DOMAINS[1]) / 2, 1.0, size=round(14 * s)),
         ],
         height=round(300 * s),
         font=dict(size=round(12 * s)),
