@@ -211,3 +211,8 @@ def session_id() -> str:
     """Streamlit's id of this browser tab's session: random, anonymous, gone with the tab."""
     ctx = get_script_run_ctx()
     return "no-session" if ctx is None else ctx.session_id
+
+
+def table_height(rows: int) -> int:
+    """Pixels for an ``st.dataframe`` of ``rows`` rows and its header, so every row shows without scrolling."""
+    return ROW_PX * (rows + 1) + 3

@@ -16,7 +16,15 @@ from core import MAX_CHARS, MAX_TOKENS, Run, multi_head_attention
 from dashboard import compute
 from dashboard.downloads import download_buttons
 from dashboard.figures import heads_figure
-from dashboard.page import PLOTLY_CONFIG, ROW_PX, random_stand_in, run_call, shape_frame, show_code, tokens_or_message
+from dashboard.page import (
+    PLOTLY_CONFIG,
+    random_stand_in,
+    run_call,
+    shape_frame,
+    show_code,
+    table_height,
+    tokens_or_message,
+)
 from dashboard.settings import Settings
 
 DEFAULT_SOURCE = "Die Bank am Fluss gab einen Kredit"
@@ -130,6 +138,6 @@ def render(settings: Settings) -> None:
     st.subheader("Shapes", anchor=False)
     st.caption(f"T_q = {t_q}, T_k = {t_k}, h = {h}, d_k = {settings.config.d_model} / {h} = {settings.config.d_k}.")
     table = cross_shape_table(run, settings)
-    st.dataframe(table, hide_index=True, width="stretch", height=ROW_PX * (len(table) + 1) + 3)
+    st.dataframe(table, hide_index=True, width="stretch", height=table_height(len(table)))
     if not settings.config.causal:
         st.caption(CAUSAL_OFF)

@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from core import AttentionTrace, Run, run_batch
-from dashboard.page import ROW_PX, run_call, run_or_message, shape_frame, show_code
+from dashboard.page import run_call, run_or_message, shape_frame, show_code, table_height
 from dashboard.settings import Settings
 
 WEIGHT_WORDS = {
@@ -99,7 +99,7 @@ def render(settings: Settings) -> None:
         "The heads are not separate matrices: one (d_model, d_model) projection is cut into h slices of d_k columns."
     )
     table = shape_table(run, settings, batch)
-    st.dataframe(table, hide_index=True, width="stretch", height=ROW_PX * (len(table) + 1) + 3)  # every row visible
+    st.dataframe(table, hide_index=True, width="stretch", height=table_height(len(table)))  # every row visible
     if batch is not None:
         show_code(run_batch, f"{run_call(settings)}\nbatch = run_batch(result, {b})  # every array gains a B axis")
 

@@ -16,7 +16,7 @@ import streamlit as st
 from core import PATTERNS, HeadSummary, head_summary, name_patterns
 from dashboard import compute
 from dashboard.figures.summary import NA, summary_figure
-from dashboard.page import PLOTLY_CONFIG, run_call, run_or_message, show_code, unscaled_warning
+from dashboard.page import PLOTLY_CONFIG, run_call, run_or_message, show_code, table_height, unscaled_warning
 from dashboard.settings import Settings
 
 EVEN = 0.9
@@ -89,7 +89,7 @@ def render(settings: Settings) -> None:
         table.style.format({c: "{:.3f}" for c in numbers}, na_rep=NA),
         hide_index=True,
         width="stretch",
-        height=35 * (len(table) + 1) + 3,  # every head visible without scrolling
+        height=table_height(len(table)),  # every head visible without scrolling
         placeholder=NA,  # the browser draws a missing value as "None" otherwise (the Styler's na_rep is not used)
         column_config={"in words": st.column_config.TextColumn("in words", width="large")},  # read in full
     )

@@ -12,7 +12,7 @@ import streamlit as st
 from core import MAX_TOKENS
 from core.pretrained import Encoding
 from dashboard import compute
-from dashboard.page import EMPTY_SENTENCE, minilm_ready, tokens_or_message
+from dashboard.page import EMPTY_SENTENCE, minilm_ready, table_height, tokens_or_message
 from dashboard.settings import Settings
 
 
@@ -78,7 +78,7 @@ def render_pieces(settings: Settings) -> None:
         piece_table(encoding),
         hide_index=True,
         width="stretch",
-        height=min(600, 35 * (t + 1) + 3),
+        height=min(600, table_height(t)),
         column_config={
             "position": st.column_config.NumberColumn("position", help="Row and column index in every heatmap"),
             "piece": st.column_config.TextColumn("piece", help="The WordPiece piece the model embeds"),
@@ -105,7 +105,7 @@ def render(settings: Settings) -> None:
         token_table(tokens),
         hide_index=True,
         width="stretch",
-        height=min(600, 35 * (len(tokens) + 1) + 3),  # up to 16 rows without scrolling
+        height=min(600, table_height(len(tokens))),  # up to 16 rows without scrolling
         column_config={
             "position": st.column_config.NumberColumn("position", help="Row and column index in every heatmap"),
             "token": st.column_config.TextColumn("token", help="Exactly the string the model embeds"),

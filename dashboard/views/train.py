@@ -21,7 +21,7 @@ from core.training import TrainSettings, head_patterns, recommended, train
 from core.training.model import forward
 from core.training.train import snapshot
 from dashboard.figures.train import curves_figure, formation_figure, layers_figure
-from dashboard.page import PLOTLY_CONFIG, ROW_PX, session_id, show_code
+from dashboard.page import PLOTLY_CONFIG, session_id, show_code, table_height
 from dashboard.settings import Settings, recommended_state, widget_state
 from dashboard.training_jobs import (
     MAX_RUNNING,
@@ -378,7 +378,7 @@ def _learned(trained: Trained) -> None:
     st.markdown(f"The task's circuit, measured on 256 held-out sequences: {named} (mean weight on its key).")
     if (circuit := trained.circuit()) is not None:
         st.markdown(CIRCUIT_WORDS[circuit])
-    st.dataframe(_pattern_table(trained), hide_index=True, width="stretch", height=ROW_PX * (p.answer.size + 1) + 3)
+    st.dataframe(_pattern_table(trained), hide_index=True, width="stretch", height=table_height(p.answer.size))
     st.caption(SEED_NOTES[result.settings.task])
     show_code(head_patterns, "patterns = head_patterns(result.params, result.settings.model, held_out_batch)")
 
