@@ -14,9 +14,11 @@ buys. Before timing, each size checks that both sides agree (weights and last
 hidden state, atol 1e-5).
 
 Load: in a fresh process each (page cache warm, as on a server after its first
-start), the wall time of ``load_minilm()`` (locate, sha256 of both files, map the
-weights, read the vocabulary) and the RSS it adds, then the RSS after a 128-token
-forward; and, for the choice of reader, ``safetensors.numpy.load_file`` alone.
+start; numpy already imported), the wall time of importing ``core.pretrained`` and
+calling ``load_minilm()`` (locate, sha256 of both files, map the weights and copy the
+matrices, read the vocabulary) and the RSS they add, then the RSS after a 128-token
+forward; and, for the choice of reader, importing ``safetensors.numpy`` and its
+``load_file``.
 """
 
 from __future__ import annotations
@@ -164,7 +166,7 @@ def main() -> int:
             flush=True,
         )
     print("\nLoad, each in a fresh process (page cache warm), median of 5:")
-    loaders = (("ours", "load_minilm() (sha256 x2 + memmap)"), ("safetensors", "safetensors.numpy.load_file"))
+    loaders = (("ours", "import + load_minilm()"), ("safetensors", "import + safetensors.numpy.load_file"))
     for which, label in loaders:
         runs = [measure_load(which) for _ in range(5)]
         seconds = np.median([r["seconds"] for r in runs])
