@@ -181,12 +181,16 @@ async def student(url: str, i: int, rec: Record, deadline: float, ready: asyncio
                     continue  # the fragment's own run: nothing changed
                 now = time.monotonic()
                 check_student(page, tab.values)
-                latest = rec.changes[-1]
-                if followed(tab.values) != latest.values:
-                    raise AssertionError(f"student {i} shows {followed(tab.values)}, the teacher {latest.values}")
-                if len(rec.changes) > seen:
-                    rec.delays.append(now - latest.sent)
-                    seen = len(rec.changes)
+                shown, first = followed(tab.values), max(seen - 1, 0)
+                # what the student showed last, or any change since: the newest may be recorded but not yet sent
+                index = next(
+                    (j for j in range(len(rec.changes) - 1, first - 1, -1) if rec.changes[j].values == shown), None
+                )
+                if index is None:
+                    raise AssertionError(f"student {i} shows {shown}, the teacher {rec.changes[-1].values}")
+                if index >= seen:  # a change this student had not shown yet
+                    rec.delays.append(now - rec.changes[index].sent)
+                    seen = index + 1
                 if (key := pick_key(page)) is not None and key in rec.picked and i not in rec.picked[key]:
                     options = list(page.widgets()[key].selectbox.options)
                     await tab.change(**{key: rng.choice(options)})

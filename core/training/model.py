@@ -24,7 +24,7 @@ import numpy as np
 from core.attention import causal_mask
 from core.heads import check_heads
 from core.layers import normal_cdf, normalise
-from core.multihead import AttentionTrace, Projections, multi_head_attention
+from core.multihead import AttentionTrace, Projections, linear, multi_head_attention
 from core.positions import POSITIONAL_KINDS, positional_encoding
 from core.row_sums import row_sum
 
@@ -207,10 +207,10 @@ def forward(params: dict[str, np.ndarray], config: ModelConfig, tokens: np.ndarr
         cache = LayerCache(attn_in=attn_in, ln1=ln1, trace=trace)
         if config.mlp:
             mlp_in, cache.ln2 = pre_norm(params, config, p + "ln2", x)  # (..., T, d)
-            hidden = mlp_in @ params[p + "w_1"] + params[p + "b_1"]  # (..., T, d) @ (d, 4d) -> (..., T, 4d)
+            hidden = linear(mlp_in, params[p + "w_1"], params[p + "b_1"])  # (..., T, d) @ (d, 4d) -> (..., T, 4d)
             cdf = normal_cdf(hidden)  # (..., T, 4d): Phi(hidden)
             act = hidden * cdf  # (..., T, 4d): gelu(hidden) = hidden * Phi(hidden)
-            x = x + act @ params[p + "w_2"] + params[p + "b_2"]  # (..., T, 4d) @ (4d, d) -> (..., T, d)
+            x = x + linear(act, params[p + "w_2"], params[p + "b_2"])  # (..., T, 4d) @ (4d, d) -> (..., T, d)
             cache.mlp_in, cache.hidden, cache.cdf, cache.act = mlp_in, hidden, cdf, act
         layers.append(cache)
     f, lnf = pre_norm(params, config, "lnf", x)  # (..., T, d)
