@@ -22,7 +22,7 @@ from dashboard.classroom.quiz import (
     word_question,
 )
 from dashboard.settings import DEFAULT_CONFIG
-from tests.conftest import ROOT
+from tests.conftest import ROOT, require_minilm
 from tests.dashboard.conftest import array, heatmaps, keyed_figures, make_app, no_exception
 
 SENTENCE = "The bank of the river gave a loan"
@@ -100,6 +100,7 @@ def test_minilm_questions_follow_core(minilm_runs):
 
 @pytest.fixture(scope="module")
 def minilm_runs():
+    require_minilm()
     from core.pretrained import load_minilm
     from core.pretrained.runs import layer_runs
 
@@ -180,6 +181,8 @@ QUIZ_PAGES = [
 
 @pytest.mark.parametrize("query", QUIZ_PAGES, ids=lambda q: "-".join(q.values()) or "defaults")
 def test_the_map_stays_hidden_until_reveal_and_shows_the_answer_as_its_argmax(query):
+    if query.get("weights") == "minilm":
+        require_minilm()
     at = make_app(quiz="true", **query).run()
     no_exception(at)
     assert "quiz_map" not in keyed_figures(at)
