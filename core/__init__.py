@@ -21,8 +21,6 @@ from core.multihead import (
     split_heads,
 )
 from core.pipeline import (
-    LEARNED_WEIGHTS,
-    WEIGHTS,
     AttentionConfig,
     PermutationResult,
     Run,
@@ -46,7 +44,6 @@ from core.toy_weights import (
 
 __all__ = [
     "DEFAULT_D_KS",
-    "LEARNED_WEIGHTS",
     "MAX_CHARS",
     "MAX_TOKENS",
     "PATTERNS",
@@ -54,7 +51,6 @@ __all__ = [
     "PREVIOUS_MIN_D_K",
     "ROPE_BASE",
     "SPREAD_D_KS",
-    "WEIGHTS",
     "WEIGHT_KINDS",
     "AttentionConfig",
     "AttentionTrace",

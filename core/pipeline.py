@@ -15,17 +15,22 @@ from core.attention import causal_mask
 from core.heads import check_heads
 from core.multihead import AttentionTrace, Projections, multi_head_attention
 from core.positions import POSITIONAL_KINDS
-from core.pretrained.minilm import MINILM
 from core.tokens import embed
 from core.toy_weights import WEIGHT_KINDS, make_projections, model_positions
 
-LEARNED_WEIGHTS = ("minilm", "trained")
-"""Weights a model learned: the pretrained MiniLM (``core.pretrained``) or a model trained live
-(``core.training``). Their runs come from those packages, one ``Run`` per layer, not from ``run``."""
-WEIGHTS = (*WEIGHT_KINDS, *LEARNED_WEIGHTS)
-"""Every choice of weights: random or hand-built (``run`` computes them), or learned."""
-MINILM_SHAPE = dict(d_model=MINILM.d_model, n_heads=MINILM.n_heads, positional="learned")
-"""What all-MiniLM-L6-v2 was trained with (``core.pretrained.MINILM``): a link cannot change them."""
+EMBEDDED = "embedding + positions"
+"""A first layer's input: each token's embedding plus the position table (``Run.positions``, zeros when
+nothing is added)."""
+
+
+def layer_output(layer: int) -> str:
+    """A later layer's input, in the page's words: ``layer_output(1) == "layer 1's output"``."""
+    return f"layer {layer}'s output"
+
+
+def normalised(what: str) -> str:
+    """An input a LayerNorm read before attention: ``normalised(EMBEDDED) == "LayerNorm(embedding + positions)"``."""
+    return f"LayerNorm({what})"
 
 
 @dataclass(frozen=True)
@@ -47,18 +52,16 @@ class AttentionConfig:
     """Divide QK^T by sqrt(d_k). False (scale 1) shows heads collapsing toward one-hot as d_k grows."""
     weights: str = "random"
     """"random" (seeded), or hand-built: "identity" (look-alikes attend to each other) or "previous"
-    (a previous-token head, d_k >= 4, reading its own clock table when positional="learned"); or learned:
-    "minilm" (pretrained) or "trained" (trained live), whose runs come from core.pretrained / core.training."""
+    (a previous-token head, d_k >= 4, reading its own clock table when positional="learned"). Learned
+    weights are other model sources (``core.sources``), not a config."""
 
     def __post_init__(self) -> None:
         if self.d_model < 1:
             raise ValueError(f"d_model must be a positive integer, got {self.d_model}")
         if self.positional not in POSITIONAL_KINDS:
             raise ValueError(f"positional must be one of {POSITIONAL_KINDS}, got {self.positional!r}")
-        if self.weights not in WEIGHTS:
-            raise ValueError(f"weights must be one of {WEIGHTS}, got {self.weights!r}")
-        if self.weights == "minilm" and any(getattr(self, k) != v for k, v in MINILM_SHAPE.items()):
-            raise ValueError(f"weights='minilm' fixes {MINILM_SHAPE}: the model was trained with them")
+        if self.weights not in WEIGHT_KINDS:
+            raise ValueError(f"weights must be one of {WEIGHT_KINDS}, got {self.weights!r}")
         check_heads(self.d_model, self.n_heads, self.positional, self.weights)
         if self.seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed}")
@@ -92,6 +95,20 @@ class Run:
     projections: Projections | None = None
     """W_Q, W_K, W_V, W_O (and biases, for a pretrained layer) that made ``trace``: what a student needs to
     rerun every number through the lessons' code."""
+    layer: int = 1
+    """Which layer of its model made ``trace`` (1-based); a one-layer model's run is layer 1."""
+    input_from: str = EMBEDDED
+    """What attention read (``x + positions``), in the page's words: ``EMBEDDED``, ``layer_output(l)``, or
+    either through a LayerNorm (``normalised``). The page's description of the input reads this, never the
+    settings."""
+    positional: str = "none"
+    """How the model that made ``trace`` gives attention positions: "none"; "sinusoidal" or "learned" (a table,
+    added here as ``positions`` or already inside ``x``); "rope" (q and k rotated, nothing added)."""
+
+    @property
+    def positions_added(self) -> bool:
+        """True when this run added a position table to ``x`` itself (a first layer with a table)."""
+        return self.input_from == EMBEDDED and self.positional in ("sinusoidal", "learned")
 
     @property
     def key_tokens(self) -> tuple[str, ...]:
@@ -117,11 +134,6 @@ def run(
     decoder's cross-attention is normally unmasked. ``start`` moves every position
     by the same amount (``core.shift``).
     """
-    if config.weights in LEARNED_WEIGHTS:
-        raise ValueError(
-            f"weights={config.weights!r} were learned: their runs come from core.pretrained.layer_runs "
-            "or core.training, one per layer"
-        )
     if source is not None and len(source) == 0:
         raise ValueError("the source sentence has no tokens: cross-attention needs at least one key")
     t = len(tokens)
@@ -155,6 +167,7 @@ def run(
         source_positions=src_pe,
         start=start,
         projections=proj,
+        positional=config.positional,
     )
 
 

@@ -32,7 +32,8 @@ from core import (
     tokenize,
 )
 from core.pretrained import ENV_VAR, CheckpointError, ChecksumError, Encoding, MiniLM, WeightsNotFound, load_minilm
-from core.pretrained.runs import layer_runs, permutation_layers
+from core.pretrained.runs import layer_runs
+from core.sources import ModelSource
 
 
 @st.cache_resource(max_entries=1, show_spinner="Loading the pretrained MiniLM (once per server)…")
@@ -87,9 +88,15 @@ def minilm_runs(sentence: str, causal: bool) -> tuple[Run, ...]:
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def minilm_permutation(sentence: str, permutation: tuple[int, ...], causal: bool) -> tuple[PermutationResult, ...]:
-    """Per MiniLM layer: the map of ``sentence`` and of its inner pieces reordered, compared position by position."""
-    return permutation_layers(minilm(), sentence, list(permutation), causal=causal)
+def _permutation_runs(key: tuple, permutation: tuple[int, ...], _source: ModelSource) -> tuple[PermutationResult, ...]:
+    return _source.permutation(permutation)
+
+
+def permutation_runs(source: ModelSource, permutation: tuple[int, ...]) -> tuple[PermutationResult, ...]:
+    """Per layer of ``source``: the map of its tokens and of the movable ones reordered, compared position by
+    position (keyed on ``source.key``; a source holds at most ``MAX_TOKENS`` tokens, so each entry is bounded:
+    about 3.5 MB for MiniLM's six layers at 64 pieces)."""
+    return _permutation_runs(source.key, permutation, source)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

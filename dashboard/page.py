@@ -11,18 +11,27 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Callable
-from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from core import LEARNED_WEIGHTS, Run
-from core.pretrained import FIX_COMMAND
-from dashboard import compute, training_jobs
+from core import AttentionTrace, Run
+from core.pipeline import EMBEDDED
+from core.sources import MiniLMSource
 from dashboard.settings import Settings
+from dashboard.source import (  # noqa: F401  (views import them from here, with the rest of what they share)
+    EMPTY_SENTENCE,
+    computed_by,
+    input_code,
+    minilm_ready,
+    permutation_code,
+    run_call,
+    served,
+    source_or_message,
+    tokens_or_message,
+)
 
-EMPTY_SENTENCE = "Type a sentence in the sidebar to see its attention maps."
 PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": "attention", "scale": 2}}
 """Every chart's toolbar: no Plotly logo; the camera button saves a 2x PNG named "attention"."""
 ROW_PX = 35
@@ -30,68 +39,20 @@ ROW_PX = 35
 CODE_LABEL = "The code behind this"
 
 
-def random_stand_in(settings: Settings, what: str) -> Settings:
-    """Settings with random weights for a view that needs to change what a learned model fixes (``what`` says so).
-
-    The positions, cross and scaling views vary the encoding, the key sentence or the scaling; a learned
-    model was trained with one choice of each, so these views keep its shape and use random weights.
-    """
-    if settings.config.weights not in LEARNED_WEIGHTS:
-        return settings
-    st.info(
-        f"This view {what}, which the {settings.config.weights} model's weights fix: it uses random weights of "
-        f"the same shape (d_model = {settings.config.d_model}, {settings.config.n_heads} heads) instead.",
-        icon=":material/shuffle:",
-    )
-    return replace(settings, config=replace(settings.config, weights="random"))
-
-
-def tokens_or_message(sentence: str, empty: str = EMPTY_SENTENCE) -> tuple[str, ...] | None:
-    """The tokens of ``sentence``, or None after showing why there are none (``empty`` when it is blank)."""
-    if not sentence.strip():
-        st.info(empty)
-        return None
-    try:
-        return compute.tokens_of(sentence)
-    except ValueError as err:
-        st.error(str(err))
-        return None
-
-
 def run_or_message(settings: Settings) -> Run | None:
-    """The attention run for ``settings`` (for a learned model, its chosen layer's), or None after a message."""
-    runs = layer_runs_or_message(settings)
-    return None if runs is None else runs[min(settings.layer, len(runs)) - 1]
+    """The run of the settings' source at the chosen layer (one layer for random and hand-built weights), or None
+    after a message."""
+    source = source_or_message(settings)
+    return None if source is None else source.run(settings.layer)
 
 
 def layer_runs_or_message(settings: Settings) -> tuple[Run, ...] | None:
-    """One run per layer (random and hand-built weights have one layer), or None after showing a message."""
-    if settings.config.weights == "trained":  # the task's fixed example, not the sentence
-        try:
-            return training_jobs.trained_runs_or_message(settings.training)
-        except ValueError as err:
-            st.error(str(err))
-            return None
-    tokens = tokens_or_message(settings.sentence)
-    if tokens is None:
-        return None
-    try:
-        if settings.config.weights == "minilm":
-            if not minilm_ready():
-                return None
-            return compute.minilm_runs(settings.sentence, settings.config.causal)
-        return (compute.attention_run(tokens, settings.config),)
-    except ValueError as err:
-        st.error(str(err))
-        return None
+    """One run per layer of the settings' source, or None after showing a message."""
+    source = source_or_message(settings)
+    return None if source is None else source.runs()
 
 
-PRETRAINED_EXAMPLES = (
-    ("The bank of the river.", 1, 3, "layer 1, head 3 looks at the previous piece"),
-    ("The bank of the river.", 2, 9, "layer 2, head 9 looks at the next piece"),
-    ("the cat sat on the mat because it was tired", 6, 12, "layer 6, head 12 sends “it” to “cat”"),
-    ("the cat sat on the mat because it was tired", 3, 8, "layer 3, head 8 parks its weight on [CLS]"),
-)
+PRETRAINED_EXAMPLES = MiniLMSource.EXAMPLES
 """(sentence, layer, head, what to look for): heads the summary view's metrics name, checked in tests/core."""
 
 
@@ -100,11 +61,15 @@ def _open_example(sentence: str, layer: int, head: int) -> None:
     st.session_state.update(sentence=sentence, layer=layer, head=head)
 
 
-def pretrained_examples() -> None:
-    """One button per example: each opens a sentence, layer and head where MiniLM shows a named pattern."""
+def pretrained_examples(settings: Settings) -> None:
+    """One button per example of the settings' source (MiniLM has some): each opens a sentence, layer and head
+    where the model shows a named pattern."""
+    examples = settings.kind.EXAMPLES
+    if not examples:
+        return
     st.caption("Try one: each opens a sentence, layer and head where the pretrained model shows a pattern.")
     with st.container(horizontal=True):
-        for i, (sentence, layer, head, what) in enumerate(PRETRAINED_EXAMPLES):
+        for i, (sentence, layer, head, what) in enumerate(examples):
             st.button(
                 what,
                 key=f"example_{i}",
@@ -112,18 +77,6 @@ def pretrained_examples() -> None:
                 args=(sentence, layer, head),
                 help=f"Sentence “{sentence}”, layer {layer}, head {head}.",
             )
-
-
-def minilm_ready() -> bool:
-    """True when the pretrained model is loaded; otherwise say why on the page, with the fix and a retry."""
-    model = compute.minilm()
-    if not isinstance(model, str):
-        return True
-    st.error(model, icon=":material/cloud_off:")
-    st.caption("On this server, install the model's files with (no other packages; the rest of the app works):")
-    st.code(FIX_COMMAND, language="bash")
-    st.button("Try again", key="minilm_retry", on_click=compute.minilm.clear, icon=":material/refresh:")
-    return False
 
 
 def choose_head(n_heads: int, *, key: str, bind: str | None, help: str, container=st) -> int:
@@ -139,15 +92,39 @@ def choose_head(n_heads: int, *, key: str, bind: str | None, help: str, containe
     return int(head) - 1
 
 
-def unscaled_warning(settings: Settings) -> None:
-    """Say so on the page when the sidebar's scaling toggle is off; nothing when it is on."""
-    if not settings.config.scaled:
+def scaled(trace: AttentionTrace) -> bool:
+    """True when ``trace``'s scores were divided by √d_k (read from the scale it used, not from the settings)."""
+    return math.isclose(trace.scale, 1 / math.sqrt(trace.q.shape[-1]), rel_tol=1e-12)
+
+
+def unscaled_warning(run: Run) -> None:
+    """Say so on the page when the run's scores were not divided by √d_k; nothing when they were."""
+    tr = run.trace
+    if not scaled(tr):
+        d_k = tr.q.shape[-1]
         st.warning(
-            f"Scaling is off: the scores are QKᵀ, not QKᵀ ÷ √d_k = QKᵀ ÷ {math.sqrt(settings.config.d_k):.3g}. "
+            f"Scaling is off: the scores are QKᵀ × {tr.scale:.3g}, not QKᵀ ÷ √d_k = QKᵀ ÷ {math.sqrt(d_k):.3g}. "
             "Scores √d_k times larger make each softmax row collapse toward one-hot. "
             "Turn “Scale scores by 1/√d_k” back on in the sidebar to compare.",
             icon=":material/warning:",
         )
+
+
+ADDED_WORDS = {
+    "sinusoidal": "the embedding of each token plus its sinusoidal position vector P",
+    "learned": "the embedding of each token plus its learned position vector P",
+    "rope": "the embedding of each token; RoPE adds nothing here, it rotates Q and K in step 2",
+    "none": "the embedding of each token; with no positional encoding, order is invisible",
+}
+"""A first layer's input (``Run.input_from == EMBEDDED``), by how the model gives positions."""
+
+
+def input_words(run: Run) -> str:
+    """What the run's attention read, in words, from its provenance (never from the settings)."""
+    if run.input_from == EMBEDDED:
+        return ADDED_WORDS[run.positional]
+    held = "; the positions are already inside it" if run.positional in ("sinusoidal", "learned") else ""
+    return f"{run.input_from}{held}"
 
 
 def shape_text(shape: tuple[int, ...]) -> str:
@@ -158,23 +135,6 @@ def shape_text(shape: tuple[int, ...]) -> str:
 def shape_frame(rows: list[tuple[str, tuple[int, ...], str]]) -> pd.DataFrame:
     """(tensor, shape, formula) rows as the table both shape views show."""
     return pd.DataFrame([(name, shape_text(s), f) for name, s, f in rows], columns=["tensor", "shape", "formula"])
-
-
-def run_call(settings: Settings, source: tuple[str, ...] | None = None) -> str:
-    """The lines that computed this page's trace, with its settings (the sentence as a Python literal)."""
-    c = settings.config
-    if c.weights == "minilm":  # bert_forward runs multi_head_attention once per layer
-        return (
-            f"runs = layer_runs(load_minilm(), {settings.sentence!r}, causal={c.causal})  # one Run per layer\n"
-            f"result = runs[{settings.layer - 1}]  # layer {settings.layer}"
-        )
-    if c.weights == "trained":  # the model's forward runs multi_head_attention once per layer
-        return (
-            f"trained = train({settings.training!r})  # pre-trained file for a task's recommendation\n"
-            f"result = runs_of(trained, trained.fixed_example.inputs[0])[{settings.layer - 1}]"
-        )
-    source_arg = "" if source is None else f", source={source!r}"
-    return f"result = run(tokenize({settings.sentence!r}), {c!r}{source_arg})"
 
 
 def source_lines(function: Callable, *needles: str) -> str:

@@ -16,9 +16,8 @@ from dataclasses import dataclass, field, fields
 
 import streamlit as st
 
-from core import MAX_CHARS, MAX_TOKENS, POSITIONAL_KINDS, WEIGHTS, AttentionConfig, head_counts
-from core.pipeline import MINILM_SHAPE
-from core.pretrained.minilm import MINILM
+from core import MAX_CHARS, MAX_TOKENS, POSITIONAL_KINDS, AttentionConfig, head_counts
+from core.sources import SOURCES, WEIGHTS, Architecture, ModelSource, source_class
 from core.training import MAX_STEPS, SAFE_LRS, TASK_NAMES, ModelConfig, TrainSettings, recommended
 from dashboard.weight_notes import WEIGHT_PROMISES
 
@@ -49,7 +48,10 @@ class Settings:
     sentence: str = "The bank of the river gave a loan"
     """The course's example: "bank" has a river sense and a money sense in one sentence."""
     config: AttentionConfig = field(default=DEFAULT_CONFIG)
-    """Everything core needs to compute the maps."""
+    """Everything core needs to compute random or hand-built maps (for learned weights: random ones of their
+    shape, for the views those weights cannot serve)."""
+    weights: str = DEFAULT_CONFIG.weights
+    """The weights control: which model source draws the maps (``core.sources.SOURCES``)."""
     layer: int = 1
     """Which layer's heads a learned model shows (MiniLM has 6); the first is where position heads live."""
     task: str = "shift"
@@ -70,6 +72,11 @@ class Settings:
         )
         return TrainSettings(task=self.task, model=model, steps=self.train_steps, lr=self.lr, seed=c.seed)
 
+    @property
+    def kind(self) -> type[ModelSource]:
+        """The kind of model source the weights control chose: ask it what it supports."""
+        return source_class(self.weights)
+
     presenter: bool = False
     """Off: laptop-sized figures. On, for a projector: larger type and cells in the figures and the view's line
     as a heading. Other page text keeps its size: only raw CSS (unsafe HTML, banned here) or the server-wide
@@ -77,7 +84,11 @@ class Settings:
 
 
 DEFAULTS = Settings()
-SETTING_KEYS = (*(f.name for f in fields(AttentionConfig)), *(f.name for f in fields(Settings) if f.name != "config"))
+SETTING_KEYS = tuple(  # "weights" is a field of both: one key
+    dict.fromkeys(
+        (*(f.name for f in fields(AttentionConfig)), *(f.name for f in fields(Settings) if f.name != "config"))
+    )
+)
 """The sidebar's widget keys: every ``AttentionConfig`` field and the page's own fields, one key each."""
 VIEW_KEYS = (
     "view",  # the view selector above the page
@@ -121,13 +132,16 @@ def sidebar(trains: bool = False) -> Settings:
         st.header("Attention Lab")
         sentence = _sentence_input()
         weights = _weights()
-        shape, layer = _pretrained_shape() if weights == "minilm" else (_model_shape(weights), 1)
-        task = _training_controls() if weights == "trained" or trains else {}
-        if weights == "trained" and task["train_layers"] > 1:
+        kind = source_class(weights)
+        config_weights = kind.config_weights(weights)
+        fixed = kind.ARCHITECTURE
+        shape, layer = _fixed_shape(fixed) if fixed is not None else (_model_shape(config_weights), 1)
+        task = _training_controls() if kind.TRAINS or trains else {}
+        if kind.TRAINS and task["train_layers"] > 1:
             layer = _layer(task["train_layers"])
-        causal, scaled, seed, presenter = _switches(weights)
-    config = AttentionConfig(**shape, causal=causal, seed=seed, scaled=scaled, weights=weights)
-    return Settings(sentence=sentence, config=config, layer=layer, presenter=presenter, **task)
+        causal, scaled, seed, presenter = _switches(kind)
+    config = AttentionConfig(**shape, causal=causal, seed=seed, scaled=scaled, weights=config_weights)
+    return Settings(sentence=sentence, config=config, weights=weights, layer=layer, presenter=presenter, **task)
 
 
 def _sentence_input() -> str:
@@ -179,13 +193,18 @@ def _model_shape(weights: str) -> dict:
     return dict(d_model=d_model, n_heads=n_heads, positional=positional)
 
 
-def _pretrained_shape() -> tuple[dict, int]:
-    """MiniLM's fixed d_model, heads and positions (said, not offered), and the layer to show."""
+def fixed_shape(fixed: Architecture) -> dict:
+    """The ``AttentionConfig`` fields an architecture fixes: d_model, heads and positions."""
+    return dict(d_model=fixed.d_model, n_heads=fixed.n_heads, positional=fixed.positional)
+
+
+def _fixed_shape(fixed: Architecture) -> tuple[dict, int]:
+    """A pretrained model's fixed d_model, heads and positions (said, not offered), and the layer to show."""
     st.caption(
-        f"d_model = {MINILM_SHAPE['d_model']}, {MINILM_SHAPE['n_heads']} heads, learned positions: "
+        f"d_model = {fixed.d_model}, {fixed.n_heads} heads, {fixed.positional} positions: "
         "fixed by the pretrained model, whose weights were trained with exactly these shapes."
     )
-    return dict(MINILM_SHAPE), _layer(MINILM.n_layers)
+    return fixed_shape(fixed), _layer(fixed.n_layers)
 
 
 def _layer(n_layers: int) -> int:
@@ -226,12 +245,18 @@ def recommended_state(task: str) -> dict:
     return widget_state(recommended(task))
 
 
+def trains(weights: str | None) -> bool:
+    """True when ``weights`` (a link's or a tour's value, perhaps not a valid one) is the train view's model."""
+    kind = SOURCES.get(weights or "")
+    return kind is not None and kind.TRAINS
+
+
 def apply_recommended(link: dict[str, str]) -> None:
     """On a link that opens the train view or trained weights: the task's recommendation for what it leaves unset.
 
     Call it before any widget exists, once per session (``link`` is empty on later reruns).
     """
-    if not link or (link.get("view") != "train" and link.get("weights") != "trained"):
+    if not link or (link.get("view") != "train" and not trains(link.get("weights"))):
         return
     task = link.get("task") if link.get("task") in TASK_NAMES else Settings.task
     for key, value in recommended_state(task).items():
@@ -313,31 +338,28 @@ def _width_and_heads(positional: str, weights: str) -> tuple[int, int]:
     return int(d_model), int(n_heads)
 
 
-def _switches(weights: str) -> tuple[bool, bool, int, bool]:
-    """Causal mask, scaling, seed and presenter mode."""
-    pretrained = weights == "minilm"
+def _switches(kind: type[ModelSource]) -> tuple[bool, bool, int, bool]:
+    """Causal mask, scaling, seed and presenter mode; a switch the source cannot serve is disabled, saying why."""
+    masked, unscaled, reseeded = kind.supports("causal"), kind.supports("unscaled"), kind.supports("seed")
     causal = st.toggle(
-        "Causal mask (an experiment: this encoder reads both ways)" if pretrained else "Causal mask",
+        "Causal mask (an experiment: this encoder reads both ways)" if masked.reason else "Causal mask",
         value=DEFAULT_CONFIG.causal,
         key="causal",
         bind="query-params",
-        help="MiniLM is an encoder, trained to read the whole sentence: the mask shows what it does when it may "
-        "not look ahead, which it never saw in training."
-        if pretrained
-        else "As in a decoder (GPT): each token may attend only to itself and the tokens before it.",
+        help=masked.reason or "As in a decoder (GPT): each token may attend only to itself and the tokens before it.",
     )
     scaled = st.toggle(
         "Scale scores by 1/√d_k",
         value=DEFAULT_CONFIG.scaled,
         key="scaled",
         bind="query-params",
-        disabled=pretrained,
-        help="MiniLM was trained with the factor; it is part of its weights, so it stays on."
-        if pretrained
+        disabled=not unscaled,
+        help=f"{unscaled.reason} It stays on."
+        if not unscaled
         else "Divide QKᵀ by √d_k before the softmax, as every transformer does. Turn it off to see the "
         "heads collapse toward one-hot: unscaled scores grow like √d_k.",
     )
-    scaled = scaled or pretrained
+    scaled = scaled or not unscaled  # what a source without an unscaled run computes (link_notes says so)
     seed = st.number_input(
         "Seed",
         min_value=0,
@@ -346,10 +368,10 @@ def _switches(weights: str) -> tuple[bool, bool, int, bool]:
         step=1,
         key="seed",
         bind="query-params",
-        disabled=pretrained,
-        help="The pretrained model's weights are fixed: the seed does not change them."
-        if pretrained
-        else "Fixes the random embeddings and weight matrices: the same seed always gives the same maps.",
+        disabled=not reseeded,
+        help=reseeded.reason
+        or "Fixes the random embeddings and weight matrices (and a trained model's start): the same seed always "
+        "gives the same maps.",
     )
     presenter = st.toggle(
         "Presenter mode",

@@ -15,8 +15,8 @@ A class of 30 pressing Train on the teacher's link must not start 30 trainings o
   ``KEEP_BYTES`` (a 2-layer, 16-head, 2000-step run keeps ~50 MB of snapshots).
 
 ``Registry`` is plain Python (tested without a server); ``registry()`` is the one
-instance (``st.cache_resource``); ``trained_runs_or_message`` is what ``page.py``
-calls for ``weights=trained``.
+instance (``st.cache_resource``); ``trained_source_or_message`` is what ``dashboard/source.py``
+calls for the trained model's source.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ import numpy as np
 import streamlit as st
 
 from core import Run
+from core.sources import TrainedSource
 from core.training import HeadPatterns, Progress, TrainResult, TrainSettings, load_trained, recommended, train
 from core.training.patterns import answer_weight, named_pattern, previous_at_source
 from core.training.pretrain import circuit
@@ -58,8 +59,8 @@ class Trained:
     """A finished run with what every page reads from it, computed once."""
 
     result: TrainResult
-    runs: tuple[Run, ...]
-    """One Run per layer on the task's fixed example (``core.training.runs.runs_of``)."""
+    source: TrainedSource
+    """The model as every other view reads it: one Run per layer on the task's fixed example."""
     patterns: HeadPatterns
     """Every head's weight on the answer key, the previous token and its own earlier copies (held-out set)."""
     named: dict[str, float]
@@ -69,6 +70,11 @@ class Trained:
     """(S, L*h): each head's weight on its pattern's key at every snapshot (``formation``)."""
     pretrained: bool
     """True when read from core/training/trained/ (the task's recommended settings)."""
+
+    @property
+    def runs(self) -> tuple[Run, ...]:
+        """One Run per layer on the task's fixed example (``core.training.runs.runs_of``)."""
+        return self.source.runs()
 
     @property
     def nbytes(self) -> int:
@@ -116,9 +122,9 @@ def formation(result: TrainResult) -> tuple[tuple[str, ...], np.ndarray]:
 def finish(result: TrainResult, pretrained: bool = False) -> Trained:
     """Measure a finished run once: runs on the fixed example, head patterns, how they formed."""
     patterns = result.patterns()  # a forward pass over 256 held-out sequences: once
-    runs = runs_of(result, result.fixed_example.inputs[0])
+    source = TrainedSource.of(result)
     labels, values = formation(result)
-    return Trained(result, runs, patterns, named_pattern(result.settings.task, patterns), labels, values, pretrained)
+    return Trained(result, source, patterns, named_pattern(result.settings.task, patterns), labels, values, pretrained)
 
 
 @dataclass(frozen=True)
@@ -353,11 +359,11 @@ def _open_train_view() -> None:
     st.session_state["view"] = "train"
 
 
-def trained_runs_or_message(settings: TrainSettings) -> tuple[Run, ...] | None:
-    """One Run per layer of the trained model on the task's fixed example, or None after saying how to train it."""
+def trained_source_or_message(settings: TrainSettings) -> TrainedSource | None:
+    """The trained model's source (its runs on the task's fixed example), or None after saying how to train it."""
     trained = registry().trained(settings)
     if trained is not None:
-        return trained.runs
+        return trained.source
     job = registry().job(settings)
     what = "it is training now" if job is not None and job.active else f"{settings.task}, these settings"
     st.info(NOT_TRAINED.format(what=what), icon=":material/model_training:")

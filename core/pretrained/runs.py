@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.pipeline import PermutationResult, Run, realign, realign_rows
+from core.pipeline import PermutationResult, Run, layer_output, normalised, realign, realign_rows
 from core.pretrained.bert import BertLayer, bert_forward
 from core.pretrained.minilm import MiniLM, PretrainedRun
 from core.tokens import MAX_TOKENS
@@ -38,6 +38,10 @@ def layer_runs(model: MiniLM, text: str, *, causal: bool = False, limit: int = M
     return runs_of(result, model.weights.layers)
 
 
+EMBEDDINGS = normalised("word + position + segment embeddings")
+"""Layer 1's input: BERT adds the three embeddings of each piece, then normalises (LayerNorm)."""
+
+
 def runs_of(result: PretrainedRun, layers: tuple[BertLayer, ...] | None = None) -> tuple[Run, ...]:
     """One ``Run`` per layer of one sentence's forward pass; ``layers`` (the model's) give each its projections."""
     out = result.output
@@ -50,21 +54,27 @@ def runs_of(result: PretrainedRun, layers: tuple[BertLayer, ...] | None = None) 
             trace=trace,
             word_ids=result.encoding.word_ids,
             projections=None if layers is None else layers[i].attention,
+            layer=i + 1,
+            input_from=EMBEDDINGS if i == 0 else layer_output(i),
+            positional="learned",
         )
         for i, (x, trace) in enumerate(zip(out.hidden_states[:-1], out.traces, strict=True))  # x: entering layer i
     )
 
 
 def permutation_layers(
-    model: MiniLM, text: str, permutation: list[int] | np.ndarray, *, causal: bool = False
+    model: MiniLM, text: str, permutation: list[int] | np.ndarray, *, causal: bool = False, limit: int = MAX_TOKENS
 ) -> tuple[PermutationResult, ...]:
     """Reorder the pieces between [CLS] and [SEP] by ``permutation`` and compare each layer's map with the original.
 
     ``permutation`` reorders the ``T - 2`` inner pieces; [CLS] and [SEP] stay first and last, as the model
     always sees them. The model's positions are learned and added to every piece, so unlike attention with
-    no positions, a reordered sentence gets a different map, not just a reordered one.
+    no positions, a reordered sentence gets a different map, not just a reordered one. Raises ``ValueError``
+    over ``limit`` pieces, as ``layer_runs`` does.
     """
     ids = np.array(model.encode(text).ids, dtype=np.int64)  # (T,)
+    if len(ids) > limit:
+        raise ValueError(pieces_over_cap(len(ids), limit))
     inner = np.asarray(permutation)
     if sorted(inner.tolist()) != list(range(len(ids) - 2)):
         raise ValueError(f"{inner.tolist()} is not a permutation of the {len(ids) - 2} pieces between [CLS] and [SEP]")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.pipeline import Run
+from core.pipeline import EMBEDDED, Run, layer_output, normalised
 from core.training.model import forward, position_table, projections
 from core.training.train import TrainResult
 
@@ -32,7 +32,17 @@ def runs_of(result: TrainResult, tokens: np.ndarray) -> tuple[Run, ...]:
             x, positions = embedded, table  # (T, d) each: what the first layer adds together
         else:
             x, positions = layer.attn_in, np.zeros_like(layer.attn_in)  # (T, d): the stream attention reads
+        stream = EMBEDDED if i == 0 else layer_output(i)  # the residual stream entering layer i + 1
         runs.append(
-            Run(tokens=symbols, x=x, positions=positions, trace=layer.trace, projections=projections(result.params, i))
+            Run(
+                tokens=symbols,
+                x=x,
+                positions=positions,
+                trace=layer.trace,
+                projections=projections(result.params, i),
+                layer=i + 1,
+                input_from=normalised(stream) if config.layer_norm else stream,
+                positional=config.positional,
+            )
         )
     return tuple(runs)

@@ -35,7 +35,7 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from dashboard.classroom.share import url_value
-from dashboard.settings import DEFAULT_CONFIG, DEFAULTS, LINK_KEYS, SETTING_KEYS, recommended_state
+from dashboard.settings import DEFAULT_CONFIG, DEFAULTS, LINK_KEYS, SETTING_KEYS, recommended_state, trains
 
 TOURS_DIR = Path(__file__).with_name("tours")
 TOUR_KEYS = ("tour", "tour_step")
@@ -130,7 +130,7 @@ def step_state(step: Step) -> dict:
     """The session values a step sets, by widget key: its settings, the defaults for what it leaves out,
     and, for the trained model, the task's recommendation (as a link to the train view gets)."""
     state = {k: v for k, v in DEFAULT_VALUES.items() if k not in KEPT}
-    if step.settings.get("view") == "train" or step.settings.get("weights") == "trained":
+    if step.settings.get("view") == "train" or trains(step.settings.get("weights")):
         state |= recommended_state(str(step.settings.get("task", DEFAULTS.task)))
     return state | step.settings
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import numpy as np
 import streamlit as st
 
-from core import multi_head_attention
+from core import Run
 from dashboard import compute
 from dashboard.classroom.quiz_panel import ask
 from dashboard.downloads import download_buttons
@@ -13,7 +12,15 @@ from dashboard.figures import average_figure
 from dashboard.figures.grid import VALUES_MAX_CELLS
 from dashboard.figures.heads import head_charts
 from dashboard.map_columns import show_colour_bar, show_maps
-from dashboard.page import PLOTLY_CONFIG, pretrained_examples, run_call, run_or_message, show_code, unscaled_warning
+from dashboard.page import (
+    PLOTLY_CONFIG,
+    computed_by,
+    pretrained_examples,
+    run_call,
+    run_or_message,
+    show_code,
+    unscaled_warning,
+)
 from dashboard.settings import Settings
 
 
@@ -26,20 +33,19 @@ def _repeats(tokens: tuple[str, ...]) -> list[list[int]]:
 
 
 def render(settings: Settings) -> None:
-    if settings.config.weights == "minilm":
-        pretrained_examples()
+    pretrained_examples(settings)
     run = run_or_message(settings)
     if run is None:
         return
     if ask(settings, run):  # quiz mode (URL quiz=true): a question, and no map until Reveal
         return
-    t, h = len(run.tokens), settings.config.n_heads
+    t, h, d_k = len(run.tokens), run.trace.n_heads, run.trace.q.shape[-1]
     maps = f"{h} heads, each a {t}×{t} map" if h > 1 else f"1 head: a {t}×{t} map"
     st.caption(
         f"{maps}. Row = the query token, column = the key token it looks at; every row sums to 1. "
-        f"d_k = {settings.config.d_model} / {h} = {settings.config.d_k}."
+        f"d_k = {run.x.shape[-1]} / {h} = {d_k}."
     )
-    unscaled_warning(settings)  # the sidebar's scaling toggle is off: say so above the maps
+    unscaled_warning(run)  # the run's scores were not divided by √d_k: say so above the maps
     switches = st.container(horizontal=True, vertical_alignment="center")  # with the colour bar: maps start higher
     with switches:
         show_average = st.toggle(
@@ -62,7 +68,7 @@ def render(settings: Settings) -> None:
     charts = head_charts(run.trace.weights, run.tokens, run.trace.mask, presenter=settings.presenter, values=values)
     show_colour_bar(charts, key="heads_chart_bar", container=switches)
     show_maps(charts, key="heads_chart")
-    show_code(multi_head_attention, f"{run_call(settings)}\nweights = result.trace.weights  # (h, T, T)")
+    show_code(computed_by(settings), f"{run_call(settings)}\nweights = result.trace.weights  # (h, T, T)")
     if show_average:
         st.plotly_chart(
             average_figure(run.trace.weights, run.tokens, run.trace.mask, presenter=settings.presenter),
@@ -70,23 +76,24 @@ def render(settings: Settings) -> None:
             key="average_chart",
             config=PLOTLY_CONFIG,
         )
-    _notice(settings, run.tokens, run.trace.weights)
+    _notice(run)
     download_buttons(run, "heads")
 
 
-def _notice(settings: Settings, tokens: tuple[str, ...], weights: np.ndarray) -> None:
-    """What to point at, in words that name positions, never the typed text."""
+def _notice(run: Run) -> None:
+    """What to point at, in words that name positions, never the typed text; read from the run."""
+    tokens, weights, causal = run.tokens, run.trace.weights, run.trace.mask is not None
     points = []
     if len(tokens) == 1:
         points.append("A single token can only attend to itself: its one weight is 1. Type a longer sentence.")
     repeats = _repeats(tokens)
-    if repeats and settings.config.positional == "none" and not settings.config.causal:
+    if repeats and run.positional == "none" and not causal:
         where = "; ".join(" and ".join(map(str, g)) for g in repeats[:3]) + ("; ..." if len(repeats) > 3 else "")
         points.append(
             f"Positions {where} hold the same word. With no positional encoding they get identical rows "
             "and identical columns in every head: attention cannot tell them apart."
         )
-    if settings.config.causal:
+    if causal:
         points.append("Causal mask: row i only has weights on columns 0..i; the first token can only look at itself.")
     peak = compute.mean_row_peak(weights)
     if len(tokens) > 1:

@@ -10,13 +10,13 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core import head_summary, multi_head_attention, name_patterns
-from core.pretrained import bert_forward
+from core import head_summary, name_patterns
 from dashboard.classroom.quiz_panel import ask
 from dashboard.figures import model_figure, single_map_figure
 from dashboard.page import (
     PLOTLY_CONFIG,
     choose_head,
+    computed_by,
     layer_runs_or_message,
     pretrained_examples,
     run_call,
@@ -26,8 +26,7 @@ from dashboard.settings import Settings
 
 
 def render(settings: Settings) -> None:
-    if settings.config.weights == "minilm":
-        pretrained_examples()
+    pretrained_examples(settings)
     runs = layer_runs_or_message(settings)
     if runs is None:
         return
@@ -47,8 +46,7 @@ def render(settings: Settings) -> None:
         key="model_chart",
         config=PLOTLY_CONFIG,
     )
-    computed_by = bert_forward if settings.config.weights == "minilm" else multi_head_attention
-    show_code(computed_by, f"{run_call(settings)}\nweights = result.trace.weights  # (h, T, T)")
+    show_code(computed_by(settings), f"{run_call(settings)}\nweights = result.trace.weights  # (h, T, T)")
 
     st.subheader("One head, large", anchor=False)
     layer = min(settings.layer, n_layers)

@@ -12,13 +12,21 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from core import POSITIONAL_KINDS, AttentionConfig, PermutationResult, causal_mask, permutation_experiment
+from core import POSITIONAL_KINDS, AttentionConfig, PermutationResult, Run, causal_mask
 from core.pipeline import realign_rows
-from core.pretrained.runs import permutation_layers
+from core.sources import ModelSource
 from dashboard import compute
 from dashboard.figures import permutation_figure
 from dashboard.figures.steps import vector_panel, vectors_figure
-from dashboard.page import PLOTLY_CONFIG, choose_head, minilm_ready, show_code, tokens_or_message
+from dashboard.page import (
+    PLOTLY_CONFIG,
+    choose_head,
+    permutation_code,
+    served,
+    show_code,
+    source_or_message,
+    tokens_or_message,
+)
 from dashboard.settings import MAX_SEED, Settings, head_options
 
 TOLERANCE = 1e-9
@@ -41,10 +49,10 @@ WHY_MASK = (
 )
 
 
-def _choose_permutation(tokens: tuple[str, ...], pieces: bool = False) -> tuple[int, ...] | None:
-    """The reordering widgets; returns a permutation of 0..T-1, or None after a message.
+def _choose_permutation(tokens: tuple[str, ...], source: ModelSource) -> tuple[int, ...] | None:
+    """The reordering widgets; returns a permutation of 0..T-1 of the movable ``tokens``, or None after a message.
 
-    ``pieces``: the tokens are MiniLM's WordPiece pieces, so retyped text is split the same way.
+    Retyped text is split as ``source`` splits its input (words, or WordPiece pieces).
     """
     mode = st.segmented_control(
         "Reordering",
@@ -77,11 +85,9 @@ def _choose_permutation(tokens: tuple[str, ...], pieces: bool = False) -> tuple[
         if not typed_text.strip():
             st.info("Type the sentence's words in another order (for example backwards) to compare.")
             return None
-        typed = tokens_or_message(typed_text)
-        if typed is None:
+        if tokens_or_message(typed_text) is None:
             return None
-        if pieces:
-            typed = compute.minilm_encoding(typed_text).tokens[1:-1]  # without [CLS] and [SEP]
+        typed = source.tokens_of(typed_text)  # as the model splits it: words, or the pieces between [CLS] and [SEP]
         perm = compute.typed_permutation(tokens, typed)
         if perm is None:
             st.warning(
@@ -92,21 +98,21 @@ def _choose_permutation(tokens: tuple[str, ...], pieces: bool = False) -> tuple[
     return compute.reverse_permutation(len(tokens))
 
 
-def _pickers(settings: Settings, tokens: tuple[str, ...], pieces: bool = False) -> tuple[int, tuple[int, ...] | None]:
+def _pickers(tokens: tuple[str, ...], source: ModelSource) -> tuple[int, tuple[int, ...] | None]:
     """The head (0-based) and the reordering, side by side, so the maps start on a projector's first screen."""
     left, right = st.columns([2, 1])
     k = choose_head(
-        settings.config.n_heads,
+        source.runs()[0].trace.n_heads,
         key="perm_head",
         bind="query-params",
         help="The difference below is over all heads; the maps show this one.",
         container=right,
     )
     with left:
-        return k, _choose_permutation(tokens, pieces=pieces)
+        return k, _choose_permutation(tokens, source)
 
 
-def _maps(result: PermutationResult, k: int, tokens: tuple[str, ...], settings: Settings) -> None:
+def _maps(result: PermutationResult, k: int, tokens: tuple[str, ...], settings: Settings, causal: bool) -> None:
     """Head ``k``'s three maps: the original order, the reordered sentence, and its map moved back."""
     st.plotly_chart(
         permutation_figure(
@@ -115,7 +121,7 @@ def _maps(result: PermutationResult, k: int, tokens: tuple[str, ...], settings: 
             result.realigned[k],
             tokens,
             tuple(int(p) for p in result.permutation),
-            causal_mask(len(tokens)) if settings.config.causal else None,
+            causal_mask(len(tokens)) if causal else None,
             presenter=settings.presenter,
         ),
         width="stretch",
@@ -124,12 +130,12 @@ def _maps(result: PermutationResult, k: int, tokens: tuple[str, ...], settings: 
     )
 
 
-def _verdict(diff: float, config: AttentionConfig) -> tuple[bool, str]:
-    """(order visible?, one plain sentence saying why)."""
+def _verdict(diff: float, run: Run) -> tuple[bool, str]:
+    """(order visible?, one plain sentence saying why), from how the run gave positions and its mask."""
     if diff <= TOLERANCE:
         return False, SAME
-    reasons = {"none": [], "rope": [WHY_ROPE]}.get(config.positional, [WHY_POSITIONS])
-    reasons += [WHY_MASK] if config.causal else []
+    reasons = {"none": [], "rope": [WHY_ROPE]}.get(run.positional, [WHY_POSITIONS])
+    reasons += [WHY_MASK] if run.trace.mask is not None else []
     return True, "Different maps: word order now matters. " + " ".join(reasons)
 
 
@@ -150,33 +156,51 @@ def _breakers(tokens: tuple[str, ...], perm: tuple[int, ...], config: AttentionC
 
 
 def render(settings: Settings) -> None:
-    if settings.config.weights == "minilm":
-        render_pretrained(settings)
+    settings = served(settings, "permutation", "reorders the sidebar's sentence")
+    source = source_or_message(settings)
+    if source is None:
         return
-    tokens = tokens_or_message(settings.sentence)
-    if tokens is None:
+    seen = source.tokens()
+    tokens, (first, stop) = seen.tokens, seen.movable
+    if stop - first < 2:
+        st.info("Reordering needs at least two tokens that can move: type a longer sentence.")
         return
-    k, perm = _pickers(settings, tokens)
+    k, perm = _pickers(tokens[first:stop], source)
     if perm is None:
         return
-    if perm == tuple(range(len(tokens))):
+    if perm == tuple(range(stop - first)):
         st.info("This reordering leaves every word in place: pick another one to see anything move.")
-    config = settings.config
-    result = compute.permutation_run(tokens, perm, config)
-    _maps(result, k, tokens, settings)
-    visible, sentence = _verdict(result.max_abs_diff, config)
-    every = "all heads" if config.n_heads > 1 else "the one head"
-    st.metric(f"max |original − moved back|, {every}", f"{result.max_abs_diff:.2e}")
+    results = compute.permutation_runs(source, perm)  # one per layer
+    run, result = source.run(settings.layer), results[min(settings.layer, len(results)) - 1]
+    causal = run.trace.mask is not None
+    _maps(result, k, tokens, settings, causal)
+    visible, sentence = _verdict(result.max_abs_diff, run)
+    every = "all heads" if run.trace.n_heads > 1 else "the one head"
+    where = f"layer {run.layer}, {every}" if len(results) > 1 else every
+    st.metric(f"max |original − moved back|, {where}", f"{result.max_abs_diff:.2e}")
     (st.warning if visible else st.success)(sentence)
-    show_code(
-        permutation_experiment,
-        f"result = permutation_experiment(tokenize({settings.sentence!r}), {list(perm)!r}, {config!r})",
-    )
+    if (first, stop) != (0, len(tokens)):
+        st.caption(
+            f"{tokens[0]} and {tokens[-1]} stay first and last, where the model always has them; the "
+            "pieces between move."
+        )
+    _show_permutation_code(settings, perm)
     _outputs(result, tokens, settings.presenter)
-    st.subheader("What breaks the symmetry")
-    st.caption("The same reordering, with the other settings as in the sidebar.")
-    st.dataframe(_breakers(tokens, perm, config), hide_index=True, width="stretch")
-    st.markdown(f"- {WHY_POSITIONS}\n- {WHY_ROPE}\n- {WHY_MASK}")
+    if len(results) > 1:
+        rows = [(f"layer {i + 1}", f"{r.max_abs_diff:.2e}") for i, r in enumerate(results)]
+        st.dataframe(pd.DataFrame(rows, columns=["layer", "max |difference|"]), hide_index=True, width="stretch")
+    if settings.kind.supports("positions"):  # the same reordering with the other encodings and the mask
+        st.subheader("What breaks the symmetry")
+        st.caption("The same reordering, with the other settings as in the sidebar.")
+        st.dataframe(_breakers(tokens, perm, settings.config), hide_index=True, width="stretch")
+        st.markdown(f"- {WHY_POSITIONS}\n- {WHY_ROPE}\n- {WHY_MASK}")
+
+
+def _show_permutation_code(settings: Settings, perm: tuple[int, ...]) -> None:
+    """The call that computed the comparison: the source's own permutation experiment in core."""
+    if (code := permutation_code(settings)) is not None:
+        function, call = code
+        show_code(function, call(settings, perm))
 
 
 EQUIVARIANT = (
@@ -212,38 +236,3 @@ def _outputs(result: PermutationResult, tokens: tuple[str, ...], presenter: bool
         config=PLOTLY_CONFIG,
     )
     show_code(realign_rows, "moved_back = realign_rows(permuted_run.trace.output, permutation)  # (T, d_model)")
-
-
-LEARNED_POSITIONS = (
-    "Different maps: MiniLM adds a learned position vector to every piece, so a piece that moves is a "
-    "different input, and the model's heads (many of them attend by position) draw a different map."
-)
-
-
-def render_pretrained(settings: Settings) -> None:
-    """The pretrained model: reorder the pieces between [CLS] and [SEP] and compare, layer by layer."""
-    if tokens_or_message(settings.sentence) is None or not minilm_ready():
-        return
-    tokens = compute.minilm_encoding(settings.sentence).tokens  # (T,) with [CLS] and [SEP]
-    if len(tokens) < 4:
-        st.info("Reordering needs at least two pieces between [CLS] and [SEP]: type a longer sentence.")
-        return
-    k, inner = _pickers(settings, tokens[1:-1], pieces=True)
-    if inner is None:
-        return
-    results = compute.minilm_permutation(settings.sentence, inner, settings.config.causal)
-    result = results[settings.layer - 1]
-    _maps(result, k, tokens, settings)
-    st.metric(f"max |original − moved back|, layer {settings.layer}, all heads", f"{result.max_abs_diff:.2e}")
-    changed = LEARNED_POSITIONS + (" " + WHY_MASK if settings.config.causal else "")
-    (st.warning if result.max_abs_diff > TOLERANCE else st.success)(
-        changed if result.max_abs_diff > TOLERANCE else SAME
-    )
-    show_code(
-        permutation_layers,
-        f"results = permutation_layers(load_minilm(), {settings.sentence!r}, {list(inner)!r})  # one per layer",
-    )
-    st.caption("[CLS] and [SEP] stay first and last, where the model always has them; the pieces between move.")
-    _outputs(result, tokens, settings.presenter)
-    rows = [(f"layer {i + 1}", f"{r.max_abs_diff:.2e}") for i, r in enumerate(results)]
-    st.dataframe(pd.DataFrame(rows, columns=["layer", "max |difference|"]), hide_index=True, width="stretch")

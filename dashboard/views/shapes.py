@@ -13,7 +13,8 @@ import pandas as pd
 import streamlit as st
 
 from core import AttentionTrace, Run, run_batch
-from dashboard.page import run_call, run_or_message, shape_frame, show_code, table_height
+from core.pipeline import EMBEDDED
+from dashboard.page import input_words, run_call, run_or_message, scaled, shape_frame, show_code, table_height
 from dashboard.settings import Settings
 
 WEIGHT_WORDS = {
@@ -44,24 +45,26 @@ def shape_table(run: Run, settings: Settings, batch: AttentionTrace | None = Non
     ``batch`` (``core.run_batch``'s trace of B copies) replaces the single run's arrays: every activation
     gains its leading B axis, the weights do not.
     """
-    tr, c = (run.trace if batch is None else batch), settings.config
+    tr = run.trace if batch is None else batch
     b = () if batch is None else batch.q.shape[:1]  # (B,) or nothing
-    w = (c.d_model, c.d_model)  # every projection is (d_model, d_model): one matrix serves all heads
+    d_model, h, d_k = run.x.shape[-1], tr.n_heads, tr.q.shape[-1]
+    w = (d_model, d_model)  # every projection is (d_model, d_model): one matrix serves all heads
     t = tr.q.shape[-2]
-    full = (*b, t, c.d_model)  # (B, T, d_model) before the head split
-    split = (*b, t, c.n_heads, c.d_k)  # (B, T, h, d_k): after the reshape, before the transpose
-    if c.weights == "minilm":
-        rows = [("X", full, f"the hidden state entering layer {settings.layer} (positions already added)")]
+    full = (*b, t, d_model)  # (B, T, d_model) before the head split
+    split = (*b, t, h, d_k)  # (B, T, h, d_k): after the reshape, before the transpose
+    if run.input_from != EMBEDDED:
+        rows = [("X", full, f"the hidden state entering layer {run.layer}: {input_words(run)}")]
     else:
         rows = [("X", full, "embedding row of each token" + (", for each of the B sequences" if b else ""))]
-        if c.positional not in ("none", "rope"):
-            rows.append(("X + P", full, f"add the {c.positional} positional encoding P"))
-    scores = "Q Kᵀ / √d_k, per head" if c.scaled else "Q Kᵀ, per head (scaling is off: no ÷√d_k)"
-    if c.positional == "rope" and c.weights != "minilm":
+        if run.positions_added:
+            rows.append(("X + P", full, f"add the {run.positional} positional encoding P"))
+    scores = "Q Kᵀ / √d_k, per head" if scaled(tr) else "Q Kᵀ, per head (scaling is off: no ÷√d_k)"
+    if tr.q_unrotated is not None:
         scores = scores.replace("Q Kᵀ", "RoPE-rotated Q Kᵀ")
+    biases = run.projections is not None and run.projections.b_q is not None
     rows += [
-        ("W_Q, W_K, W_V", w, WEIGHT_WORDS[c.weights]),
-        ("Q, K, V", full, "Q = X W_Q,  K = X W_K,  V = X W_V" + (" (+ biases)" if c.weights == "minilm" else "")),
+        ("W_Q, W_K, W_V", w, WEIGHT_WORDS[settings.weights]),
+        ("Q, K, V", full, "Q = X W_Q,  K = X W_K,  V = X W_V" + (" (+ biases)" if biases else "")),
         ("Q, K, V split", split, "reshape: cut each row of d_model into h pieces of d_k"),
         ("Q, K, V per head", tr.q.shape, "swap the T and h axes" + (" (transpose(0, 2, 1, 3))" if b else "")),
         ("Kᵀ", np.swapaxes(tr.k, -1, -2).shape, "swap the last two axes of K, per head"),
@@ -74,8 +77,8 @@ def shape_table(run: Run, settings: Settings, batch: AttentionTrace | None = Non
         ("context", tr.context.shape, "weights V, per head"),
         ("context, swapped back", split, "swap the h and T axes again"),
         ("concat", tr.concat.shape, f"reshape to {'(B, T, h·d_k)' if b else '(T, h·d_k)'}: the heads side by side"),
-        ("W_O", w, OUTPUT_WORDS[c.weights]),
-        ("output", tr.output.shape, "concat W_O" + (" + b_O" if c.weights == "minilm" else "")),
+        ("W_O", w, OUTPUT_WORDS[settings.weights]),
+        ("output", tr.output.shape, "concat W_O" + (" + b_O" if biases else "")),
     ]
     return shape_frame(rows)
 
@@ -84,18 +87,19 @@ def render(settings: Settings) -> None:
     run = run_or_message(settings)
     if run is None:
         return
-    c, t = settings.config, len(run.tokens)
-    st.latex(rf"d_k = \frac{{d_{{model}}}}{{h}} = \frac{{{c.d_model}}}{{{c.n_heads}}} = {c.d_k}")
+    tr, t = run.trace, len(run.tokens)
+    d_model, h, d_k = run.x.shape[-1], tr.n_heads, tr.q.shape[-1]
+    st.latex(rf"d_k = \frac{{d_{{model}}}}{{h}} = \frac{{{d_model}}}{{{h}}} = {d_k}")
     scaling = (
-        f"Scores are scaled by 1/√d_k = 1/√{c.d_k} = {1 / math.sqrt(c.d_k):.4g}."
-        if c.scaled
-        else "Scaling is off: the scores are Q Kᵀ as they come, not divided by √d_k."
+        f"Scores are scaled by 1/√d_k = 1/√{d_k} = {1 / math.sqrt(d_k):.4g}."
+        if scaled(tr)
+        else f"Scaling is off: the scores are Q Kᵀ times {tr.scale:.3g}, not divided by √d_k."
     )
     b = _batch_size()
     batch = run_batch(run, b) if b > 1 else None
     batched = f"B = {b} copies of the sentence as one batch, " if b > 1 else ""
     st.caption(
-        f"{batched}T = {t} tokens, h = {c.n_heads} head{'s' * (c.n_heads != 1)}. {scaling} "
+        f"{batched}T = {t} tokens, h = {h} head{'s' * (h != 1)}. {scaling} "
         "The heads are not separate matrices: one (d_model, d_model) projection is cut into h slices of d_k columns."
     )
     table = shape_table(run, settings, batch)

@@ -17,8 +17,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import Run, attention_scores, causal_mask, head_contributions, masked_softmax, multi_head_attention, softmax
-from core import run as core_run
-from core.pretrained import bert_forward
+from core.pipeline import EMBEDDED
 from dashboard import compute
 from dashboard.figures.steps import (
     MAX_CONTRIBUTION_PANELS,
@@ -34,7 +33,10 @@ from dashboard.figures.steps import (
 from dashboard.page import (
     PLOTLY_CONFIG,
     choose_head,
+    input_code,
+    input_words,
     run_or_message,
+    scaled,
     shape_text,
     show_code,
     source_lines,
@@ -112,7 +114,7 @@ def render(settings: Settings) -> None:
     if run is None:
         return
     k = choose_head(
-        settings.config.n_heads,
+        run.trace.n_heads,
         key="step_head",
         bind="query-params",
         help="Every step below is this head's. The heads run side by side on their own d_k columns.",
@@ -122,12 +124,12 @@ def render(settings: Settings) -> None:
 
 def render_steps(head: Head) -> None:
     """The eight steps of one head, drawn by one loop."""
-    tr, c = head.run.trace, head.settings.config
+    tr = head.run.trace
     first, last = head.columns
     t_q = len(head.run.tokens)
     st.caption(
         f"Head {head.n} of {tr.n_heads}: it works on columns {first}–{last} of Q, K and V "
-        f"(d_k = {c.d_model} / {tr.n_heads} = {head.d_k}). "
+        f"(d_k = {head.run.x.shape[-1]} / {tr.n_heads} = {head.d_k}). "
         f"{t_q} query token{'s' * (t_q != 1)}; hover any cell for its token and value."
     )
     limit = symmetric_limit(compute.unscaled_scores(tr.scores[head.k], tr.scale))  # steps 3-5 share one range
@@ -156,49 +158,32 @@ def render_steps(head: Head) -> None:
 
 
 def x_step(head: Head) -> Step:
-    run, positional = head.run, head.settings.config.positional
+    run = head.run
     x, source_x = compute.attention_input(run)
-    added = positional in ("sinusoidal", "learned")
-    name = "X + P" if added else "X"
+    name = "X + P" if run.positions_added else "X"
     panels = [vector_panel(x, run.tokens, name)]
     if source_x is not None:
         panels.append(vector_panel(source_x, run.key_tokens, f"source {name}"))
-    if head.settings.config.weights == "minilm":
-        return Step(
-            f"X: the hidden state entering layer {head.settings.layer}",
-            vectors_figure(panels, ncols=1, presenter=head.settings.presenter),
-            "step_x_chart",
-            f"Shape {shape_text(x.shape)} = (T, d_model): "
-            + (
-                "each piece's word, position and segment embeddings added and normalised (LayerNorm)."
-                if head.settings.layer == 1
-                else f"the output of layer {head.settings.layer - 1}, whose input already held the positions."
-            ),
-            rf"X = h^{{({head.settings.layer - 1})}}",
-            (bert_forward, source_lines(bert_forward, "x = embed(weights, ids)", "x, trace = encoder_block(")),
-        )
-    how = {
-        "sinusoidal": "the embedding of each token plus its sinusoidal position vector P",
-        "learned": "the embedding of each token plus its learned position vector P",
-        "rope": "the embedding of each token; RoPE adds nothing here, it rotates Q and K in step 2",
-    }.get(positional, "the embedding of each token; with no positional encoding, order is invisible")
+    function, needles = input_code(head.settings)
+    first = run.input_from == EMBEDDED  # embedding (+ positions), added in this run
+    if first:
+        equation = r"X = E[\text{tokens}] + P" if run.positions_added else r"X = E[\text{tokens}]"
+    else:
+        equation = rf"X = \text{{{run.input_from}}}"
     return Step(
-        "X: one vector per token",
+        "X: one vector per token" if first else f"X: the hidden state entering layer {run.layer}",
         vectors_figure(panels, ncols=1, presenter=head.settings.presenter),
         "step_x_chart",
-        f"Shape {shape_text(x.shape)} = (T, d_model): {how}.",
-        r"X = E[\text{tokens}] + P" if added else r"X = E[\text{tokens}]",
-        (
-            core_run,
-            source_lines(core_run, "x = embed(", "pe = model_positions(", "trace = multi_head_attention(", "x + pe,"),
-        ),
+        f"Shape {shape_text(x.shape)} = (T, d_model): {input_words(run)}.",
+        equation,
+        (function, source_lines(function, *needles)),
     )
 
 
 def qkv_step(head: Head) -> Step:
     tr, n, k = head.run.trace, head.n, head.k
     rows, cols = head.run.tokens, head.run.key_tokens
-    t_q, d, d_k = len(rows), head.settings.config.d_model, head.d_k
+    t_q, d, d_k = len(rows), head.run.x.shape[-1], head.d_k
     first, last = head.columns
     rope = tr.q_unrotated is not None
     if rope:
@@ -260,7 +245,7 @@ def scores_step(head: Head, limit: float) -> Step:
 def scale_step(head: Head, limit: float) -> Step:
     tr, d_k = head.run.trace, head.d_k
     t_q, t_k = tr.scores.shape[-2:]
-    if head.settings.config.scaled:
+    if scaled(tr):
         title = f"÷√d_k = ÷{math.sqrt(d_k):.4g}"
         panel_title = "scaled scores"
         caption = (
@@ -290,7 +275,7 @@ def scale_step(head: Head, limit: float) -> Step:
         caption,
         equation,
         (attention_scores, source_lines(attention_scores, "scale = 1 / math.sqrt(d_k)", "return q @ k_t")),
-        note=lambda: unscaled_warning(head.settings),
+        note=lambda: unscaled_warning(head.run),
     )
 
 

@@ -12,7 +12,7 @@ import streamlit as st
 from core import MAX_TOKENS
 from core.pretrained import Encoding
 from dashboard import compute
-from dashboard.page import EMPTY_SENTENCE, minilm_ready, table_height, tokens_or_message
+from dashboard.page import shape_text, source_or_message, table_height
 from dashboard.settings import Settings
 
 
@@ -56,11 +56,6 @@ def split_words(encoding: Encoding) -> list[str]:
 
 def render_pieces(settings: Settings) -> None:
     """The pretrained model's view of the sentence: WordPiece pieces between [CLS] and [SEP], with their ids."""
-    if not settings.sentence.strip():
-        st.info(EMPTY_SENTENCE)
-        return
-    if not minilm_ready():
-        return
     encoding = compute.minilm_encoding(settings.sentence)
     t = len(encoding.tokens)
     st.caption(
@@ -89,17 +84,19 @@ def render_pieces(settings: Settings) -> None:
 
 
 def render(settings: Settings) -> None:
-    if settings.config.weights == "minilm":
+    source = source_or_message(settings)
+    if source is None:
+        return
+    seen = source.tokens()
+    if seen.word_ids is not None:  # WordPiece pieces: their ids and the words they split
         render_pieces(settings)
         return
-    tokens = tokens_or_message(settings.sentence)
-    if tokens is None:
-        return
+    tokens, first = seen.tokens, source.runs()[0]
     t, unique = len(tokens), len(set(tokens))
     st.caption(
-        f"{t} token{'s' * (t != 1)} ({unique} different). The text is normalised (NFC) and lower-cased; "
-        f"words, numbers, punctuation marks and emoji each become one token. Each token becomes one row "
-        f"of X, shape ({t}, {settings.config.d_model}); the same token always gets the same row."
+        f"The tokens as the model sees them: {seen.label}, {t} token{'s' * (t != 1)} ({unique} different). {seen.how} "
+        f"Each token becomes one row of X, shape {shape_text(first.x.shape)}; the same token always gets the same "
+        "row."
     )
     st.dataframe(
         token_table(tokens),

@@ -1,0 +1,177 @@
+"""The page's model source: the settings' weights as a ``core.sources.ModelSource``, or a message saying why not.
+
+``source_or_message(settings)`` is the one function that builds a source. Each kind's builder reads the
+runs ``dashboard.compute`` caches (``st.cache_resource``, read-only arrays, bounded ``max_entries``, at most
+``MAX_TOKENS`` tokens or pieces per entry), so a rerun computes nothing twice. ``BUILDS`` is the one table
+from a source class to how the page builds and names it: adding a source is one line here and one class in
+``core/sources.py``. Views ask the source (its tokens, runs, ``supports``), never a kind's name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import streamlit as st
+
+from core import multi_head_attention, permutation_experiment, run
+from core.pretrained import FIX_COMMAND, bert_forward
+from core.pretrained.runs import permutation_layers
+from core.sources import ConfigSource, MiniLMSource, ModelSource, TrainedSource
+from core.training.model import forward
+from dashboard import compute, training_jobs
+from dashboard.settings import Settings
+
+EMPTY_SENTENCE = "Type a sentence in the sidebar to see its attention maps."
+
+
+def tokens_or_message(sentence: str, empty: str = EMPTY_SENTENCE) -> tuple[str, ...] | None:
+    """The tokens of ``sentence``, or None after showing why there are none (``empty`` when it is blank)."""
+    if not sentence.strip():
+        st.info(empty)
+        return None
+    try:
+        return compute.tokens_of(sentence)
+    except ValueError as err:
+        st.error(str(err))
+        return None
+
+
+def minilm_ready() -> bool:
+    """True when the pretrained model is loaded; otherwise say why on the page, with the fix and a retry."""
+    model = compute.minilm()
+    if not isinstance(model, str):
+        return True
+    st.error(model, icon=":material/cloud_off:")
+    st.caption("On this server, install the model's files with (no other packages; the rest of the app works):")
+    st.code(FIX_COMMAND, language="bash")
+    st.button("Try again", key="minilm_retry", on_click=compute.minilm.clear, icon=":material/refresh:")
+    return False
+
+
+def _config_source(settings: Settings) -> ConfigSource | None:
+    tokens = tokens_or_message(settings.sentence)
+    if tokens is None:
+        return None
+    return ConfigSource(settings.config, tokens, (compute.attention_run(tokens, settings.config),))
+
+
+def _minilm_source(settings: Settings) -> MiniLMSource | None:
+    if tokens_or_message(settings.sentence) is None or not minilm_ready():
+        return None
+    causal = settings.config.causal
+    return MiniLMSource(compute.minilm(), settings.sentence, causal, compute.minilm_runs(settings.sentence, causal))
+
+
+def _trained_source(settings: Settings) -> TrainedSource | None:
+    return training_jobs.trained_source_or_message(settings.training)  # the task's fixed example, not the sentence
+
+
+def _config_call(settings: Settings, source: tuple[str, ...] | None) -> str:
+    source_arg = "" if source is None else f", source={source!r}"
+    return f"result = run(tokenize({settings.sentence!r}), {settings.config!r}{source_arg})"
+
+
+def _minilm_call(settings: Settings, source: tuple[str, ...] | None) -> str:
+    return (
+        f"runs = layer_runs(load_minilm(), {settings.sentence!r}, causal={settings.config.causal})  # one Run per "
+        f"layer\nresult = runs[{settings.layer - 1}]  # layer {settings.layer}"
+    )
+
+
+def _trained_call(settings: Settings, source: tuple[str, ...] | None) -> str:
+    return (
+        f"trained = train({settings.training!r})  # pre-trained file for a task's recommendation\n"
+        f"result = runs_of(trained, trained.fixed_example.inputs[0])[{settings.layer - 1}]"
+    )
+
+
+@dataclass(frozen=True)
+class Build:
+    """How the page builds one kind of source and shows the code that computed it."""
+
+    build: Callable[[Settings], ModelSource | None]
+    call: Callable[[Settings, tuple[str, ...] | None], str]
+    """The lines that computed the page's trace, with its settings (the sentence as a Python literal)."""
+    computed_by: Callable
+    """The core function whose source "The code behind this" shows for the runs."""
+    input_code: tuple[Callable, tuple[str, ...]]
+    """The core function that makes each layer's input, and the lines of it that do (``page.source_lines``)."""
+    permuted_by: Callable | None = None
+    """The core function behind ``ModelSource.permutation`` (None: the source cannot reorder)."""
+    permutation_call: Callable[[Settings, tuple[int, ...]], str] | None = None
+    """Its call with the page's settings and the reordering."""
+
+
+BUILDS: dict[type[ModelSource], Build] = {
+    ConfigSource: Build(
+        _config_source,
+        _config_call,
+        multi_head_attention,
+        (run, ("x = embed(", "pe = model_positions(", "trace = multi_head_attention(", "x + pe,")),
+        permutation_experiment,
+        lambda s, perm: f"result = permutation_experiment(tokenize({s.sentence!r}), {list(perm)!r}, {s.config!r})",
+    ),
+    MiniLMSource: Build(  # bert_forward runs multi_head_attention once per layer
+        _minilm_source,
+        _minilm_call,
+        bert_forward,
+        (bert_forward, ("x = embed(weights, ids)", "x, trace = encoder_block(")),
+        permutation_layers,
+        lambda s, perm: (
+            f"results = permutation_layers(load_minilm(), {s.sentence!r}, {list(perm)!r}, "
+            f"causal={s.config.causal})  # one per layer"
+        ),
+    ),
+    TrainedSource: Build(  # its forward runs multi_head_attention once per layer
+        _trained_source,
+        _trained_call,
+        multi_head_attention,
+        (forward, ('x = params["embed"][tokens]', "attn_in, ln1 = pre_norm(", "x = x + trace.output")),
+    ),
+}
+
+
+def source_or_message(settings: Settings) -> ModelSource | None:
+    """The source the settings' weights choose, built on their sentence (or task); None after a message."""
+    try:
+        return BUILDS[settings.kind].build(settings)
+    except ValueError as err:  # over the piece cap, an impossible task setting: core's message names numbers only
+        st.error(str(err))
+        return None
+
+
+def run_call(settings: Settings, source: tuple[str, ...] | None = None) -> str:
+    """The lines that computed this page's trace, with its settings (``source``: cross-attention's key sentence)."""
+    return BUILDS[settings.kind].call(settings, source)
+
+
+def computed_by(settings: Settings) -> Callable:
+    """The core function that computed the runs of the settings' source."""
+    return BUILDS[settings.kind].computed_by
+
+
+def permutation_code(settings: Settings) -> tuple[Callable, Callable[[Settings, tuple[int, ...]], str]] | None:
+    """The core function that reorders for the settings' source and its call, or None when it cannot."""
+    build = BUILDS[settings.kind]
+    return None if build.permuted_by is None else (build.permuted_by, build.permutation_call)
+
+
+def input_code(settings: Settings) -> tuple[Callable, tuple[str, ...]]:
+    """The core function that makes each layer's input for the settings' source, and the lines that do."""
+    return BUILDS[settings.kind].input_code
+
+
+def served(settings: Settings, experiment: str, what: str) -> Settings:
+    """Settings whose source can do ``experiment``: the chosen ones, or, after saying why not (``what`` the view
+    does), random weights of the same shape (``Settings.config`` holds them for every kind)."""
+    support = settings.kind.supports(experiment)
+    if support:
+        return settings
+    c = settings.config
+    st.info(
+        f"This view {what}. {support.reason} It uses {support.instead} instead "
+        f"(d_model = {c.d_model}, {c.n_heads} heads).",
+        icon=":material/shuffle:",
+    )
+    return replace(settings, weights=c.weights)
