@@ -209,3 +209,24 @@ def mean_row_peak(weights: np.ndarray) -> float:
     1 means every query looks at one key only; 1/T_k means it spreads evenly.
     """
     return float(weights.max(axis=-1).mean())
+
+
+def look_alike_rows(weights: np.ndarray, tokens: tuple[str, ...]) -> tuple[float, float]:
+    """For ``weights (h, T, T)`` over ``tokens``: the share of (head, query) rows whose largest weight is on the
+    query's own token or a copy of it, and the mean weight those keys get together (over heads and rows)."""
+    words = np.asarray(tokens, dtype=object)
+    same = words[:, None] == words[None, :]  # (T, T): key j holds query i's token (itself included)
+    top = weights.argmax(axis=-1)  # (h, T): each row's largest weight
+    on_same = same[np.arange(len(tokens)), top]  # (h, T)
+    return float(on_same.mean()), float((weights * same).sum(axis=-1).mean())
+
+
+def previous_rows(weights: np.ndarray) -> tuple[float, float] | None:
+    """For ``weights (h, T, T)``: the share of rows 1..T-1 whose largest weight is on the previous key, and the
+    mean weight on it; None for one token (no row has a previous key)."""
+    t = weights.shape[-1]
+    if t < 2:
+        return None
+    rows = np.arange(1, t)  # (T-1,)
+    top = weights[..., 1:, :].argmax(axis=-1)  # (h, T-1)
+    return float((top == rows - 1).mean()), float(weights[..., rows, rows - 1].mean())

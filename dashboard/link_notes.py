@@ -11,9 +11,9 @@ import math
 
 import streamlit as st
 
-from core import POSITIONAL_KINDS, WEIGHTS, AttentionConfig, head_count_problem
-from core.pipeline import MINILM_SHAPE
-from dashboard.settings import D_MODELS, LINK_KEYS, MAX_HEADS, MAX_SEED, Settings
+from core import POSITIONAL_KINDS, AttentionConfig, head_count_problem
+from core.sources import WEIGHTS
+from dashboard.settings import D_MODELS, LINK_KEYS, MAX_HEADS, MAX_SEED, Settings, fixed_shape
 
 _READ_FLAG = "_link_read"
 _PENDING = "_link_pending"
@@ -89,14 +89,15 @@ def link_notes(link: dict[str, str], s: Settings, view: str | None = None, views
         )
     if view is not None and "view" in link and link["view"] != view:
         notes.append(f"The link's view must be one of {', '.join(views)}: showing {view}.")
-    fixed = [k for k in MINILM_SHAPE if k in link and link[k] != str(MINILM_SHAPE[k])] if c.weights == "minilm" else []
+    shape = {} if s.kind.ARCHITECTURE is None else fixed_shape(s.kind.ARCHITECTURE)  # what the weights fix
+    fixed = [k for k in shape if k in link and link[k] != str(shape[k])]
     if fixed:
         notes.append(
-            f"With weights = minilm, {', '.join(fixed)} {'are' if len(fixed) > 1 else 'is'} the pretrained model's "
-            f"(d_model = {c.d_model}, {c.n_heads} heads, {c.positional} positions): the link's "
+            f"With weights = {s.weights}, {', '.join(fixed)} {'are' if len(fixed) > 1 else 'is'} the pretrained "
+            f"model's (d_model = {c.d_model}, {c.n_heads} heads, {c.positional} positions): the link's "
             f"value{'s were' if len(fixed) > 1 else ' was'} not used."
         )
-        link = {k: v for k, v in link.items() if k not in MINILM_SHAPE}
+        link = {k: v for k, v in link.items() if k not in shape}
     if "d_model" in link and _as_int(link["d_model"]) != c.d_model:
         notes.append(
             f"The link's d_model is not one of {', '.join(map(str, D_MODELS))}: showing d_model = {c.d_model}."
@@ -109,13 +110,16 @@ def link_notes(link: dict[str, str], s: Settings, view: str | None = None, views
         notes.append(
             f"The link's positional encoding must be one of {', '.join(POSITIONAL_KINDS)}: showing {c.positional}."
         )
-    if "weights" in link and link["weights"] != c.weights:
-        notes.append(f"The link's weights must be one of {', '.join(WEIGHTS)}: showing {c.weights}.")
+    if "weights" in link and link["weights"] != s.weights:
+        notes.append(f"The link's weights must be one of {', '.join(WEIGHTS)}: showing {s.weights}.")
     if "presenter" in link and link["presenter"].strip().lower() != str(s.presenter).lower():
         notes.append(
             f"The link's presenter value must be true or false: presenter mode is {'on' if s.presenter else 'off'}."
         )
-    if "scaled" in link and link["scaled"].strip().lower() != str(c.scaled).lower():
+    unscaled = s.kind.supports("unscaled")
+    if "scaled" in link and link["scaled"].strip().lower() == "false" and not unscaled:
+        notes.append(f"The link turns scaling off, but with weights = {s.weights} it stays on: {unscaled.reason}")
+    elif "scaled" in link and link["scaled"].strip().lower() != str(c.scaled).lower():
         notes.append(f"The link's scaled value must be true or false: scaling is {'on' if c.scaled else 'off'}.")
     if "seed" in link and _as_int(link["seed"]) != c.seed:
         notes.append(f"The link's seed must be a whole number from 0 to {MAX_SEED}: showing seed {c.seed}.")

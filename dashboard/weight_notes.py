@@ -7,18 +7,25 @@ sees weights *make* a pattern. The texts name settings, never typed text.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import streamlit as st
 
-from core import AttentionConfig
+from core import AttentionConfig, Run
+from dashboard import compute
+
+if TYPE_CHECKING:  # settings.py imports this module for the promises
+    from dashboard.settings import Settings
 
 WEIGHT_PROMISES = {
     "random": "Random W_Q, W_K, W_V, W_O, fixed by the seed: any pattern here is chance. "
     "A trained model learns its patterns; the two choices next to this one are built by hand.",
-    "identity": "W_Q = W_K = W_V = W_O = I: a score is the dot product of two token vectors, so each token "
-    "looks mostly at itself and at every copy of itself (a repeated word lights up its twin).",
+    "identity": "W_Q = W_K = W_V = W_O = I: a score is the dot product of two token vectors (over each head's "
+    "d_k columns), built so that a token matches itself and its copies (a repeated word has the same vector). "
+    "How often it does is measured on the page.",
     "previous": "A hand-built previous-token head: W_K reads a position clock, W_Q reads it turned back one "
-    "step, so query i matches key i − 1 and every head draws the diagonal just below the main one. "
-    "It reads the clock from the learned position table.",
+    "step, so query i should match key i − 1, the diagonal just below the main one. "
+    "It reads the clock from the learned position table; the page measures how often it finds it.",
     "minilm": "all-MiniLM-L6-v2, a pretrained BERT encoder (Apache-2.0), run by this app's own NumPy code: "
     "these heads learned their patterns from a billion sentence pairs. Its text is split into WordPiece "
     "pieces between [CLS] and [SEP].",
@@ -45,8 +52,47 @@ def _use_learned() -> None:
     st.session_state["positional"] = "learned"
 
 
-def show_weights_note(config: AttentionConfig) -> None:
-    """On the page, above any view: a warning and a one-click fix when the previous-token head has no clock."""
+def look_alike_note(run: Run) -> str:
+    """What the identity weights' maps show, measured on the run."""
+    share, weight = compute.look_alike_rows(run.trace.weights, run.tokens)
+    d_k = run.trace.q.shape[-1]
+    note = (
+        f"Measured on this sentence: in {share:.0%} of the rows (every head) the largest weight is on the token "
+        f"itself or a copy of it, and those keys get {weight:.2f} of the weight on average."
+    )
+    if share < 1:
+        note += f" Each head compares only d_k = {d_k} columns, so another token's vector can line up better."
+    return note
+
+
+def previous_note(run: Run) -> str | None:
+    """What the previous-token head's maps show, measured on the run (None for a single token)."""
+    found = compute.previous_rows(run.trace.weights)
+    if found is None:
+        return None
+    share, weight = found
+    return (
+        f"Measured on this sentence: in {share:.0%} of the rows after the first (every head) the largest weight is "
+        f"on the previous token, which gets {weight:.2f} of the weight on average."
+    )
+
+
+MEASURED = {"identity": look_alike_note, "previous": previous_note}
+"""Hand-built weights whose promise the page checks on the run, by the weights control's value."""
+
+
+def show_weights_note(settings: Settings) -> None:
+    """On the page, above any view: what hand-built weights drew on this sentence, measured from the run; and
+    a warning and a one-click fix when the previous-token head has no clock."""
+    config = settings.config
+    measure = MEASURED.get(settings.weights)
+    if measure is not None:
+        try:
+            run = compute.attention_run(compute.tokens_of(settings.sentence), config)
+        except ValueError:  # no usable sentence: the view says why
+            run = None
+        if run is not None and (note := measure(run)) is not None:
+            st.caption(note)
     if not needs_learned(config):
         return
     st.warning(NEEDS_LEARNED.format(positional=config.positional), icon=":material/schedule:")

@@ -31,6 +31,9 @@ import numpy as np
 
 from core.training.train import RECOMMENDED, TRAINED_DIR, TrainResult, recommended, train, trained_path
 
+SURVEY_STEPS = 600
+"""Steps of each run of the seed survey above (``--steps``): every recommendation's number of steps or more."""
+
 
 def circuit(result: TrainResult) -> str:
     """Name the circuit a 2-layer induction run learned, from its heads' numbers."""
@@ -58,7 +61,7 @@ def survey(task: str, seeds: range, steps: int) -> list[tuple[int, str, float, d
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--survey", nargs=3, metavar=("TASK", "FIRST", "STOP"), help="survey seeds FIRST..STOP-1")
-    parser.add_argument("--steps", type=int, default=600, help="steps per survey run")
+    parser.add_argument("--steps", type=int, default=SURVEY_STEPS, help="steps per survey run")
     args = parser.parse_args()
     if args.survey:
         task, first, stop = args.survey

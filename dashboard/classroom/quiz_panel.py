@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import LEARNED_WEIGHTS, PATTERNS, Run
+from core import PATTERNS, Run
 from dashboard.classroom.quiz import METRIC_WORDS, Question, question_id, questions, verdict
 from dashboard.figures import single_map_figure
 from dashboard.figures.quiz import marked_map_figure, pattern_bars_figure
@@ -58,8 +58,8 @@ def current_question() -> Question | None:
 def _context(settings: Settings) -> str:
     """What the questions depend on: the settings that change the numbers (not presenter mode or the view)."""
     c = settings.config
-    training = repr(settings.training) if c.weights == "trained" else ""
-    return f"{settings.sentence!r}|{c!r}|layer={settings.layer}|{training}"
+    training = repr(settings.training) if settings.kind.TRAINS else ""
+    return f"{settings.sentence!r}|{settings.weights}|{c!r}|layer={settings.layer}|{training}"
 
 
 def _next_question(number: int, n: int) -> None:
@@ -75,8 +75,8 @@ def ask(settings: Settings, run: Run) -> bool:
     if not quiz_toggle():
         st.session_state.pop(CURRENT, None)
         return False
-    layered = settings.config.weights in LEARNED_WEIGHTS
-    layer = settings.layer if layered else 1
+    layered = settings.kind.LEARNED  # a learned model's heads are named by layer too
+    layer = run.layer
     found = questions(
         run.trace.weights,
         run.trace.mask,
@@ -159,7 +159,7 @@ def _show_answer(settings: Settings, run: Run, question: Question, choice: int |
     if choice is not None:
         st.text(verdict(question, choice))
     st.text(question.explanation)
-    layered = settings.config.weights in LEARNED_WEIGHTS
+    layered = settings.kind.LEARNED
     where = f"layer {question.layer}, head {question.head + 1}" if layered else f"head {question.head + 1}"
     weights = run.trace.weights[question.head]  # (T, T) the map the question hid
     if question.kind == "pattern":

@@ -17,8 +17,13 @@ TICK_CHARS = 12
 
 
 def escape(text: str) -> str:
-    """HTML-escape ``text`` for any Plotly string (quotes included)."""
-    return html.escape(text, quote=True)
+    """HTML-escape ``&``, ``<`` and ``>`` in ``text`` for any Plotly string.
+
+    Quotes stay as they are: plotly.js decodes only a few named entities in its labels (amp, lt, gt, nbsp, mu,
+    times, plusmn, deg: ``entityToUnicode`` in its ``string_mappings``), so ``&quot;`` would be drawn literally;
+    and its labels never sit inside an HTML attribute, where a quote could end one.
+    """
+    return html.escape(text, quote=False)
 
 
 def position_labels(tokens: Sequence[str]) -> list[str]:

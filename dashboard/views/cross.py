@@ -18,8 +18,9 @@ from dashboard.downloads import download_buttons
 from dashboard.figures import heads_figure
 from dashboard.page import (
     PLOTLY_CONFIG,
-    random_stand_in,
     run_call,
+    scaled,
+    served,
     shape_frame,
     show_code,
     table_height,
@@ -57,12 +58,12 @@ def cross_shape_table(run: Run, settings: Settings) -> pd.DataFrame:
         ("X (sentence)", run.x.shape, "embedding row of each query token: T_q rows"),
         ("X_src (source)", run.source_x.shape, "embedding row of each source token: T_k rows"),
     ]
-    if settings.config.positional not in ("none", "rope"):
+    if run.positions_added:
         rows += [
-            ("X + P", run.x.shape, f"{settings.config.positional} positions 0..T_q−1"),
+            ("X + P", run.x.shape, f"{run.positional} positions 0..T_q−1"),
             ("X_src + P", run.source_x.shape, "the source's own positions 0..T_k−1"),
         ]
-    rope = " (then rotated by position, RoPE)" if settings.config.positional == "rope" else ""
+    rope = " (then rotated by position, RoPE)" if tr.q_unrotated is not None else ""
     rows += [
         ("W_Q, W_K, W_V", (d, d), "one set of projections for both sentences"),
         ("Q", (tr.q.shape[-2], d), "Q = X W_Q: from the sentence"),
@@ -73,7 +74,7 @@ def cross_shape_table(run: Run, settings: Settings) -> pd.DataFrame:
         (
             "scores",
             tr.scores.shape,
-            ("Q Kᵀ / √d_k" if settings.config.scaled else "Q Kᵀ (scaling is off: no ÷√d_k)")
+            ("Q Kᵀ / √d_k" if scaled(tr) else "Q Kᵀ (scaling is off: no ÷√d_k)")
             + ": one row per query token, one column per source token",
         ),
     ]
@@ -103,7 +104,7 @@ def _source_tokens() -> tuple[str, ...] | None:
 
 
 def render(settings: Settings) -> None:
-    settings = random_stand_in(settings, "reads a second sentence of your choice")
+    settings = served(settings, "cross", "reads a second sentence of your choice")
     source = _source_tokens()
     tokens = tokens_or_message(settings.sentence)
     if tokens is None or source is None:
@@ -120,7 +121,7 @@ def render(settings: Settings) -> None:
         f"T_k = {t_k} source token{'s' * (t_k != 1)} on the columns. Every row sums to 1 over the source: "
         "each query word takes a mix of the source's values."
     )
-    if settings.config.causal:
+    if run.trace.mask is not None:
         st.info(CAUSAL_HERE, icon=":material/change_history:")
     st.plotly_chart(
         heads_figure(
@@ -139,5 +140,5 @@ def render(settings: Settings) -> None:
     st.caption(f"T_q = {t_q}, T_k = {t_k}, h = {h}, d_k = {settings.config.d_model} / {h} = {settings.config.d_k}.")
     table = cross_shape_table(run, settings)
     st.dataframe(table, hide_index=True, width="stretch", height=table_height(len(table)))
-    if not settings.config.causal:
+    if run.trace.mask is None:
         st.caption(CAUSAL_OFF)

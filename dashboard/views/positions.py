@@ -16,7 +16,7 @@ import streamlit as st
 from core import POSITIONAL_KINDS, causal_mask, shift_experiment
 from dashboard import compute
 from dashboard.figures.shift import ShiftRow, shift_figure
-from dashboard.page import PLOTLY_CONFIG, choose_head, random_stand_in, show_code, tokens_or_message
+from dashboard.page import PLOTLY_CONFIG, choose_head, served, show_code, tokens_or_message
 from dashboard.settings import Settings, head_options
 
 TOLERANCE = 1e-9
@@ -76,7 +76,7 @@ def comparison(diffs: dict[str, float]) -> tuple[bool, str]:
 
 
 def render(settings: Settings) -> None:
-    settings = random_stand_in(settings, "compares positional encodings")
+    settings = served(settings, "positions", "compares positional encodings")
     tokens = tokens_or_message(settings.sentence)
     if tokens is None:
         return

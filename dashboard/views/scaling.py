@@ -11,17 +11,17 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from core import SpreadResult, scaling_experiment, score_spread
+from core import Run, SpreadResult, scaling_experiment, score_spread
 from dashboard import compute
 from dashboard.figures.scaling import scaling_figure
 from dashboard.figures.spread import CLAIM, spread_figure
-from dashboard.page import PLOTLY_CONFIG, random_stand_in, show_code, tokens_or_message, unscaled_warning
+from dashboard.page import PLOTLY_CONFIG, served, show_code, tokens_or_message, unscaled_warning
 from dashboard.settings import Settings
 
 
 def render(settings: Settings) -> None:
-    toggle_works = settings.config.weights != "minilm"  # MiniLM keeps the sidebar's scaling toggle on, disabled
-    settings = random_stand_in(settings, "turns the 1/√d_k scaling off")
+    toggle_works = bool(settings.kind.supports("unscaled"))  # else the sidebar's scaling toggle stays on, disabled
+    settings = served(settings, "scaling", "turns the 1/√d_k scaling off on your sentence")
     result = compute.scaling_curves()
     d_k = settings.config.d_k
     st.caption(
@@ -45,8 +45,9 @@ def render(settings: Settings) -> None:
         "each row puts almost all its weight on one key, and training gets almost no gradient through it."
     )
     _spread()
-    _current_sentence(settings, toggle_works)
-    unscaled_warning(settings)
+    run = _current_sentence(settings, toggle_works)
+    if run is not None:
+        unscaled_warning(run)
 
 
 def spread_text(result: SpreadResult) -> str:
@@ -74,16 +75,17 @@ def _spread() -> None:
     show_code(score_spread, "result = score_spread()  # d_k = 16, 64, 512; 20,000 pairs q, k each")
 
 
-def _current_sentence(settings: Settings, toggle_works: bool = True) -> None:
-    """The sidebar's sentence and heads, with the factor and without it, in two numbers per case."""
+def _current_sentence(settings: Settings, toggle_works: bool = True) -> Run | None:
+    """The sidebar's sentence and heads, with the factor and without it, in two numbers per case; returns the
+    run the sidebar's settings computed (None after a message)."""
     c = settings.config
     tokens = tokens_or_message(settings.sentence)
     if tokens is None:
-        return
+        return None
     st.subheader("Your sentence", anchor=False)
     if len(tokens) == 1:
         st.info("A single token has one key: its weight is 1 with or without scaling. Type a longer sentence.")
-        return
+        return None
     rows = []
     for scaled in (True, False):
         run = compute.attention_run(tokens, replace(settings.config, scaled=scaled))
@@ -108,7 +110,8 @@ def _current_sentence(settings: Settings, toggle_works: bool = True) -> None:
         + (
             "Flip “Scale scores by 1/√d_k” in the sidebar, then open the heads view to see the maps."
             if toggle_works
-            else "The pretrained model keeps the factor it was trained with: choose random weights in the sidebar "
-            "to flip it."
+            else "The weights chosen in the sidebar keep the factor they were trained with: choose random weights "
+            "there to flip it."
         )
     )
+    return compute.attention_run(tokens, c)

@@ -16,7 +16,7 @@ import streamlit as st
 from core import PATTERNS, HeadSummary, head_summary, name_patterns
 from dashboard import compute
 from dashboard.figures.summary import NA, summary_figure
-from dashboard.page import PLOTLY_CONFIG, run_call, run_or_message, show_code, table_height, unscaled_warning
+from dashboard.page import PLOTLY_CONFIG, run_call, show_code, source_or_message, table_height, unscaled_warning
 from dashboard.settings import Settings
 
 EVEN = 0.9
@@ -69,9 +69,10 @@ def summary_table(summary: HeadSummary, pieces: bool = False) -> pd.DataFrame:
 
 
 def render(settings: Settings) -> None:
-    run = run_or_message(settings)
-    if run is None:
+    source = source_or_message(settings)
+    if source is None:
         return
+    run = source.run(settings.layer)
     summary = compute.summary_of(run)
     t = len(run.tokens)
     st.caption(
@@ -82,7 +83,7 @@ def render(settings: Settings) -> None:
         "divided by log(number of keys it may see): 0 when all weight is on one key, 1 when it is even. A head is "
         "named for a pattern when more than half its weight goes there (core.PATTERNS gives each reason)."
     )
-    unscaled_warning(settings)
+    unscaled_warning(run)
     table = summary_table(summary, pieces=run.word_ids is not None)
     numbers = [c for c in COLUMNS.values() if c in table]
     st.dataframe(
@@ -103,17 +104,17 @@ def render(settings: Settings) -> None:
     notes = []
     if t == 1:
         notes.append("One token: there is no previous token (n/a), and the only key is the token itself.")
-    if settings.config.causal:
+    if run.trace.mask is not None:
         notes.append(
             "Causal mask: the first query can only see itself, so every head puts weight 1 on the first token in "
             "row 0; rows with a single visible key are left out of the spread."
         )
-    if settings.config.weights == "minilm":
+    if source.LEARNED:
+        first = f" {run.tokens[0]} is the first token, so a first-token head parks its weight on it." if t > 1 else ""
         notes.append(
-            f"These are the pretrained MiniLM's layer {settings.layer} heads: whatever pattern they show, they "
-            "learned. [CLS] is the first token, so a first-token head parks its weight on [CLS]."
+            f"These are {source.label}'s layer {run.layer} heads: whatever pattern they show, they learned.{first}"
         )
-    if settings.config.weights == "random":
+    if source.chance:
         notes.append(
             "These weights are random: a head that looks at the previous token here does so by chance. "
             "Choose the previous-token weights in the sidebar to see a head built to do it."
