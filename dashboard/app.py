@@ -53,7 +53,7 @@ else:
     st.caption(view.teaches)
 class_bar(room, settings.presenter)  # presenter mode: Share with the class, the room's link
 show_link_notes(link, settings, view.slug, tuple(VIEWS))
-show_weights_note(settings)
+show_weights_note(settings.weights, settings.sentence, settings.config)
 view.render(settings)
 publish_room(room)  # the teacher's page, last: its settings become the room's
 room_quiz(room, settings.presenter)  # in a room's quiz: students' picks in, the teacher's tally out

@@ -7,15 +7,10 @@ sees weights *make* a pattern. The texts name settings, never typed text.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import streamlit as st
 
 from core import AttentionConfig, Run
 from dashboard import compute
-
-if TYPE_CHECKING:  # settings.py imports this module for the promises
-    from dashboard.settings import Settings
 
 WEIGHT_PROMISES = {
     "random": "Random W_Q, W_K, W_V, W_O, fixed by the seed: any pattern here is chance. "
@@ -81,14 +76,14 @@ MEASURED = {"identity": look_alike_note, "previous": previous_note}
 """Hand-built weights whose promise the page checks on the run, by the weights control's value."""
 
 
-def show_weights_note(settings: Settings) -> None:
-    """On the page, above any view: what hand-built weights drew on this sentence, measured from the run; and
-    a warning and a one-click fix when the previous-token head has no clock."""
-    config = settings.config
-    measure = MEASURED.get(settings.weights)
+def show_weights_note(weights: str, sentence: str, config: AttentionConfig) -> None:
+    """On the page, above any view: what hand-built ``weights`` drew on ``sentence``, measured from the run; and
+    a warning and a one-click fix when the previous-token head has no clock. (The settings' fields: settings.py
+    imports this module for its promises.)"""
+    measure = MEASURED.get(weights)
     if measure is not None:
         try:
-            run = compute.attention_run(compute.tokens_of(settings.sentence), config)
+            run = compute.attention_run(compute.tokens_of(sentence), config)
         except ValueError:  # no usable sentence: the view says why
             run = None
         if run is not None and (note := measure(run)) is not None:

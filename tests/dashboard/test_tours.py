@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from core import AttentionConfig, head_summary, name_patterns
-from core.pipeline import MINILM_SHAPE
+from core.sources import MiniLMSource, source_class
 from dashboard.classroom.tours import TOUR_KEYS, TOURS_DIR, load_tours, parse_tour, step_state
 from dashboard.settings import DEFAULT_CONFIG, LINK_KEYS, Settings
 from tests.conftest import require_minilm
@@ -126,19 +126,20 @@ def test_a_broken_tour_is_refused_with_where(data, words):
 
 # -- the claims in the notes hold for the numbers ----------------------------------------------------------------------
 def _runs(state: dict):
-    """The step's runs, computed the way the page computes them."""
-    if state.get("weights") == "minilm":
+    """The step's runs, computed the way the page computes them: through the step's model source."""
+    kind = source_class(state["weights"])
+    if kind.ARCHITECTURE is not None:  # a pretrained model: its shape, not the step's
         require_minilm()
         from core.pretrained import load_minilm
-        from core.pretrained.runs import layer_runs
 
-        return layer_runs(load_minilm(), state["sentence"], causal=bool(state["causal"]))
+        return MiniLMSource.of(load_minilm(), state["sentence"], causal=bool(state["causal"])).runs()
     from dashboard import training_jobs
 
     shape = {k: state[k] for k in ("d_model", "n_heads", "positional")}
-    config = AttentionConfig(**shape, causal=state["causal"], seed=state["seed"], scaled=True, weights="trained")
+    config = AttentionConfig(**shape, causal=state["causal"], seed=state["seed"], scaled=True)
     training = {k: state[k] for k in ("task", "train_layers", "train_steps", "lr")}
-    return training_jobs.trained_runs_or_message(Settings(config=config, **training).training)
+    settings = Settings(config=config, weights=state["weights"], **training)
+    return training_jobs.trained_source_or_message(settings.training).runs()
 
 
 CLAIMS = [(s, n) for s, n in STEPS if TOURS[s].steps[n - 1].pattern or TOURS[s].steps[n - 1].attends]
@@ -148,8 +149,6 @@ CLAIMS = [(s, n) for s, n in STEPS if TOURS[s].steps[n - 1].pattern or TOURS[s].
 def test_the_notes_claims_hold(slug, number):
     step = TOURS[slug].steps[number - 1]
     state = step_state(step)
-    if state["weights"] == "minilm":
-        state |= MINILM_SHAPE
     runs = _runs(state)
     r = runs[state["layer"] - 1]
     k = state["head"] - 1
