@@ -171,7 +171,7 @@ def served(settings: Settings, experiment: str, what: str) -> Settings:
     c = settings.config
     st.info(
         f"This view {what}. {support.reason} It uses {support.instead} instead "
-        f"(d_model = {c.d_model}, {c.n_heads} heads).",
+        f"(d_model = {c.d_model}, {c.n_heads} head{'s' * (c.n_heads != 1)}).",
         icon=":material/shuffle:",
     )
     return replace(settings, weights=c.weights)

@@ -1,12 +1,14 @@
-"""The page never says what isn't so: no sentence tied to one setting appears under another.
+"""The page never says what isn't so: every sentence about the computation matches what was computed.
 
-Each view is run under a set of cases that covers every pair of values of the settings a sentence can
-depend on (scaled, causal, positional, the toy weights), plus the pretrained model with and without the
-mask and a one-head model. Every string the page shows is collected (markdown, captions, alerts,
-headings, LaTeX, metric labels, the formula columns of tables, and the figures' titles and labels; code
-blocks show code, not claims, and are left out). ``CLAIMS`` maps a pattern to the settings under which it
-is true; adding a claim is one line. Each claim must also appear somewhere, so a pattern that no longer
-matches anything (a reworded sentence) fails instead of silently checking nothing.
+Each view is run under a set of cases: for the hand-built and random weights, every (weights, scaled,
+causal) triple and every pair with the positional encoding; for the pretrained MiniLM and the trained model,
+every (scaled, causal) pair. For each case the test computes the run itself, through ``core.sources`` (the
+scale its trace used, its mask, how it gave positions, what its layer read), and ``CLAIMS`` maps a pattern
+to the ``Facts`` of that run under which it is true; adding a claim is one line. Every string the page shows
+is collected (markdown, captions, alerts, headings, LaTeX, metric labels, the formula columns of tables, and
+the figures' titles and labels; code blocks show code, not claims, and are left out). Each claim must also
+appear somewhere, so a pattern that no longer matches anything (a reworded sentence) fails instead of
+silently checking nothing; ``REQUIRED`` claims must appear in their view whenever they hold.
 """
 
 from __future__ import annotations
@@ -14,13 +16,19 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core import tokenize
+from core.pipeline import EMBEDDED, layer_output
+from core.sources import ConfigSource, MiniLMSource, TrainedSource
+from core.training import load_trained
+from dashboard.settings import DEFAULT_CONFIG, DEFAULTS
 from dashboard.views import VIEWS
 from tests.conftest import require_minilm
 from tests.dashboard.conftest import make_app, no_exception
@@ -36,11 +44,15 @@ class Case:
     weights: str = "random"
     n_heads: int = 4
     layer: int = 1
+    task: str = ""
+    """For the trained model: the task whose recommended (pre-trained) settings the link opens."""
 
     def query(self) -> dict[str, str]:
         query = dict(scaled=str(self.scaled).lower(), causal=str(self.causal).lower(), weights=self.weights)
         if self.weights == "minilm":
             return query | dict(layer=str(self.layer))
+        if self.weights == "trained":  # the task's recommendation fills in the rest of the model
+            return query | dict(task=self.task, layer=str(self.layer))
         return query | dict(positional=self.positional, n_heads=str(self.n_heads))
 
     @property
@@ -48,15 +60,59 @@ class Case:
         return "-".join(f"{k}={v}" for k, v in self.query().items())
 
 
-LAYERS = (1, 3)
-"""The pretrained layers the cases open (below): a page naming one must have it chosen."""
-Rule = Callable[[Case], bool]
-scaled: Rule = lambda c: c.scaled  # noqa: E731
-unscaled: Rule = lambda c: not c.scaled  # noqa: E731
-causal: Rule = lambda c: c.causal  # noqa: E731
-no_mask: Rule = lambda c: not c.causal  # noqa: E731
-minilm: Rule = lambda c: c.weights == "minilm"  # noqa: E731
-never: Rule = lambda c: False  # noqa: E731
+@dataclass(frozen=True)
+class Facts:
+    """What the case's run computed, read from it (never from the case's settings)."""
+
+    weights: str
+    scaled: bool
+    """The trace's scale is 1/√d_k."""
+    causal: bool
+    """The trace has a mask."""
+    positional: str
+    """How the model gave positions (``Run.positional``)."""
+    input_from: str
+    """What the layer's attention read (``Run.input_from``)."""
+    layer: int
+    tokens_label: str
+
+
+def computed(case: Case) -> Facts:
+    """The case's run, computed here through ``core.sources`` as the page's source would compute it."""
+    if case.weights == "minilm":
+        require_minilm()
+        from core.pretrained import load_minilm
+
+        source = MiniLMSource.of(load_minilm(), DEFAULTS.sentence, causal=case.causal)
+    elif case.weights == "trained":
+        source = TrainedSource.of(load_trained(case.task))
+    else:
+        config = replace(
+            DEFAULT_CONFIG,
+            n_heads=case.n_heads,
+            positional=case.positional,
+            weights=case.weights,
+            scaled=case.scaled,
+            causal=case.causal,
+        )
+        source = ConfigSource.of(tokenize(DEFAULTS.sentence), config)
+    run = source.run(case.layer)
+    tr = run.trace
+    scaled = math.isclose(tr.scale, 1 / math.sqrt(tr.q.shape[-1]))
+    facts = (scaled, tr.mask is not None, run.positional, run.input_from, run.layer, source.tokens().label)
+    return Facts(case.weights, *facts)
+
+
+LAYERS = (1, 2, 3)
+"""The layers the cases open (below): a page naming one must have it chosen."""
+Rule = Callable[[Facts], bool]
+scaled: Rule = lambda f: f.scaled  # noqa: E731
+unscaled: Rule = lambda f: not f.scaled  # noqa: E731
+causal: Rule = lambda f: f.causal  # noqa: E731
+no_mask: Rule = lambda f: not f.causal  # noqa: E731
+minilm: Rule = lambda f: f.weights == "minilm"  # noqa: E731
+first_layer_input: Rule = lambda f: f.input_from == EMBEDDED  # noqa: E731
+never: Rule = lambda f: False  # noqa: E731
 
 CLAIMS: dict[str, Rule] = {
     # scaling
@@ -77,45 +133,87 @@ CLAIMS: dict[str, Rule] = {
     r"^lesson 1: 1 = keep$": causal,
     r"query i may attend to source positions 0\.\.i only": causal,
     r"^No mask|\\text\{no mask": no_mask,
-    r"Not equivariant here": lambda c: c.causal or c.positional != "none" or c.weights == "minilm",
+    r"Not equivariant here": lambda f: f.causal or f.positional != "none",
     # positions
-    r"order is invisible": lambda c: c.positional == "none" and c.weights != "minilm",
-    r"identical rows\s+and identical columns": lambda c: c.positional == "none" and not c.causal,
-    r"^X \+ P$|position vector P|positional encoding P": lambda c: c.positional in ("sinusoidal", "learned"),
-    r"RoPE adds nothing here|before RoPE|RoPE-rotated": lambda c: c.positional == "rope",
-    r"Same map, reordered|Permutation equivariance": lambda c: c.positional == "none" and not c.causal,
-    r"clock": lambda c: c.weights == "previous",
+    r"order is invisible": lambda f: f.positional == "none" and first_layer_input(f),
+    r"identical rows\s+and identical columns": lambda f: f.positional == "none" and not f.causal,
+    r"^X \+ P$|position vector P|positional encoding P": lambda f: f.positional in ("sinusoidal", "learned"),
+    r"RoPE adds nothing here|before RoPE|RoPE-rotated": lambda f: f.positional == "rope",
+    r"Same map, reordered|Permutation equivariance": lambda f: f.positional == "none" and not f.causal,
+    r"clock": lambda f: f.weights == "previous",
+    # what the layer read
+    r"the embedding of each token": first_layer_input,
+    r"hidden state entering layer": lambda f: not first_layer_input(f),
+    r"layer 1's output": lambda f: f.input_from == layer_output(1),
+    r"segment embeddings": lambda f: f.weights == "minilm" and f.layer == 1,
+    # the tokens
+    r"the sentence's tokens": lambda f: f.tokens_label == "the sentence's tokens",
+    r"task's fixed example": lambda f: f.weights == "trained",
     # weights
-    r"random here|These weights are random|Random W_Q|any pattern here is chance": lambda c: c.weights == "random",
-    r"random weights of the same shape": lambda c: c.weights in ("minilm", "trained"),
-    r"identity matrix here": lambda c: c.weights == "identity",
-    r"built by hand here": lambda c: c.weights in ("identity", "previous"),
-    r"MiniLM|pretrained|\[CLS\]|hidden state entering|b_O|\+ biases": minilm,
+    r"random here|These weights are random|Random W_Q|any pattern here is chance": lambda f: f.weights == "random",
+    r"random weights of the same shape": lambda f: f.weights in ("minilm", "trained"),
+    r"identity matrix here": lambda f: f.weights == "identity",
+    r"built by hand here": lambda f: f.weights in ("identity", "previous"),
+    r"Measured on this sentence": lambda f: f.weights in ("identity", "previous"),
+    r"MiniLM|pretrained|\[CLS\]|b_O|\+ biases": minilm,
+    r"trained in (this page|the train view)": lambda f: f.weights == "trained",
     # counts and layers
     r"(?<!layer )\b1 heads\b|\ball 1 heads|\bh = 1 heads": never,
-    **{rf"\blayer {n}\b(?! heads)": (lambda c, n=n: c.layer == n) for n in LAYERS},  # a toy model's one layer is 1
+    **{rf"\blayer {n}\b(?! heads|'s output)": (lambda f, n=n: f.layer == n) for n in LAYERS},  # a toy's is 1
 }
-"""A pattern (``re.search``) -> True for the settings under which the page may say it."""
+"""A pattern (``re.search``) -> True for the computed facts under which the page may say it."""
+REQUIRED: list[tuple[str, str, Rule]] = [
+    ("heads", r"^Scaling is off", unscaled),
+    ("steps", r"^Scaling is off", unscaled),
+    ("shapes", r"Scaling is off", unscaled),
+    ("summary", r"^Scaling is off", unscaled),
+    ("shapes", r"Scores are scaled by 1/√d_k", scaled),
+    ("steps", r"hidden state entering layer", lambda f: not first_layer_input(f)),
+    ("steps", r"the embedding of each token", first_layer_input),
+    ("steps", r"layer 1's output", lambda f: f.input_from == layer_output(1)),
+    ("tokens", r"The tokens as the model sees them: the sentence's tokens", lambda f: f.weights in TOY),
+    ("tokens", r"task's fixed example", lambda f: f.weights == "trained"),
+    ("steps", r"The mask: future keys hidden$", causal),
+    ("steps", r"^No mask", no_mask),
+]
+"""(view, pattern, rule): whenever the rule holds for the case's run, the view must say it (the unscaled
+warning appears exactly when the trace's scale is not 1/√d_k, the input is described as what the layer read)."""
 
 TOY = ("random", "identity", "previous")
 POSITIONS = ("none", "sinusoidal", "learned", "rope")
 
 
+SWITCHES = tuple(itertools.product((True, False), (True, False)))
+"""(scaled, causal): every pair."""
+
+
 def pairwise_cases() -> list[Case]:
-    """12 cases, one per (positional, weights), with scaled and causal alternating so that every pair of
-    values of any two of the four settings appears in some case (checked below)."""
+    """12 cases, one per (positional, weights), with (scaled, causal) chosen so that every weights kind meets
+    all four (scaled, causal) pairs and every pair of values of any two of the four settings appears in some
+    case (checked below)."""
     cases = []
-    for i, (positional, weights) in enumerate(itertools.product(POSITIONS, TOY)):
-        cases.append(Case(scaled=i % 2 == 0, causal=(i // 2) % 2 == 0, positional=positional, weights=weights))
+    for p, positional in enumerate(POSITIONS):
+        for w, weights in enumerate(TOY):
+            scaled, causal = SWITCHES[(p + w) % 4]
+            cases.append(Case(scaled=scaled, causal=causal, positional=positional, weights=weights))
     return cases
 
 
-CASES = [
-    *pairwise_cases(),
-    Case(n_heads=1),
-    Case(weights="minilm", positional="learned", n_heads=12),
-    Case(weights="minilm", positional="learned", n_heads=12, causal=True, layer=LAYERS[1]),
-]
+def learned_cases() -> list[Case]:
+    """MiniLM and the trained model under every (scaled, causal) pair, on layers 1 to 3 between them. The
+    trained model opens a task whose recommendation has that mask (so it comes pre-trained): shift (1 layer)
+    and induction (its layer 2) with the mask, reverse without."""
+    minilm = [Case(scaled=s, causal=c, weights="minilm", layer=LAYERS[i % 3]) for i, (s, c) in enumerate(SWITCHES)]
+    trained = [
+        Case(scaled=True, causal=True, weights="trained", task="shift"),
+        Case(scaled=False, causal=True, weights="trained", task="induction", layer=2),
+        Case(scaled=True, causal=False, weights="trained", task="reverse"),
+        Case(scaled=False, causal=False, weights="trained", task="reverse"),
+    ]
+    return minilm + trained
+
+
+CASES = [*pairwise_cases(), Case(n_heads=1), *learned_cases()]
 SHOWN_VIEWS = [v for v in VIEWS if v != "train"]  # the train view shows a task, not these settings
 TABLE_COLUMNS = ("formula", "in words")
 """Table columns that state claims; the others hold numbers, tokens or the settings compared side by side."""
@@ -156,21 +254,50 @@ def strings_of(case: Case, view: str) -> tuple[str, ...]:
     return tuple(page_strings(at))
 
 
-def false_claims(case: Case, strings: tuple[str, ...]) -> list[tuple[str, str]]:
+@functools.cache
+def facts_of(case: Case) -> Facts:
+    return computed(case)
+
+
+def false_claims(facts: Facts, strings: tuple[str, ...]) -> list[tuple[str, str]]:
     return [
         (pattern, text)
         for text in strings
         for pattern, holds in CLAIMS.items()
-        if not holds(case) and re.search(pattern, text, flags=re.MULTILINE)
+        if not holds(facts) and re.search(pattern, text, flags=re.MULTILINE)
+    ]
+
+
+def missing_claims(facts: Facts, view: str, strings: tuple[str, ...]) -> list[str]:
+    return [
+        pattern
+        for shown, pattern, holds in REQUIRED
+        if shown == view and holds(facts) and not any(re.search(pattern, t, flags=re.MULTILINE) for t in strings)
     ]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_no_view_says_what_these_settings_make_untrue(case):
+def test_no_view_says_what_the_computed_run_makes_untrue(case):
+    facts = facts_of(case)
+    wrong = {view: false_claims(facts, strings_of(case, view)) for view in SHOWN_VIEWS}
+    assert not {v: w for v, w in wrong.items() if w}, wrong
+    missing = {view: missing_claims(facts, view, strings_of(case, view)) for view in SHOWN_VIEWS}
+    assert not {v: m for v, m in missing.items() if m}, missing
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_every_view_renders_for_every_weights_kind_scaled_and_causal(case):
+    """No exception box in any view, the train view included (the other views' runs are shared with the test
+    above)."""
     if case.weights == "minilm":
         require_minilm()
-    wrong = {view: false_claims(case, strings_of(case, view)) for view in SHOWN_VIEWS}
-    assert not {v: w for v, w in wrong.items() if w}, wrong
+    for view in VIEWS:
+        strings_of(case, view)  # runs the page and checks it raised nothing
+
+
+def test_the_cases_cover_every_weights_kind_with_every_scaled_and_causal_pair():
+    have = {(c.weights, c.scaled, c.causal) for c in CASES}
+    assert have == set(itertools.product((*TOY, "minilm", "trained"), (True, False), (True, False)))
 
 
 def test_every_claim_is_seen_somewhere():
@@ -196,7 +323,14 @@ def test_the_cases_cover_every_pair_of_setting_values():
 
 def test_a_false_claim_would_be_caught():
     """The check is not vacuous: the sentence the shapes view printed with scaling off before the fix fails."""
-    unscaled_case = Case(scaled=False)
-    assert false_claims(unscaled_case, ("Scores are scaled by 1/√d_k = 1/√16 = 0.25.",))
-    assert false_claims(Case(), ("Means over all 1 heads",))
-    assert not false_claims(Case(), ("Scores are scaled by 1/√d_k = 1/√16 = 0.25.",))
+    unscaled_run = facts_of(Case(scaled=False))
+    assert false_claims(unscaled_run, ("Scores are scaled by 1/√d_k = 1/√16 = 0.25.",))
+    assert false_claims(facts_of(Case()), ("Means over all 1 heads",))
+    assert not false_claims(facts_of(Case()), ("Scores are scaled by 1/√d_k = 1/√16 = 0.25.",))
+    # the trained model asked for no scaling computed a scaled run: "Scaling is off" would be false there
+    trained_unscaled = facts_of(Case(scaled=False, causal=True, weights="trained", task="shift"))
+    assert trained_unscaled.scaled and false_claims(trained_unscaled, ("Scaling is off: the scores are QKᵀ",))
+    # the trained induction model's layer 2 reads layer 1's output, not the embedding plus positions
+    layer_2 = facts_of(Case(scaled=True, causal=True, weights="trained", task="induction", layer=2))
+    assert false_claims(layer_2, ("the embedding of each token plus its learned position vector P",))
+    assert missing_claims(layer_2, "steps", ("Shape (24, 32) = (T, d_model): the embedding of each token.",))
