@@ -53,7 +53,7 @@ def cross_shape_table(run: Run, settings: Settings) -> pd.DataFrame:
     T_q counts the sentence's tokens (queries), T_k the source's (keys and values).
     """
     tr = run.trace
-    d = settings.config.d_model
+    d = run.x.shape[-1]
     rows = [
         ("X (sentence)", run.x.shape, "embedding row of each query token: T_q rows"),
         ("X_src (source)", run.source_x.shape, "embedding row of each source token: T_k rows"),
@@ -114,7 +114,7 @@ def render(settings: Settings) -> None:
     except ValueError as err:
         st.error(str(err))
         return
-    t_q, t_k, h = len(tokens), len(source), settings.config.n_heads
+    t_q, t_k, h = len(tokens), len(source), run.trace.n_heads
     maps = f"{h} heads, each a {t_q}×{t_k} map" if h > 1 else f"1 head: a {t_q}×{t_k} map"
     st.caption(
         f"{maps}: T_q = {t_q} query token{'s' * (t_q != 1)} (the sidebar's sentence) on the rows, "
@@ -137,7 +137,7 @@ def render(settings: Settings) -> None:
     )
     download_buttons(run, "cross")
     st.subheader("Shapes", anchor=False)
-    st.caption(f"T_q = {t_q}, T_k = {t_k}, h = {h}, d_k = {settings.config.d_model} / {h} = {settings.config.d_k}.")
+    st.caption(f"T_q = {t_q}, T_k = {t_k}, h = {h}, d_k = {run.x.shape[-1]} / {h} = {run.trace.q.shape[-1]}.")
     table = cross_shape_table(run, settings)
     st.dataframe(table, hide_index=True, width="stretch", height=table_height(len(table)))
     if run.trace.mask is None:

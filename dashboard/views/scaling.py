@@ -110,8 +110,8 @@ def _current_sentence(settings: Settings, toggle_works: bool = True) -> Run | No
         + (
             "Flip “Scale scores by 1/√d_k” in the sidebar, then open the heads view to see the maps."
             if toggle_works
-            else "The weights chosen in the sidebar keep the factor they were trained with: choose random weights "
-            "there to flip it."
+            else "The model chosen in the sidebar keeps the factor it was trained with: choose random weights there "
+            "to flip it."
         )
     )
     return compute.attention_run(tokens, c)

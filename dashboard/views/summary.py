@@ -112,7 +112,7 @@ def render(settings: Settings) -> None:
     if source.LEARNED:
         first = f" {run.tokens[0]} is the first token, so a first-token head parks its weight on it." if t > 1 else ""
         notes.append(
-            f"These are {source.label}'s layer {run.layer} heads: whatever pattern they show, they learned.{first}"
+            f"These are the layer {run.layer} heads of {source.label}: whatever pattern they show, they learned.{first}"
         )
     if source.chance:
         notes.append(

@@ -235,3 +235,10 @@ def test_tick_step():
     assert tick_step(10, 20) == 1
     assert tick_step(64, 16) == 4
     assert tick_step(64, 20) == 4  # 64 / 4 = 16 labels <= 20
+
+
+def test_quotes_reach_plotly_as_quotes():
+    """plotly.js decodes only a few named entities (amp, lt, gt, ...): an escaped &quot; was drawn literally."""
+    from dashboard.figures import position_labels
+
+    assert position_labels(['"a"', "it's", "<b>&"]) == ['0·"a"', "1·it's", "2·&lt;b&gt;&amp;"]

@@ -135,3 +135,29 @@ def test_a_link_asking_previous_with_too_many_heads_explains_why():
 def test_every_width_offers_a_previous_token_head():
     for d_model in D_MODELS:
         assert head_counts(d_model, "learned", "previous"), d_model
+
+
+def test_identity_note_states_what_the_maps_measure():
+    """d_model 8 with 8 heads leaves d_k = 1: the old note's "each token looks mostly at itself and at every
+    copy" was false there (27% of rows). The page's numbers must be the maps' own, measured here by hand."""
+    at = make_app(weights="identity", d_model="8", n_heads="8").run()
+    no_exception(at)
+    tokens = tokenize(DEFAULTS.sentence)
+    maps = head_maps(at)  # (T, T) each
+    same = np.array([[a == b for b in tokens] for a in tokens])  # (T, T)
+    on_self = np.mean([same[np.arange(len(tokens)), z.argmax(axis=1)] for z in maps])
+    mass = np.mean([look_alike_mass(z, tokens) for z in maps])
+    [note] = [c.value for c in at.caption if c.value.startswith("Measured on this sentence")]
+    assert f"in {on_self:.0%} of the rows" in note and f"get {mass:.2f} of the weight" in note
+    assert on_self < 0.5 and "another token's vector can line up better" in note
+    assert not any("looks mostly at itself" in c.value for c in at.caption)
+
+
+def test_previous_note_states_what_the_maps_measure():
+    at = make_app(weights="previous", positional="learned").run()
+    no_exception(at)
+    maps = head_maps(at)
+    t = maps[0].shape[0]
+    hit = np.mean([z[1:].argmax(axis=1) == np.arange(t - 1) for z in maps])
+    [note] = [c.value for c in at.caption if c.value.startswith("Measured on this sentence")]
+    assert f"in {hit:.0%} of the rows after the first" in note

@@ -20,7 +20,7 @@ from core.training import TASK_NAMES, load_trained, recommended, train
 from dashboard.training_jobs import SESSION_SECONDS, Registry, registry
 from dashboard.views import train as train_view
 from tests.dashboard.charts import charts, grids
-from tests.dashboard.conftest import make_app, no_exception
+from tests.dashboard.conftest import figures, make_app, no_exception
 
 WAIT = 60
 """Seconds a test waits for a background training (each is a fraction of a second alone)."""
@@ -302,3 +302,48 @@ def test_finished_results_are_bounded():
         wait_for(reg, small(seed))
     kept = [seed for seed in range(1, 6) if reg.job(small(seed)) is not None]
     assert kept == [3, 4, 5]
+
+
+def test_a_mixed_circuit_names_only_the_patterns_its_numbers_reach():
+    """previous 0.116 / duplicate 0.057 was called "partly a previous-token head, partly a duplicate-token head"."""
+    trained = registry().trained(recommended("induction"))
+    p = trained.patterns
+    weak = dataclasses.replace(
+        p, previous_at_source=np.full_like(p.previous_at_source, 0.116), duplicate=np.full_like(p.duplicate, 0.057)
+    )
+    words = train_view.mixed_words(dataclasses.replace(trained, patterns=weak))
+    assert "at most 0.12" in words and "at most 0.06" in words
+    assert "previous-token head" not in words and "duplicate-token head" not in words and "neither is named" in words
+    strong = dataclasses.replace(weak, previous_at_source=np.full_like(p.previous_at_source, 0.74))
+    assert "layer 1 has a previous-token head" in train_view.mixed_words(dataclasses.replace(trained, patterns=strong))
+
+
+def test_the_seed_survey_says_its_own_steps_next_to_the_recommendation():
+    at = make_app(view="train", task="induction").run()
+    no_exception(at)
+    [survey] = [c.value for c in at.caption if c.value.startswith("Other seeds")]
+    steps = recommended("induction").steps
+    assert f"but 600 steps (the recommendation trains {steps})" in survey
+    assert "At these settings (600 steps)" not in survey and "at these settings (600 steps)" not in survey
+
+
+def test_trained_weights_cannot_run_unscaled_and_say_so():
+    """?weights=trained&task=shift&scaled=false said "Scaling is off" over the scaled maps."""
+    off = make_app(weights="trained", task="shift", scaled="false").run()
+    on = make_app(weights="trained", task="shift", scaled="true").run()
+    no_exception(off)
+    assert not any(w.value.startswith("Scaling is off") for w in off.warning)
+    assert any("with weights = trained it stays on" in w.value for w in off.warning)
+    drawn, scaled = grids(figures(off)[0]), grids(figures(on)[0])
+    assert len(drawn) == len(scaled) > 0
+    for a, b in zip(drawn, scaled, strict=True):  # the maps drawn are the scaled ones, and nothing claims otherwise
+        np.testing.assert_array_equal(a, b)
+
+
+def test_views_the_trained_model_cannot_serve_say_why_and_what_instead():
+    """?view=permutation&weights=trained raised; now it says why and uses random weights of the same shape."""
+    for view in ("permutation", "cross", "positions", "scaling"):
+        at = make_app(view=view, weights="trained", task="shift").run()
+        no_exception(at)
+        [info] = [i.value for i in at.info if "random weights of the same shape" in i.value]
+        assert "trained model" in info, view
