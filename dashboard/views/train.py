@@ -395,7 +395,7 @@ def mixed_words(trained: Trained) -> str:
         name for name, value in (("previous-token", previous), ("duplicate-token", duplicate)) if value >= LEARNED_AT
     ]
     what = (
-        f"its strongest head is partly a {' and partly a '.join(found)} head"
+        f"with more than half of a head's weight there, layer 1 has a {' and a '.join(found)} head"
         if found
         else "no head of it reaches either pattern (more than half its weight), so neither is named"
     )

@@ -17,7 +17,7 @@ SENTENCES = [
     "Hello",  # one word: [CLS] hello [SEP]
     "The bank of the river.",
     "the cat sat on the mat because it was tired",
-    "Wait... what?! (No way) -- really; \"quoted\" & [bracketed] {braces} #hash @at 100% $5 a+b=c",
+    'Wait... what?! (No way) -- really; "quoted" & [bracketed] {braces} #hash @at 100% $5 a+b=c',
     "Café naïve façade: Ünïcödé, 東京タワー, Ελληνικά, русский, עברית, العربية, हिन्दी, 😀👍🏽.",
     "In the beginning the Universe was created. This has made a lot of people very angry and been widely "
     "regarded as a bad move. Many races believe that it was created by some sort of god, though the "
