@@ -2,10 +2,11 @@
 
 - ``weights_csv``: every head's weights in long form, one row per (head, query, key),
   so a student can filter one query row in a spreadsheet and check it sums to 1.
-- ``trace_npz``: every array of the run (embeddings, positions, the projections
-  W_Q, W_K, W_V, W_O and any biases, Q, K, V, scores, weights, context, concat,
-  output, mask...) for ``np.load``, nothing pickled: enough to rerun every number
-  through the lessons' own code.
+- ``trace_npz``: every array of the run, named for what it is (``x_embedded``,
+  ``x_input = x_embedded + positions``, the projections W_Q, W_K, W_V, W_O and any
+  biases, Q, K, V, ``scores_scaled``, ``scores_masked``, weights, context, concat,
+  output, mask...) and every setting as JSON, for ``np.load``, nothing pickled:
+  enough to rerun every number through the lessons' own code from the file alone.
 
 Numbering follows the figures: heads count from 1 ("head 1"), positions from 0
 (the "0·the" labels). Floats are written by pandas' default formatter, which
@@ -27,12 +28,14 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import json
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
 from core import Run
+from core.pipeline import EMBEDDED
 
 CSV_COLUMNS = ("head", "query_position", "query_token", "key_position", "key_token", "weight", "masked")
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -95,12 +98,23 @@ def weights_csv(run: Run) -> bytes:
     return csv_bytes(weights_frame(run.trace.weights, run.tokens, run.key_tokens, run.trace.mask))
 
 
-def trace_arrays(run: Run) -> dict[str, np.ndarray]:
-    """Every array of ``run``: its own (x, positions, source_x...), its projections (w_q, w_k, w_v, w_o, and
-    b_q, b_k, b_v, b_o when the layer has biases) and its trace's, plus the tokens and the scale.
+def trace_arrays(run: Run, settings: dict | None = None) -> dict[str, np.ndarray]:
+    """Every array of ``run``, each named for what it is, plus the tokens, the scale and (given) the settings.
 
-    Fields that are None (no mask, no RoPE, no source, no bias) are left out. Tokens are
-    Unicode arrays, so ``np.load`` reads everything with ``allow_pickle=False``.
+    - ``x_input (T, d_model)``: what attention read. For a first layer with embeddings, also ``x_embedded`` and
+      ``positions``, with ``x_input = x_embedded + positions``; a later layer reads the previous layer's
+      output, which has no embedding of its own (``settings["input_from"]`` says which).
+    - ``scores_scaled``: ``Q K^T * scale`` before the mask; ``scores_masked``: the same with masked cells at
+      -inf, which is what the softmax reads (equal to ``scores_scaled`` when there is no mask).
+    - The projections (``w_q, w_k, w_v, w_o`` and ``b_q, b_k, b_v, b_o`` when the layer has biases) and the
+      trace's other arrays under their own names (``q``, ``k``, ``v``, ``weights``, ``context``, ``concat``,
+      ``output``, ``mask``...); cross-attention's source as ``source_x_embedded``, ``source_positions`` and
+      ``source_x_input``.
+    - ``settings``: a 0-d string array holding JSON: ``settings`` as given, and the run's own
+      ``input_from``, ``layer``, ``positional`` and ``scale``.
+
+    Fields that are None (no mask, no RoPE, no source, no bias) are left out. Tokens are Unicode arrays and
+    the settings a string, so ``np.load`` reads everything with ``allow_pickle=False``.
     """
     arrays: dict[str, np.ndarray] = {
         "tokens": np.array(run.tokens, dtype=str),
@@ -112,12 +126,46 @@ def trace_arrays(run: Run) -> dict[str, np.ndarray]:
             value = getattr(owner, field.name)
             if isinstance(value, np.ndarray):
                 arrays[field.name] = value
+    embedded = run.input_from == EMBEDDED  # only a first layer's x is an embedding
+    for side in ("", "source_"):
+        x, positions = arrays.pop(f"{side}x", None), arrays.pop(f"{side}positions", None)
+        if x is None:
+            continue
+        arrays[f"{side}x_input"] = x + positions  # (T, d_model): what attention read
+        if embedded:
+            arrays[f"{side}x_embedded"], arrays[f"{side}positions"] = x, positions
+    scores = arrays.pop("scores")  # (h, T_q, T_k)
+    arrays["scores_scaled"] = scores
+    mask = run.trace.mask
+    arrays["scores_masked"] = scores if mask is None else np.where(mask, scores, -np.inf)
     arrays["scale"] = np.array(run.trace.scale)
+    about = {
+        "settings": settings or {},
+        "input_from": run.input_from,
+        "layer": run.layer,
+        "positional": run.positional,
+        "scale": run.trace.scale,
+    }
+    arrays["settings"] = np.array(json.dumps(about, sort_keys=True, ensure_ascii=False))
     return arrays
 
 
-def trace_npz(run: Run) -> bytes:
-    """``trace_arrays(run)`` written by ``np.savez`` into memory: the bytes of a ``.npz`` file."""
+def trace_npz(run: Run, settings: dict | None = None) -> bytes:
+    """``trace_arrays(run, settings)`` written by ``np.savez`` into memory: the bytes of a ``.npz`` file."""
     buffer = io.BytesIO()
-    np.savez(buffer, **trace_arrays(run))
+    np.savez(buffer, **trace_arrays(run, settings))
     return buffer.getvalue()
+
+
+def file_stem(view: str, run: Run, seed: int | None) -> str:
+    """The short settings in a file name, read from the run: ``heads_d64_h4_causal_seed18``.
+
+    The sentence stays out (it may hold anything); ``seed`` is None when the weights take none (a pretrained
+    or trained model), and the layer is named when the model has more than one.
+    """
+    parts = [view, f"d{run.x.shape[-1]}", f"h{run.trace.n_heads}", "causal" if run.trace.mask is not None else "full"]
+    if run.layer > 1 or run.input_from != EMBEDDED:
+        parts.append(f"layer{run.layer}")
+    if seed is not None:
+        parts.append(f"seed{seed}")
+    return "_".join(parts)

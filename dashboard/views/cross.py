@@ -135,7 +135,7 @@ def render(settings: Settings) -> None:
         multi_head_attention,
         f"{run_call(settings, source)}\nweights = result.trace.weights  # (h, T_q, T_k): kv = the source's X + P",
     )
-    download_buttons(run, "cross")
+    download_buttons(run, "cross", settings)
     st.subheader("Shapes", anchor=False)
     st.caption(f"T_q = {t_q}, T_k = {t_k}, h = {h}, d_k = {run.x.shape[-1]} / {h} = {run.trace.q.shape[-1]}.")
     table = cross_shape_table(run, settings)

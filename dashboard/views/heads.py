@@ -77,7 +77,7 @@ def render(settings: Settings) -> None:
             config=PLOTLY_CONFIG,
         )
     _notice(run)
-    download_buttons(run, "heads")
+    download_buttons(run, "heads", settings)
 
 
 def _notice(run: Run) -> None:

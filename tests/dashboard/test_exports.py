@@ -19,6 +19,7 @@ from dashboard.exports import (
     FORMULA_STARTS,
     cell_from_token,
     csv_bytes,
+    file_stem,
     token_from_cell,
     trace_arrays,
     trace_npz,
@@ -132,6 +133,10 @@ def test_weights_frame_refuses_mismatched_tokens():
         weights_frame(np.ones((1, 2, 3)), ["a", "b"])  # 3 keys, no key tokens given
 
 
+RENAMED = {"x": "x_embedded", "positions": "positions", "source_x": "source_x_embedded", "scores": "scores_scaled"}
+"""Run and trace fields the .npz names for what they are (the others keep their field names)."""
+
+
 @pytest.mark.parametrize("name", RUNS)
 def test_npz_round_trips_every_array(name):
     tokens, source, config = RUNS[name]
@@ -141,8 +146,14 @@ def test_npz_round_trips_every_array(name):
     expected = {f.name: getattr(r.trace, f.name) for f in dataclasses.fields(AttentionTrace)}
     expected |= {f.name: getattr(r, f.name) for f in dataclasses.fields(r) if f.name not in ("tokens", "trace")}
     expected |= {f.name: getattr(r.projections, f.name) for f in dataclasses.fields(r.projections)}
-    expected = {k: v for k, v in expected.items() if isinstance(v, np.ndarray | float)}  # None fields are left out
-    assert set(expected) | {"tokens", "key_tokens"} == set(loaded)
+    expected = {RENAMED.get(k, k): v for k, v in expected.items() if isinstance(v, np.ndarray | float)}
+    expected["x_input"] = r.x + r.positions
+    expected["scores_masked"] = (
+        r.trace.scores if r.trace.mask is None else np.where(r.trace.mask, r.trace.scores, -np.inf)
+    )
+    if source is not None:
+        expected["source_x_input"] = r.source_x + r.source_positions
+    assert set(expected) | {"tokens", "key_tokens", "settings"} == set(loaded)
     for key, value in expected.items():
         value = np.asarray(value)
         assert loaded[key].dtype == value.dtype, key
@@ -151,15 +162,38 @@ def test_npz_round_trips_every_array(name):
     assert list(loaded["key_tokens"]) == list(source or tokens)
     if source is not None:
         assert loaded["weights"].shape == (config.n_heads, len(tokens), len(source))
-        assert {"source_x", "source_positions", "mask", "q_unrotated", "k_unrotated"} <= set(loaded)
+        assert {"source_x_embedded", "source_positions", "mask", "q_unrotated", "k_unrotated"} <= set(loaded)
 
 
-def test_trace_arrays_names_the_run_and_the_trace_fields():
-    r = run(tokenize("a b"), AttentionConfig(d_model=8, n_heads=2))
+def test_trace_arrays_names_each_array_for_what_it_is():
+    r = run(tokenize("a b"), AttentionConfig(d_model=8, n_heads=2, causal=True))
     names = set(trace_arrays(r))
-    assert {"x", "positions", "q", "k", "v", "scores", "weights", "context", "concat", "output", "scale"} <= names
+    assert {"x_embedded", "positions", "x_input", "q", "k", "v", "weights", "context", "concat", "output"} <= names
+    assert {"scores_scaled", "scores_masked", "scale", "settings", "mask"} <= names
+    assert not {"x", "scores"} & names  # no bare name a student must guess the meaning of
     assert {"w_q", "w_k", "w_v", "w_o"} <= names and "b_q" not in names  # random weights have no biases
-    assert "mask" not in names and "source_x" not in names  # no mask, no source: nothing to save
+    assert "source_x_embedded" not in names  # no source: nothing to save
+    masked = trace_arrays(r)["scores_masked"]
+    assert np.isneginf(masked[:, 0, 1]).all() and np.isfinite(masked[:, 1, :]).all()  # the mask's -inf, where it is
+
+
+def test_a_later_layer_has_no_embedding_of_its_own():
+    """Layer 2 reads layer 1's output: the file gives x_input, and no x_embedded that would not be one."""
+    r = dataclasses.replace(
+        run(tokenize("a b c"), AttentionConfig(d_model=8, n_heads=2)), layer=2, input_from="layer 1's output"
+    )
+    arrays = trace_arrays(r)
+    assert "x_embedded" not in arrays and "positions" not in arrays
+    np.testing.assert_array_equal(arrays["x_input"], r.x + r.positions)
+    assert json.loads(str(arrays["settings"]))["input_from"] == "layer 1's output"
+
+
+def test_file_names_carry_the_short_settings_never_the_sentence():
+    r = run(tokenize("secret words here"), AttentionConfig(d_model=32, n_heads=8, causal=True, seed=7))
+    assert file_stem("heads", r, 7) == "heads_d32_h8_causal_seed7"
+    assert file_stem("cross", r, None) == "cross_d32_h8_causal"  # weights that take no seed: none in the name
+    later = dataclasses.replace(r, layer=3, input_from="layer 2's output")
+    assert file_stem("heads", later, None) == "heads_d32_h8_causal_layer3"
 
 
 def test_exports_module_is_pure():

@@ -110,7 +110,7 @@ def test_downloads_give_the_numbers_on_the_page_and_the_png_button_stays(page, s
 
     with page.expect_download() as csv_download:
         widget(page, "heads_csv").get_by_role("button").click()
-    assert csv_download.value.suggested_filename == "heads_weights.csv"
+    assert csv_download.value.suggested_filename == "heads_d64_h2_causal_seed18_weights.csv"
     data = Path(csv_download.value.path()).read_bytes()
     back = pd.read_csv(io.BytesIO(data), encoding="utf-8-sig", dtype={"query_token": str, "key_token": str})
     head, q, k = back["head"].to_numpy() - 1, back["query_position"].to_numpy(), back["key_position"].to_numpy()
@@ -119,7 +119,7 @@ def test_downloads_give_the_numbers_on_the_page_and_the_png_button_stays(page, s
 
     with page.expect_download() as npz_download:
         widget(page, "heads_npz").get_by_role("button").click()
-    assert npz_download.value.suggested_filename == "heads_trace.npz"
+    assert npz_download.value.suggested_filename == "heads_d64_h2_causal_seed18_trace.npz"
     with np.load(npz_download.value.path(), allow_pickle=False) as npz:
         np.testing.assert_array_equal(npz["weights"], expected)
         assert list(npz["tokens"]) == tokens and npz["mask"].shape == (4, 4)
