@@ -4,9 +4,13 @@ NumPy only: nothing here imports streamlit, plotly or pandas.
 """
 
 from core.attention import (
+    alibi_bias,
+    alibi_slopes,
+    attention_mask,
     attention_scores,
     causal_mask,
     masked_softmax,
+    repeat_kv,
     scaled_dot_product_attention,
     softmax,
 )
@@ -16,6 +20,7 @@ from core.multihead import (
     AttentionTrace,
     Projections,
     head_contributions,
+    kv_head_count,
     merge_heads,
     multi_head_attention,
     split_heads,
@@ -61,7 +66,10 @@ __all__ = [
     "ScalingResult",
     "ShiftResult",
     "SpreadResult",
+    "alibi_bias",
+    "alibi_slopes",
     "apply_rope",
+    "attention_mask",
     "attention_scores",
     "causal_mask",
     "check_heads",
@@ -72,6 +80,7 @@ __all__ = [
     "head_counts",
     "head_summary",
     "identity_projections",
+    "kv_head_count",
     "make_projections",
     "masked_softmax",
     "merge_heads",
@@ -81,6 +90,7 @@ __all__ = [
     "positional_encoding",
     "previous_token_projections",
     "realign",
+    "repeat_kv",
     "rope_frequencies",
     "run",
     "run_batch",

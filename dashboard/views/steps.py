@@ -16,7 +16,16 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 import streamlit as st
 
-from core import Run, attention_scores, causal_mask, head_contributions, masked_softmax, multi_head_attention, softmax
+from core import (
+    Run,
+    attention_scores,
+    causal_mask,
+    head_contributions,
+    masked_softmax,
+    multi_head_attention,
+    scaled_dot_product_attention,
+    softmax,
+)
 from core.pipeline import EMBEDDED
 from dashboard import compute
 from dashboard.figures.steps import (
@@ -358,7 +367,7 @@ def context_step(head: Head) -> Step:
         "step_context_chart",
         f"Shape {shape_text((t_q, d_k))}: row i is the average of the value rows, weighted by row i of A.",
         rf"Z_{{{n}}} = A\,V_{{{n}}} \qquad ({t_q} \times {t_k})\,({t_k} \times {d_k}) \to ({t_q} \times {d_k})",
-        (multi_head_attention, source_lines(multi_head_attention, "context = weights @ v")),
+        (scaled_dot_product_attention, source_lines(scaled_dot_product_attention, "output = weights @ v")),
     )
 
 
