@@ -190,7 +190,7 @@ def head_contributions(context: np.ndarray, w_o: np.ndarray) -> np.ndarray:
     return context @ w_rows  # (..., h, T, d_k) @ (h, d_k, d_model) -> (..., h, T, d_model)
 
 
-def _as_float(a: np.ndarray) -> np.ndarray:
+def as_float(a: np.ndarray) -> np.ndarray:
     """``a`` as a float array: float dtypes are kept, anything else (ints, bools) becomes float64."""
     a = np.asarray(a)
     return a if np.issubdtype(a.dtype, np.floating) else a.astype(np.float64)
@@ -235,8 +235,8 @@ def multi_head_attention(
     """
     if (q_positions is None) != (k_positions is None):
         raise ValueError("RoPE needs both q_positions and k_positions (or neither)")
-    x = _as_float(x)
-    kv = x if kv is None else _as_float(kv).astype(x.dtype, copy=False)
+    x = as_float(x)
+    kv = x if kv is None else as_float(kv).astype(x.dtype, copy=False)
     if x.shape[-1] != proj.d_model:
         raise ValueError(f"x has width {x.shape[-1]} but the projections expect d_model = {proj.d_model}")
     d_k = check_heads(proj.d_model, n_heads)
