@@ -50,7 +50,7 @@ def torch_grouped_mha(torch, x, kv, proj: Projections, n_heads: int, attn_mask):
     q, k, v = heads(tx, proj.w_q, n_heads), heads(tkv, proj.w_k, kv_heads), heads(tkv, proj.w_v, kv_heads)
     context = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, enable_gqa=True)
     concat = context.transpose(-3, -2).reshape(*x.shape[:-1], proj.d_model)  # (B, T_q, d_model)
-    return (concat @ torch.from_numpy(proj.w_o)).numpy(), context.numpy()
+    return (concat @ torch.tensor(proj.w_o)).numpy(), context.numpy()
 
 
 def torch_weights(torch, q, k, attn_mask, scale):
