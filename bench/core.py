@@ -1,6 +1,16 @@
 """Speed of ``core.multi_head_attention`` against ``torch.nn.MultiheadAttention`` on the CPU.
 
-    python -m bench.core
+    python -m bench.core               # both tables
+    python -m bench.core attention     # only the attention-only table (today's variants)
+
+A second table times attention alone (q, k and v given, no projections) for the shapes of
+today's models, against ``torch.nn.functional.scaled_dot_product_attention``: grouped-query
+heads (32 query, 8 K/V heads, d_k 128, as Llama 3 8B) with the causal mask at T = 128 and
+1,024, and a sliding window of 128 at T = 1,024. Ours repeats K and V over each group
+(``repeat_kv``) and returns every weight; torch's SDPA gets ``enable_gqa=True``, repeats
+nothing and returns no weights, so it does less work. The tiled path
+(``core.tiled.tiled_attention``, B_c = 128) is a teaching path: its time is reported, with
+no target.
 
 Both sides do the same work: float32, the same weights, a causal mask, no biases,
 and every head's weights returned (torch: ``need_weights=True,
@@ -31,16 +41,28 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from core import Projections, causal_mask, multi_head_attention
+from core import Projections, attention_mask, causal_mask, multi_head_attention, repeat_kv, scaled_dot_product_attention
+from core.tiled import tiled_attention
 
 SIZES = ((16, 64, 4), (64, 512, 16), (128, 512, 8), (512, 512, 8), (1024, 768, 12))
 """(T, d_model, h): a classroom sentence, the app's largest (64 tokens, d_model 512, 16 heads), then sizes beyond."""
+
+ATTENTION_SIZES = (
+    ("GQA 32/8", 128, 32, 8, 128, 0),
+    ("GQA 32/8", 1024, 32, 8, 128, 0),
+    ("window 128", 1024, 32, 8, 128, 128),
+)
+"""(label, T, h, kv_heads, d_k, window) of the attention-only rows: Llama 3 8B's heads; a window of 128."""
+
+TILE_BLOCK = 128
+"""B_c of the tiled path's timing: FlashAttention's usual key block on a GPU."""
 
 ROUND_SECONDS = 0.6
 """Rough wall time of the timed calls of one round (all three contestants); sets the calls per turn."""
@@ -217,25 +239,124 @@ class Timing:
     ratios: np.ndarray  # (rounds,) numpy/torch measured in the same round
 
 
-def time_case(case: Case) -> Timing:
-    """Interleaved rounds of numpy, torch and the plain matmul, in rotating order, for ~SIZE_SECONDS."""
-    contestants = {"numpy": case.run_numpy, "torch": case.run_torch, "matmul": case.run_matmul}
+def time_interleaved(contestants: dict[str, Callable[[], object]]) -> dict[str, list[float]]:
+    """Interleaved rounds of every contestant, in rotating order, for ~SIZE_SECONDS: each one's best-of per round."""
     names = list(contestants)
     once = {name: best_of(fn, 1) for name, fn in contestants.items()}  # also a warm-up
-    calls = {name: int(np.clip(ROUND_SECONDS / 3 / once[name], 1, 50)) for name in names}
+    calls = {name: int(np.clip(ROUND_SECONDS / len(names) / once[name], 1, 50)) for name in names}
     samples: dict[str, list[float]] = {name: [] for name in names}
     deadline = time.perf_counter() + SIZE_SECONDS
     rounds = 0
     while rounds < MAX_ROUNDS and (rounds < MIN_ROUNDS or time.perf_counter() < deadline):
-        for name in names[rounds % 3 :] + names[: rounds % 3]:
+        turn = rounds % len(names)
+        for name in names[turn:] + names[:turn]:
             time.sleep(IDLE_SECONDS)
             samples[name].append(best_of(contestants[name], calls[name]))
         rounds += 1
-    numpy_s, torch_s, matmul_s = (float(np.median(samples[n])) for n in names)
+    return samples
+
+
+def time_case(case: Case) -> Timing:
+    """Interleaved rounds of numpy, torch and the plain matmul, in rotating order, for ~SIZE_SECONDS."""
+    samples = time_interleaved({"numpy": case.run_numpy, "torch": case.run_torch, "matmul": case.run_matmul})
+    numpy_s, torch_s, matmul_s = (float(np.median(samples[n])) for n in ("numpy", "torch", "matmul"))
     return Timing(numpy_s, torch_s, matmul_s, np.array(samples["numpy"]) / np.array(samples["torch"]))
 
 
-def main() -> int:
+@dataclass
+class AttentionCase:
+    """One attention-only size: q, k, v and the mask built outside timing, the same numbers for every side."""
+
+    label: str
+    t: int
+    n_heads: int
+    kv_heads: int
+    d_k: int
+    window: int
+    run_numpy: Callable[[], tuple[np.ndarray, np.ndarray]]
+    run_torch: Callable[[], object]
+    run_tiled: Callable[[], np.ndarray]
+
+
+def make_attention_case(torch, label: str, t: int, n_heads: int, kv_heads: int, d_k: int, window: int) -> AttentionCase:
+    """Float32 q (1, h, T, d_k), k and v (1, kv_heads, T, d_k), causal (and windowed) mask in each side's form."""
+    rng = np.random.default_rng([t, n_heads, kv_heads, d_k, window])
+    q = rng.standard_normal((1, n_heads, t, d_k)).astype(np.float32)  # (1, h, T, d_k)
+    k = rng.standard_normal((1, kv_heads, t, d_k)).astype(np.float32)  # (1, kv_heads, T, d_k)
+    v = rng.standard_normal((1, kv_heads, t, d_k)).astype(np.float32)
+    mask = attention_mask(t, causal=True, window=window)  # (T, T), True = may attend (SDPA's polarity too)
+    group = n_heads // kv_heads
+    tq, tk, tv, tmask = (torch.from_numpy(a) for a in (q, k, v, mask))
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+
+    def run_torch():
+        with torch.inference_mode():
+            if window:  # no fused form for a window: the boolean mask
+                return sdpa(tq, tk, tv, attn_mask=tmask, enable_gqa=True)
+            return sdpa(tq, tk, tv, is_causal=True, enable_gqa=True)  # torch's causal fast path
+
+    return AttentionCase(
+        label,
+        t,
+        n_heads,
+        kv_heads,
+        d_k,
+        window,
+        run_numpy=lambda: scaled_dot_product_attention(q, repeat_kv(k, group), repeat_kv(v, group), mask),
+        run_torch=run_torch,
+        run_tiled=lambda: tiled_attention(q, repeat_kv(k, group), repeat_kv(v, group), mask, block=TILE_BLOCK),
+    )
+
+
+def check_attention_case(case: AttentionCase) -> tuple[float, float]:
+    """Ours, torch's and the tiled output agree to float32 tolerance; returns max |ours - torch|, |tiled - ours|."""
+    out, weights = case.run_numpy()
+    ref = case.run_torch().numpy()
+    tiled = case.run_tiled()
+    if out.dtype != np.float32 or tiled.dtype != np.float32:
+        raise AssertionError(f"float32 in, {out.dtype} / {tiled.dtype} out")
+    mask = attention_mask(case.t, causal=True, window=case.window)
+    if np.any(weights[..., ~mask]):
+        raise AssertionError("a masked weight is not exactly 0")
+    np.testing.assert_allclose(out, ref, rtol=RTOL, atol=ATOL, err_msg="attention differs from torch SDPA")
+    np.testing.assert_allclose(tiled, out, rtol=RTOL, atol=ATOL, err_msg="the tiled path differs from plain")
+    return float(np.max(np.abs(out - ref))), float(np.max(np.abs(tiled - out)))
+
+
+def attention_table(torch) -> None:
+    """Attention only (q, k, v given): ours against torch SDPA, and the tiled path's time (no target)."""
+    print("Attention only: q, k, v given (float32, batch of 1), no projections; causal mask built outside timing.")
+    print("ours = scaled_dot_product_attention(q, repeat_kv(k), repeat_kv(v), mask), every weight returned;")
+    print("torch = F.scaled_dot_product_attention(q, k, v, enable_gqa=True): is_causal=True without a window,")
+    print(f"the boolean mask with one; no weights returned. tiled = core.tiled.tiled_attention, B_c = {TILE_BLOCK},")
+    print("a teaching path: its time is reported, with no target. Rounds, medians and IQR as above.")
+    print()
+    header = (
+        f"{'case':<11} {'T':>5} {'h/kv':>5} {'d_k':>4} {'window':>6} {'ours ms':>8} {'torch ms':>9} "
+        f"{'ours/torch':>10} {'(IQR)':>11} {'tiled ms':>9} {'max|d torch|':>12} {'max|d tiled|':>12} {'rounds':>6}"
+    )
+    print(header)
+    print("-" * len(header))
+    for label, t, n_heads, kv_heads, d_k, window in ATTENTION_SIZES:
+        case = make_attention_case(torch, label, t, n_heads, kv_heads, d_k, window)
+        d_torch, d_tiled = check_attention_case(case)
+        samples = time_interleaved({"ours": case.run_numpy, "torch": case.run_torch, "tiled": case.run_tiled})
+        ours_s, torch_s, tiled_s = (float(np.median(samples[n])) for n in ("ours", "torch", "tiled"))
+        ratios = np.array(samples["ours"]) / np.array(samples["torch"])
+        q1, q3 = np.percentile(ratios, [25, 75])
+        print(
+            f"{label:<11} {t:>5} {f'{n_heads}/{kv_heads}':>5} {d_k:>4} {window or '-':>6} {ours_s * 1e3:>8.2f} "
+            f"{torch_s * 1e3:>9.2f} {np.median(ratios):>10.2f} {f'({q1:.2f}-{q3:.2f})':>11} {tiled_s * 1e3:>9.2f} "
+            f"{d_torch:>12.1e} {d_tiled:>12.1e} {len(ratios):>6}",
+            flush=True,
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv not in ([], ["attention"]):
+        print("usage: python -m bench.core [attention]")
+        return 2
     try:
         import torch
     except ImportError:
@@ -255,6 +376,11 @@ def main() -> int:
         )
     else:
         print("malloc: thresholds left as they are (not glibc); page faults may differ from run to run.")
+    start = time.perf_counter()
+    if argv == ["attention"]:
+        attention_table(torch)
+        print(f"\n{time.perf_counter() - start:.0f} s")
+        return 0
     print("float32, causal mask built outside timing (each side in its own polarity), need_weights=True,")
     print("average_attn_weights=False, bias=False; batch of 1.")
     print("GFLOP = (8 T d^2 + 4 T^2 d) / 1e9 (4 projections + QK^T + weights@V; softmax not counted).")
@@ -271,7 +397,6 @@ def main() -> int:
     )
     print(header)
     print("-" * len(header))
-    start = time.perf_counter()
     for t, d_model, n_heads in SIZES:
         case = make_case(torch, t, d_model, n_heads)
         d_out, d_w = check_same(case)
@@ -288,6 +413,8 @@ def main() -> int:
             f"{d_out:>9.1e} {d_w:>8.1e} {len(timing.ratios):>6}",
             flush=True,
         )
+    print()
+    attention_table(torch)
     print(f"\n{time.perf_counter() - start:.0f} s")
     return 0
 
