@@ -37,10 +37,23 @@ from core.tokens import MAX_TOKENS, tokenize
 from core.training.runs import runs_of
 from core.training.train import TrainResult
 
-EXPERIMENTS = ("permutation", "cross", "positions", "scaling", "unscaled", "causal", "seed", "ablation", "logits")
+EXPERIMENTS = (
+    "permutation",
+    "cross",
+    "positions",
+    "scaling",
+    "unscaled",
+    "causal",
+    "seed",
+    "ablation",
+    "logits",
+    "decode",
+    "tiles",
+)
 """What a view may ask a source for: reorder the tokens, read a second sentence, shift or change the positions,
 compare with and without ÷√d_k on the sentence, run unscaled (the sidebar's toggle), add the causal mask, draw
-other weights with another seed; and (not built yet) knock a head out, read the logits."""
+other weights with another seed; decode one token at a time with a KV cache (the kv_cache view), recompute a head
+block by block (the flash view); and (not built yet) knock a head out, read the logits."""
 
 
 @dataclass(frozen=True)
@@ -249,6 +262,10 @@ class MiniLMSource(ModelSource):
         "scaling": Support(False, "MiniLM was trained with the 1/√d_k factor: it is part of its weights.", INSTEAD),
         "unscaled": Support(False, "MiniLM was trained with the 1/√d_k factor: it is part of its weights.", INSTEAD),
         "seed": Support(False, "The pretrained model's weights are fixed: a seed does not change them.", INSTEAD),
+        "decode": Support(False, "MiniLM is an encoder: it reads the whole sentence and never generates.", INSTEAD),
+        "tiles": Support(
+            False, "The flash view tiles a run of random or hand-built weights; MiniLM's: not built yet.", INSTEAD
+        ),
         "causal": Support(
             True,
             "MiniLM is an encoder, trained to read the whole sentence: the mask shows what it does when it may not "
@@ -306,6 +323,12 @@ class TrainedSource(ModelSource):
         ),
         "unscaled": Support(
             False, "The trained model was trained with the 1/√d_k factor: it is in its weights.", INSTEAD
+        ),
+        "decode": Support(False, "The trained model reads its task's sequences, not your sentence.", INSTEAD),
+        "tiles": Support(
+            False,
+            "The flash view tiles a run of random or hand-built weights; the trained model's: not built yet.",
+            INSTEAD,
         ),
     }
 

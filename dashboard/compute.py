@@ -9,6 +9,7 @@ arguments (token tuples, a frozen ``AttentionConfig``) and bounded with
 from __future__ import annotations
 
 import dataclasses
+from typing import NamedTuple
 
 import numpy as np
 import streamlit as st
@@ -31,9 +32,11 @@ from core import (
     shift_experiment,
     tokenize,
 )
+from core.kv_cache import CacheStep, decode, stacked_weights
 from core.pretrained import ENV_VAR, CheckpointError, ChecksumError, Encoding, MiniLM, WeightsNotFound, load_minilm
 from core.pretrained.runs import layer_runs
 from core.sources import ModelSource
+from core.tiled import Tile, tiles
 
 
 @st.cache_resource(max_entries=1, show_spinner="Loading the pretrained MiniLM (once per server)…")
@@ -230,3 +233,53 @@ def previous_rows(weights: np.ndarray) -> tuple[float, float] | None:
     rows = np.arange(1, t)  # (T-1,)
     top = weights[..., 1:, :].argmax(axis=-1)  # (h, T-1)
     return float((top == rows - 1).mean()), float(weights[..., rows, rows - 1].mean())
+
+
+class CacheRun(NamedTuple):
+    """Decoding token by token (``core.kv_cache.decode``) beside the full causal run it must equal."""
+
+    full: Run  # the sentence through the same weights with the causal mask, all rows at once
+    steps: tuple[CacheStep, ...]  # one per token: the cache and the row it produced
+    stacked: np.ndarray  # (h, T, T): the steps' rows stacked, zeros for keys not yet cached
+    max_diff: float  # max |stacked rows - full causal weights| over every head, row and key
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def cache_run(tokens: tuple[str, ...], config: AttentionConfig) -> CacheRun:
+    """The causal run of ``tokens`` and the same attention decoded one token at a time (shared, read-only)."""
+    full = attention_run(tokens, dataclasses.replace(config, causal=True))  # decoding is causal by nature
+    x, _ = attention_input(full)  # (T, d_model): X + P, what the full run attended over
+    positions = full.trace.q_unrotated is not None  # RoPE: rotate q_t and k_t by t
+    steps = decode(x, full.projections, config.n_heads, rope=positions, scale=full.trace.scale)
+    stacked = stacked_weights(steps)  # (h, T, T)
+    diff = float(np.max(np.abs(stacked - full.trace.weights)))
+    return _read_only(CacheRun(full, tuple(steps), stacked, diff))
+
+
+class TiledRun(NamedTuple):
+    """One head's attention tiled into blocks of keys (``core.tiled.tiles``), beside the plain run's output."""
+
+    run: Run
+    tiles: tuple[Tile, ...]  # one per block of B_c keys
+    max_diff: float  # max |tiled output - the plain run's context| for this head
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def tiled_run(tokens: tuple[str, ...], config: AttentionConfig, head: int, block: int) -> TiledRun:
+    """Head ``head`` (0-based) of the sidebar's run, recomputed block by block with ``block`` keys per block."""
+    full = attention_run(tokens, config)
+    tr = full.trace
+    bias = None if tr.bias is None else tr.bias[head]  # (T_q, T_k): ALiBi's, (h, T_q, T_k) in the trace
+    blocks = tuple(
+        tiles(
+            tr.q[head],
+            tr.keys_per_head[head],
+            tr.values_per_head[head],
+            tr.mask,
+            block=block,
+            scale=tr.scale,
+            bias=bias,
+        )
+    )
+    diff = float(np.max(np.abs(blocks[-1].output() - tr.context[head])))
+    return _read_only(TiledRun(full, blocks, diff))

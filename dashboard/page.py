@@ -176,3 +176,11 @@ def session_id() -> str:
 def table_height(rows: int) -> int:
     """Pixels for an ``st.dataframe`` of ``rows`` rows and its header, so every row shows without scrolling."""
     return ROW_PX * (rows + 1) + 3
+
+
+def byte_size(n_bytes: int) -> str:
+    """A byte count in binary units, one decimal: ``1536 -> "1.5 KiB"``, ``2**30 -> "1.0 GiB"``."""
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n_bytes >= size:
+            return f"{n_bytes / size:,.1f} {unit}"
+    return f"{n_bytes} B"

@@ -105,6 +105,9 @@ VIEW_KEYS = (
     "shift_head",  # positions: which head
     "source",  # cross: the sentence keys and values come from
     "replay_step",  # train: the snapshot step the replay shows
+    "cache_step",  # kv_cache: the generation step t shown
+    "block_size",  # flash: B_c, the keys per block
+    "block",  # flash: the block shown
     "room",  # classroom: the room code a student follows (never the teacher key)
     "quiz",  # heads, model: predict, then reveal (dashboard/classroom/quiz_panel.py)
     "quiz_question",  # heads, model: which of the run's questions (in the URL, so a room shares it)

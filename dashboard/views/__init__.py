@@ -14,7 +14,21 @@ from dataclasses import dataclass
 import streamlit as st
 
 from dashboard.settings import Settings
-from dashboard.views import cross, heads, model, permutation, positions, scaling, shapes, steps, summary, tokens, train
+from dashboard.views import (
+    cross,
+    flash,
+    heads,
+    kv_cache,
+    model,
+    permutation,
+    positions,
+    scaling,
+    shapes,
+    steps,
+    summary,
+    tokens,
+    train,
+)
 
 
 @dataclass(frozen=True)
@@ -45,6 +59,12 @@ VIEWS: dict[str, View] = {
         View("summary", summary.render, "Per head: where the weight goes (itself, previous, first) and how spread."),
         View("cross", cross.render, "Cross-attention: one sentence's queries read another sentence's keys and values."),
         View("train", train.render, "Train a tiny transformer on a task, then replay how its heads' maps formed."),
+        View(
+            "kv_cache",
+            kv_cache.render,
+            "Generation one token at a time: the KV cache grows, one row of the map per step.",
+        ),
+        View("flash", flash.render, "FlashAttention's tiles: the same softmax, one block of keys at a time."),
     )
 }
 DEFAULT_VIEW = "heads"

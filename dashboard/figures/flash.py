@@ -1,0 +1,94 @@
+"""The tiled-attention view's figures: one block of scores, and each query row's running max, sum and correction.
+
+Pure builders: arrays in, ``go.Figure`` out (no Streamlit).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from dashboard.figures.grid import PRESENTER_SCALE
+from dashboard.figures.labels import position_labels
+from dashboard.figures.steps import scores_figure
+
+BEFORE, AFTER, CORRECTION = "#999999", "#0072B2", "#D55E00"
+"""Bar colours: the state before a block (grey), after it (blue), and the correction factor (vermillion)."""
+
+
+def block_figure(
+    scores: np.ndarray,
+    tokens: Sequence[str],
+    key_tokens: Sequence[str],
+    start: int,
+    *,
+    limit: float | None = None,
+    presenter: bool = False,
+) -> go.Figure:
+    """The block's scores ``(T_q, B_c)``, keys ``start .. start + B_c - 1``; -inf (masked) cells marked as masked."""
+    allowed = np.isfinite(scores)  # (T_q, B_c)
+    stop = start + scores.shape[1]
+    title = f"scores of keys {start + 1}–{stop}" if stop - start > 1 else f"scores of key {start + 1}"
+    return scores_figure(
+        np.where(allowed, scores, 0.0), tokens, key_tokens, title, limit=limit, allowed=allowed, presenter=presenter
+    )
+
+
+def state_figure(
+    m_old: np.ndarray,
+    m_new: np.ndarray,
+    l_old: np.ndarray,
+    l_new: np.ndarray,
+    correction: np.ndarray,
+    tokens: Sequence[str],
+    *,
+    presenter: bool = False,
+) -> go.Figure:
+    """Three panels over the query rows: m before and after, l before and after, and exp(m_old − m_new).
+
+    A row with no key seen yet has m = −∞: it is left out of the m panel (a gap), and its l is 0.
+    """
+    s = PRESENTER_SCALE if presenter else 1.0
+    y = position_labels(tokens)  # escaped, unique per position
+
+    def finite(a: np.ndarray) -> list[float | None]:
+        return [float(v) if np.isfinite(v) else None for v in a]
+
+    def bars(values, name, colour, axis, show):
+        return go.Bar(
+            x=finite(values),
+            y=y,
+            orientation="h",
+            name=name,
+            marker=dict(color=colour),
+            xaxis=f"x{axis}",
+            yaxis="y",
+            showlegend=show,
+            legendgroup=name,
+            hovertemplate=f"%{{y}}: {name} = %{{x:.4g}}<extra></extra>",
+        )
+
+    data = [
+        bars(m_old, "before the block", BEFORE, "", True),
+        bars(m_new, "after the block", AFTER, "", True),
+        bars(l_old, "before the block", BEFORE, 2, False),
+        bars(l_new, "after the block", AFTER, 2, False),
+        bars(correction, "exp(m_old − m_new)", CORRECTION, 3, True),
+    ]
+    font = round(13 * s)
+    gap = 0.06
+    width = (1 - 2 * gap) / 3
+    layout = dict(
+        barmode="group",
+        height=int((120 + 22 * len(tokens)) * s),
+        margin=dict(l=int(90 * s), r=int(10 * s), t=int(60 * s), b=int(40 * s)),
+        font=dict(size=font),
+        legend=dict(orientation="h", y=-0.08, yanchor="top"),
+        yaxis=dict(autorange="reversed", tickfont=dict(size=font)),
+        xaxis=dict(domain=[0, width], title=dict(text="running max m")),
+        xaxis2=dict(domain=[width + gap, 2 * width + gap], title=dict(text="running sum l"), anchor="y"),
+        xaxis3=dict(domain=[1 - width, 1], title=dict(text="correction"), anchor="y", range=[0, 1.05]),
+    )
+    return go.Figure(data=data, layout=layout)

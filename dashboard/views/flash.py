@@ -1,0 +1,116 @@
+"""Flash: the same attention, tiled. Keys in blocks of B_c; each query row keeps a running max, sum and accumulator.
+
+Everything drawn is read from ``compute.tiled_run``: ``core.tiled.tiles`` on head 1 of the
+sidebar's run, beside the plain run's output it must equal.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core.tiled import MEMORY_LENGTHS, score_memory, tiles
+from dashboard import compute
+from dashboard.figures.flash import block_figure, state_figure
+from dashboard.figures.steps import symmetric_limit
+from dashboard.page import (
+    PLOTLY_CONFIG,
+    byte_size,
+    served,
+    shape_text,
+    show_code,
+    table_height,
+    tokens_or_message,
+)
+from dashboard.settings import Settings
+
+EXACT = 1e-12
+"""The tiled output must equal plain softmax attention to this (float64 rounding is ~1e-16)."""
+HEAD = 0
+"""The head tiled (0-based): the lesson is the same for every head."""
+
+
+def render(settings: Settings) -> None:
+    settings = served(settings, "tiles", "recomputes one head block by block")
+    tokens = tokens_or_message(settings.sentence)
+    if tokens is None:
+        return
+    t = len(tokens)
+    block = _choice("Block size B_c", t, "block_size", max(1, t // 4), "How many keys one block holds.")
+    result = compute.tiled_run(tokens, settings.config, HEAD, block)
+    n_blocks = len(result.tiles)
+    b = _choice(
+        "Block", n_blocks, "block", 1, f"Step through the {n_blocks} blocks of keys; the last one gives the output."
+    )
+    tile = result.tiles[b - 1]
+    st.caption(
+        f"Head {HEAD + 1}, block {b} of {n_blocks}: keys {tile.start + 1}–{tile.stop}, scores "
+        f"{shape_text(tile.scores.shape)} = (T, B_c). Each query row keeps m (the largest score so far), l (the sum "
+        "of exp(score − m) so far) and an accumulator of exp(score − m)·v; a larger max rescales both by "
+        "exp(m_old − m_new)."
+    )
+    finite = [s.scores[s.scores > -float("inf")] for s in result.tiles]
+    limit = symmetric_limit(*finite)  # one colour range for every block of this head
+    left, right = st.columns(2)
+    left.plotly_chart(
+        block_figure(
+            tile.scores,
+            tokens,
+            result.run.key_tokens[tile.start : tile.stop],
+            tile.start,
+            limit=limit,
+            presenter=settings.presenter,
+        ),
+        width="stretch",
+        key="flash_block_chart",
+        config=PLOTLY_CONFIG,
+    )
+    right.plotly_chart(
+        state_figure(
+            tile.m_old, tile.m_new, tile.l_old, tile.l_new, tile.correction, tokens, presenter=settings.presenter
+        ),
+        width="stretch",
+        key="flash_state_chart",
+        config=PLOTLY_CONFIG,
+    )
+    if result.max_diff <= EXACT:
+        st.success(
+            f"After the last block, acc / l is head {HEAD + 1}'s attention output: max |difference| "
+            f"{result.max_diff:.1e} from the plain softmax (float64 rounding), with B_c = {block}."
+        )
+    else:
+        st.error(f"The tiled output differs from plain attention by up to {result.max_diff:.2e}.")
+    show_code(tiles, f"blocks = list(tiles(q, k, v, mask, block={block}))  # q, k, v of head {HEAD + 1}")
+    _memory(t, block)
+
+
+def _choice(label: str, n: int, key: str, default: int, help: str) -> int:
+    """A slider over 1..n (its value itself when n is 1)."""
+    if n == 1:
+        return 1
+    return int(
+        st.select_slider(
+            label, options=list(range(1, n + 1)), value=min(default, n), key=key, bind="query-params", help=help
+        )
+    )
+
+
+def _memory(t: int, block: int) -> None:
+    """The largest score array alive: (T, T) for plain attention, (T, B_c) tiled, per head in float32."""
+    rows = []
+    for length in (t, *MEMORY_LENGTHS):
+        m = score_memory(length, block)
+        rows.append(
+            {
+                "T": f"{length:,}" + (" (this sentence)" if length == t else ""),
+                "plain: (T, T) scores": byte_size(m.full_bytes),
+                f"tiled: (T, B_c = {m.block}) scores": byte_size(m.tile_bytes),
+            }
+        )
+    st.subheader("The largest array alive")
+    st.caption(
+        "Per head, float32: plain attention holds every score at once, the tiled loop one block of them. "
+        "On a GPU this is what keeps long contexts in fast on-chip memory."
+    )
+    table = pd.DataFrame(rows)
+    st.dataframe(table, hide_index=True, width="stretch", height=table_height(len(table)))

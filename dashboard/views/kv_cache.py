@@ -1,0 +1,126 @@
+"""KV cache: generation one token at a time. Step t computes q_t, k_t, v_t, appends k_t, v_t, attends over the cache.
+
+Everything drawn is read from ``compute.cache_run``: ``core.kv_cache.decode`` on the sidebar's
+sentence and weights, beside the full causal run it must equal.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core.kv_cache import (
+    CONTEXTS,
+    MODEL_SHAPES,
+    CacheShape,
+    cache_bytes,
+    cache_bytes_per_token,
+    decode,
+    multi_head_cache_bytes,
+)
+from dashboard import compute
+from dashboard.figures.kv_cache import cache_figure, rows_so_far_figure
+from dashboard.page import (
+    PLOTLY_CONFIG,
+    byte_size,
+    served,
+    shape_text,
+    show_code,
+    table_height,
+    tokens_or_message,
+)
+from dashboard.settings import Settings
+
+EXACT = 1e-12
+"""The stacked rows must equal the full causal map to this (float64 rounding is ~1e-16)."""
+
+
+def render(settings: Settings) -> None:
+    settings = served(settings, "decode", "generates one token at a time with the sidebar's projections")
+    tokens = tokens_or_message(settings.sentence)
+    if tokens is None:
+        return
+    result = compute.cache_run(tokens, settings.config)
+    steps, full = result.steps, result.full
+    t = _step(len(steps))
+    step = steps[t]
+    kv_heads, _, d_k = step.k_cache.shape
+    h = step.q.shape[0]
+    if not settings.config.causal:
+        st.info(
+            "Generation is causal: a token cannot attend to tokens not yet generated. This view uses the causal "
+            "mask whatever the sidebar's switch says."
+        )
+    st.caption(
+        f"Step {t + 1} of {len(steps)}: the newest token (position {t}) gets its query q_t {shape_text(step.q.shape)} "
+        f"and its key and value {shape_text((kv_heads, 1, d_k))}, appended to the cache, now "
+        f"{shape_text(step.k_cache.shape)} = (kv_heads, t, d_k). Its {h} queries attend over the {t + 1} cached keys: "
+        f"row {t + 1} of each head's causal map."
+    )
+    st.plotly_chart(
+        rows_so_far_figure(result.stacked, full.trace.mask, tokens, t, presenter=settings.presenter),
+        width="stretch",
+        key="cache_rows_chart",
+        config=PLOTLY_CONFIG,
+    )
+    if result.max_diff <= EXACT:
+        st.success(
+            f"The rows the {len(steps)} steps produced, stacked, are the full causal map: max |difference| "
+            f"{result.max_diff:.1e} over every head, row and key (float64 rounding)."
+        )
+    else:
+        st.error(f"The stacked rows differ from the full causal map by up to {result.max_diff:.2e}.")
+    st.plotly_chart(
+        cache_figure(step.k_cache, step.v_cache, tokens[: t + 1], presenter=settings.presenter),
+        width="stretch",
+        key="cache_chart",
+        config=PLOTLY_CONFIG,
+    )
+    show_code(decode, f"steps = decode(x, projections, {h})  # x (T, d_model) = X + P of the sidebar's sentence")
+    _memory(settings, kv_heads, d_k)
+
+
+def _step(n: int) -> int:
+    """The step shown (0-based), chosen with a slider over 1..T."""
+    if n == 1:
+        return 0
+    return (
+        int(
+            st.select_slider(
+                "Step t",
+                options=list(range(1, n + 1)),
+                value=n,
+                key="cache_step",
+                bind="query-params",
+                help="Generation step t: the t-th token is the newest; the cache then holds t keys and t values.",
+            )
+        )
+        - 1
+    )
+
+
+def _memory(settings: Settings, kv_heads: int, d_k: int) -> None:
+    """KV-cache bytes per token and at long contexts, fp16, for real models and the sidebar's settings."""
+    yours = CacheShape("your settings", 1, settings.config.n_heads, kv_heads, d_k)
+    rows = []
+    for shape in (*MODEL_SHAPES, yours):
+        rows.append(
+            {
+                "model": shape.name,
+                "layers": shape.n_layers,
+                "heads (query / K,V)": f"{shape.n_heads} / {shape.kv_heads}",
+                "d_k": shape.d_k,
+                "window": f"{shape.window:,}" if shape.window else "none",
+                "per token": byte_size(cache_bytes_per_token(shape)),
+                **{f"at {c:,} tokens": byte_size(cache_bytes(shape, c)) for c in CONTEXTS},
+                f"without grouping, at {CONTEXTS[-1]:,}": byte_size(multi_head_cache_bytes(shape, CONTEXTS[-1])),
+            }
+        )
+    st.subheader("How much memory the cache takes")
+    st.caption(
+        "K and V of every layer, every K/V head and every token, 2 bytes each (fp16). Grouped-query heads cache "
+        "fewer K/V heads; a sliding window keeps only its last w tokens, so it saves nothing until the context "
+        "is longer than the window. Shapes from the models' published configs."
+    )
+    table = pd.DataFrame(rows)
+    st.dataframe(table, hide_index=True, width="stretch", height=table_height(len(table)))

@@ -1,0 +1,72 @@
+"""The KV cache and flash figure builders on their own: arrays in, figure JSON checked, no Streamlit."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from core import attention_mask
+from dashboard.figures.flash import block_figure, state_figure
+from dashboard.figures.kv_cache import cache_figure, rows_so_far_figure
+from tests.dashboard.charts import grids, masked
+from tests.dashboard.conftest import escaped
+
+HOSTILE = ["<b>x</b>", "&amp;", "it's", "$x$"]
+
+
+def as_json(fig) -> dict:
+    return json.loads(fig.to_json())
+
+
+def test_rows_so_far_shows_rows_up_to_t_and_greys_the_rest():
+    rng = np.random.default_rng(0)
+    weights = rng.random((2, 4, 4))  # (h, T, T)
+    allowed = attention_mask(4, causal=True)
+    fig = as_json(rows_so_far_figure(weights, allowed, HOSTILE, 1))
+    z, hidden = grids(fig), masked(fig)
+    assert len(z) == 2
+    for k in range(2):
+        np.testing.assert_allclose(z[k][:2][allowed[:2]], weights[k][:2][allowed[:2]])
+        assert hidden[k][2:].all()  # rows 3 and 4: not decoded yet
+        np.testing.assert_array_equal(hidden[k][:2], ~allowed[:2])  # rows 1-2: only the future keys
+    text = json.dumps(fig)
+    assert escaped("<b>x</b>") in text and "<b>x</b>" not in text
+    with pytest.raises(ValueError, match="step"):
+        rows_so_far_figure(weights, allowed, HOSTILE, 4)
+
+
+def test_cache_figure_draws_k_and_v_of_every_kv_head():
+    rng = np.random.default_rng(1)
+    k, v = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 3, 4))  # (kv_heads, t, d_k)
+    fig = as_json(cache_figure(k, v, HOSTILE[:3]))
+    z = grids(fig)
+    assert len(z) == 4
+    for got, want in zip(z, [k[0], v[0], k[1], v[1]], strict=True):
+        np.testing.assert_allclose(got, want)
+    titles = json.dumps(fig["layout"].get("annotations", []))
+    assert "K, K/V head 2: (3, 4)" in titles and "V, K/V head 1: (3, 4)" in titles
+    with pytest.raises(ValueError, match="match"):
+        cache_figure(k, v, HOSTILE[:2])
+
+
+def test_block_figure_marks_minus_infinity_as_masked():
+    scores = np.array([[1.0, -np.inf], [0.5, -2.0], [-np.inf, -np.inf]])  # (T_q, B_c)
+    fig = as_json(block_figure(scores, HOSTILE[:3], HOSTILE[1:3], 4))
+    (z,), (hidden,) = grids(fig), masked(fig)
+    np.testing.assert_array_equal(hidden, ~np.isfinite(scores))
+    np.testing.assert_allclose(z[np.isfinite(scores)], scores[np.isfinite(scores)])
+    assert "keys 5–6" in json.dumps(fig, ensure_ascii=False)
+
+
+def test_state_figure_draws_each_running_number_and_leaves_minus_infinity_out():
+    m_old, m_new = np.array([-np.inf, 1.0]), np.array([2.0, 3.0])
+    l_old, l_new = np.array([0.0, 1.5]), np.array([1.0, 1.2])
+    correction = np.exp(m_old - m_new)
+    fig = as_json(state_figure(m_old, m_new, l_old, l_new, correction, HOSTILE[:2]))
+    xs = [trace["x"] for trace in fig["data"]]
+    assert xs[0] == [None, 1.0] and xs[1] == [2.0, 3.0]
+    assert xs[2] == [0.0, 1.5] and xs[3] == [1.0, 1.2]
+    np.testing.assert_allclose(xs[4], [0.0, np.exp(-2.0)])
+    assert all(trace["y"] == ["0·" + escaped(HOSTILE[0]), "1·" + escaped(HOSTILE[1])] for trace in fig["data"])

@@ -1,0 +1,95 @@
+"""The kv_cache and flash views (AppTest): what they draw is the sidebar's attention, decoded or tiled.
+
+The references are core's plain paths run here on the page's own settings: ``core.run`` with the
+causal mask for the cache's rows, the run's scores for the flash blocks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from core import run, tokenize
+from dashboard.settings import DEFAULTS
+from tests.dashboard.charts import charts, grids, masked
+from tests.dashboard.conftest import make_app, no_exception
+
+
+def page(view: str, **query: str):
+    at = make_app(view=view, **query).run()
+    no_exception(at)
+    return at
+
+
+def plain_run(causal: bool, **config):
+    tokens = tuple(tokenize(DEFAULTS.sentence))
+    return tokens, run(tokens, replace(DEFAULTS.config, causal=causal, **config))
+
+
+@pytest.mark.parametrize(
+    "query", [{}, {"causal": "true"}, {"causal": "false"}, {"positional": "rope"}, {"n_heads": "2"}]
+)
+def test_cache_rows_are_the_full_causal_maps_rows(query):
+    at = page("kv_cache", cache_step="3", **query)
+    config = {"positional": query["positional"]} if "positional" in query else {}
+    config |= {"n_heads": int(query["n_heads"])} if "n_heads" in query else {}
+    _, full = plain_run(True, **config)
+    fig = charts(at)["cache_rows_chart"]
+    z, hidden = grids(fig), masked(fig)
+    assert len(z) == full.trace.n_heads
+    for k in range(full.trace.n_heads):
+        seen = full.trace.mask[:3]  # rows 1-3: the keys each query may see
+        np.testing.assert_allclose(z[k][:3][seen], full.trace.weights[k][:3][seen], atol=1e-12)
+        np.testing.assert_array_equal(hidden[k][:3], ~seen)
+        assert hidden[k][3:].all()  # rows not decoded by step 3
+    (success,) = at.success
+    assert "are the full causal map" in success.value and "e-1" in success.value  # e.g. 2.2e-16
+    sidebar_causal = query["causal"] == "true" if "causal" in query else DEFAULTS.config.causal
+    assert ("uses the causal mask" in " ".join(i.value for i in at.info)) == (not sidebar_causal)
+
+
+def test_cache_chart_shows_t_keys_and_values_per_kv_head():
+    at = page("kv_cache", cache_step="5")
+    _, full = plain_run(True)
+    z = grids(charts(at)["cache_chart"])
+    assert len(z) == 2 * full.trace.kv_heads
+    np.testing.assert_allclose(z[0], full.trace.k[0][:5], atol=1e-12)  # K of K/V head 1, rows 1-5
+    np.testing.assert_allclose(z[1], full.trace.v[0][:5], atol=1e-12)
+
+
+def test_cache_memory_table_gives_the_models_bytes():
+    at = page("kv_cache")
+    df = at.dataframe[0].value
+    rows = {name: row for name, row in zip(df["model"], df.to_dict("records"), strict=True)}
+    assert rows["Llama 3 8B"]["per token"] == "128.0 KiB"
+    assert rows["Llama 3 8B"]["at 32,768 tokens"] == "4.0 GiB"
+    assert rows["Mistral 7B"]["at 32,768 tokens"] == rows["Mistral 7B"]["at 4,096 tokens"] == "512.0 MiB"
+    assert rows["Llama 3 70B"]["without grouping, at 32,768"] == "80.0 GiB"
+    assert "your settings" in rows
+
+
+@pytest.mark.parametrize(("block_size", "block"), [("1", "1"), ("3", "2"), ("8", "1")])
+def test_flash_block_is_the_runs_scores_for_those_keys(block_size, block):
+    at = page("flash", block_size=block_size, block=block, causal="true")
+    tokens, full = plain_run(True)
+    b, i = int(block_size), int(block)
+    start, stop = (i - 1) * b, min(i * b, len(tokens))
+    fig = charts(at)["flash_block_chart"]
+    (z,), overlays = grids(fig), masked(fig)
+    want = full.trace.scores[0][:, start:stop]  # head 1's scaled scores of this block's keys
+    allowed = full.trace.mask[:, start:stop]
+    np.testing.assert_allclose(z[allowed], want[allowed], atol=1e-12)
+    hidden = overlays[0] if overlays else np.zeros_like(allowed)  # no overlay when nothing is masked
+    np.testing.assert_array_equal(hidden, ~allowed)
+    (success,) = at.success
+    assert f"B_c = {b}" in success.value and "acc / l" in success.value
+
+
+def test_flash_memory_table_compares_t_by_t_with_t_by_block():
+    at = page("flash", block_size="2")
+    df = at.dataframe[0].value
+    assert list(df["T"])[1:] == ["4,096", "131,072"]
+    assert list(df["plain: (T, T) scores"])[1:] == ["64.0 MiB", "64.0 GiB"]
+    assert list(df["tiled: (T, B_c = 2) scores"])[1:] == ["32.0 KiB", "1.0 MiB"]
