@@ -20,7 +20,7 @@ from types import CodeType
 import pytest
 import streamlit as st
 
-from core import causal_mask, head_contributions, multi_head_attention
+from core import causal_mask, head_contributions, scaled_dot_product_attention
 from dashboard.page import CODE_LABEL, source_lines
 from tests.conftest import ROOT
 from tests.dashboard.conftest import figures, make_app, no_exception
@@ -104,7 +104,7 @@ def test_a_changed_source_would_be_caught():
     """The check above is not vacuous: a line core does not contain is not found in any function that ran."""
     _, called = run_recording_core(view="steps")
     assert not any(is_in_order_within(["weights = softmax(scores / d_k)"], source_of(code)) for code in called)
-    real = source_lines(multi_head_attention, "context = weights @ v").splitlines()
+    real = source_lines(scaled_dot_product_attention, "output = weights @ v").splitlines()
     assert any(is_in_order_within(real, source_of(code)) for code in called)
 
 
@@ -117,7 +117,7 @@ def test_steps_show_one_snippet_per_step_with_the_formula_lines():
         "e = np.exp(x - x_max)",
         "return q @ k_t * float(scale)",
         "scores = np.where(mask, scores, -np.inf)",
-        "context = weights @ v",
+        "output = weights @ v",
         "concat = merge_heads(context)",
     ):
         assert line in text, line
@@ -137,5 +137,7 @@ def test_core_reads_like_the_lesson():
         "output = weights @ v",
     ):
         assert line in attention, line
-    for line in ("split_heads(linear(x, proj.w_q", "context = weights @ v", "concat = merge_heads(context)"):
+    for line in ("split_heads(linear(x, proj.w_q", "= scaled_dot_product_attention(", "concat = merge_heads(context)"):
         assert line in multihead, line
+    for formula in ("weights @ v", "masked_softmax(", "attention_scores("):  # the formula once: attention.py's
+        assert formula not in multihead, formula
