@@ -1,4 +1,4 @@
-"""Hostile and refused sentences in the steps, scaling, positions and summary views, through AppTest.
+"""Hostile and refused sentences in the steps, scaling, positions, summary, kv_cache and flash views (AppTest).
 
 The same sentences, leak scan and label check as test_hostile_app.py; the label check
 also allows the coordinate columns "0".."d-1" of the steps view's vector matrices.
@@ -12,7 +12,7 @@ from core import MAX_TOKENS, tokenize
 from tests.dashboard.conftest import figures, make_app, no_exception
 from tests.dashboard.test_hostile_app import CANARY, HOSTILE, MARKUP, check_figure_escapes_tokens, user_text_leaks
 
-VIEWS = ("steps", "scaling", "positions", "summary")
+VIEWS = ("steps", "scaling", "positions", "summary", "kv_cache", "flash")
 
 
 @pytest.mark.parametrize("view", VIEWS)
