@@ -26,7 +26,7 @@ from core.training.runs import runs_of
 from tests.conftest import require_minilm
 
 SENTENCE = "the cat sat on the mat"
-ASKED = ("permutation", "cross", "positions", "scaling", "unscaled", "causal", "seed")
+ASKED = ("permutation", "cross", "positions", "scaling", "unscaled", "causal", "seed", "decode", "tiles")
 
 
 def same_run(a, b) -> None:
