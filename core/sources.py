@@ -246,10 +246,17 @@ class MiniLMSource(ModelSource):
     EXAMPLES: ClassVar[tuple[tuple[str, int, int, str], ...]] = (
         ("The bank of the river.", 1, 3, "layer 1, head 3 looks at the previous piece"),
         ("The bank of the river.", 2, 9, "layer 2, head 9 looks at the next piece"),
-        ("the cat sat on the mat because it was tired", 6, 12, "layer 6, head 12 sends “it” to “cat”"),
+        (
+            "the teacher praised the students because they worked hard",
+            4,
+            2,
+            "layer 4, head 2 sends “they” to “students”",
+        ),
         ("the cat sat on the mat because it was tired", 3, 8, "layer 3, head 8 parks its weight on [CLS]"),
     )
-    """Heads the summary view's metrics name, checked in tests/core."""
+    """A pattern core names the head for (most of its rows show it), or a token-to-token claim where the head is
+    specific (``core.head_summary.SPECIFIC``); each checked on 5 or more sentences in
+    tests/core/test_pretrained_heads.py."""
     ARCHITECTURE: ClassVar[Architecture] = Architecture(
         MINILM.d_model, MINILM.n_heads, MINILM.n_layers, "learned", fixed=True
     )

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from core import AttentionConfig, head_summary, name_patterns
+from core.head_summary import SPECIFIC, specificity
 from core.sources import MiniLMSource, source_class
 from dashboard.classroom.tours import TOUR_KEYS, TOURS_DIR, load_tours, parse_tour, step_state
 from dashboard.settings import DEFAULT_CONFIG, LINK_KEYS, Settings
@@ -165,6 +166,8 @@ def test_the_notes_claims_hold(slug, number):
         query, key = step.attends
         q = r.tokens.index(query)
         assert r.tokens[int(np.argmax(r.trace.weights[k, q]))] == key
+        # and the head is specific to the query: not a column every row reads
+        assert specificity(r.trace.weights[k], q, r.tokens.index(key), r.trace.mask) >= SPECIFIC
 
 
 def test_the_default_config_is_what_a_step_resets_to():
