@@ -2,6 +2,8 @@
 
     python -m bench.train                # step table + time to 99% and memory per task (~2 minutes)
     python -m bench.train --no-steps     # only the per-task runs
+    python -m bench.train --seeds        # the seed survey: 12 seeds per task, the fraction that forms the circuit
+    python -m bench.train --seeds --tasks induction --first 1000 --count 6   # other seeds, one task
 
 Part 1, one step = forward + cross-entropy + backward + Adam, at B = 64, T = 24,
 vocabulary 20, 2 heads, causal, learned positions, float32 (the dtype training
@@ -28,6 +30,13 @@ OPENBLAS_NUM_THREADS=1 (one core): wall-clock seconds until the held-out evaluat
 that first reads >= 99% (evaluations included), the whole run, and the memory the
 run adds: tracemalloc's peak (NumPy reports its arrays to it) and the growth of the
 process's peak RSS across ``train``.
+
+``--seeds``, each task at its recommended settings but the seed, seeds 0..11 by default
+(one process per task, one core): per seed the step and seconds to 99%, the held-out
+accuracy, the lowest accuracy over the places of the repeat (induction), the circuit's
+heads with their weight and share of rows, and whether it formed
+(``core.training.pretrain.SeedRun.formed``); then per task "k of n seeds form it by
+step N". ``core.training.train.SEED_SURVEY`` records these numbers for the page.
 """
 
 from __future__ import annotations
@@ -221,11 +230,52 @@ def time_tasks() -> None:
         )
 
 
+RUN_SURVEY = """
+import dataclasses, json, sys
+from core.training.pretrain import describe, survey_one
+from core.training.train import recommended
+for seed in range(int(sys.argv[2]), int(sys.argv[3])):
+    r = survey_one(dataclasses.replace(recommended(sys.argv[1]), seed=seed))
+    print(json.dumps({**dataclasses.asdict(r), "formed": r.formed, "line": describe(r)}), flush=True)
+"""
+
+
+def seed_survey(tasks: list[str], first: int, count: int) -> None:
+    print(f"\nSeeds {first}..{first + count - 1} at each task's recommended settings, one core, one process per task:")
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    for task in tasks:
+        print(f"\n{task}:")
+        args = [sys.executable, "-c", RUN_SURVEY, task, str(first), str(first + count)]
+        runs = []
+        with subprocess.Popen(args, env=env, stdout=subprocess.PIPE, text=True) as proc:
+            for line in proc.stdout:
+                r = json.loads(line)
+                runs.append(r)
+                print("  " + r["line"], flush=True)
+        if proc.returncode:
+            raise SystemExit(f"the {task} survey failed (exit {proc.returncode})")
+        formed = [r for r in runs if r["formed"]]
+        by = max((r["step99"] for r in formed), default=None)
+        slowest = max((r["seconds99"] for r in formed), default=None)
+        print(
+            f"  {task}: {len(formed)} of {len(runs)} seeds form it"
+            + (f" by step {by} (slowest {slowest:.1f} s to 99%)" if formed else "")
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--no-steps", action="store_true", help="skip the numpy-vs-torch step table")
+    parser.add_argument("--seeds", action="store_true", help="only the seed survey (see the docstring)")
+    parser.add_argument("--tasks", nargs="+", default=list(TASK_NAMES), choices=TASK_NAMES, help="survey tasks")
+    parser.add_argument("--first", type=int, default=0, help="first survey seed")
+    parser.add_argument("--count", type=int, default=12, help="survey seeds per task")
     args = parser.parse_args()
     start = time.perf_counter()
+    if args.seeds:
+        seed_survey(args.tasks, args.first, args.count)
+        print(f"\n{time.perf_counter() - start:.0f} s")
+        return 0
     steady_allocator()
     if not args.no_steps:
         try:

@@ -248,7 +248,7 @@ def specificity(weights: np.ndarray, query: int, key: int, mask: np.ndarray | No
     not attend to ``key`` (a causal row before it gives it 0 by force, not by choice).
     """
     w = np.asarray(weights, dtype=np.float64)
-    t_q, t_k = w.shape[-2:]
+    t_q = w.shape[-2]
     allowed = np.ones(w.shape, dtype=bool) if mask is None else np.broadcast_to(np.asarray(mask, dtype=bool), w.shape)
     others = allowed[..., key] & (np.arange(t_q) != query)  # (..., T_q): rows that could have chosen key
     return w[..., query, key] - _mean(w[..., key], others)  # (...)

@@ -26,13 +26,25 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from dataclasses import dataclass
 
 import numpy as np
 
-from core.training.train import RECOMMENDED, TRAINED_DIR, TrainResult, recommended, train, trained_path
+from core.training.patterns import CircuitHead, circuit_heads
+from core.training.train import (
+    RECOMMENDED,
+    TRAINED_DIR,
+    TrainResult,
+    TrainSettings,
+    accuracy_by_start,
+    held_out,
+    recommended,
+    train,
+    trained_path,
+)
 
-SURVEY_STEPS = 600
-"""Steps of each run of the seed survey above (``--steps``): every recommendation's number of steps or more."""
+PLACED = 4096
+"""Held-out sequences for the accuracy per repeat position: about 200 per place of the second copy."""
 
 
 def circuit(result: TrainResult) -> str:
@@ -40,28 +52,79 @@ def circuit(result: TrainResult) -> str:
     p = result.patterns()
     if result.final_accuracy < 0.99:
         return "unsolved"
-    if p.previous_at_source[0].max() >= 0.9 and p.answer[1].max() >= 0.9:
+    if all(h.formed for h in circuit_heads("induction", p)):
         return "textbook"
     if np.nanmax(p.duplicate[0]) >= 0.5:
         return "duplicate-token"
     return "mixed"
 
 
-def survey(task: str, seeds: range, steps: int) -> list[tuple[int, str, float, dict[str, float]]]:
-    """Train ``task`` at its recommended settings for each seed: ``(seed, circuit, accuracy, named pattern)``."""
+@dataclass(frozen=True)
+class SeedRun:
+    """One seed of a survey: what ``bench.train --seeds`` prints and ``SEED_SURVEY`` records."""
+
+    seed: int
+    step99: int | None
+    """First evaluated step at >= 99% held-out accuracy (None: never)."""
+    seconds99: float | None
+    """Wall-clock seconds to it (one core in bench.train; not deterministic)."""
+    accuracy: float
+    """Held-out accuracy after the last step."""
+    heads: tuple[CircuitHead, ...]
+    """The task's circuit heads, with their weights and shares of rows."""
+    worst_place: float
+    """The lowest held-out accuracy over the places of the scored stretch (for induction: where the repeat sits)."""
+
+    @property
+    def formed(self) -> bool:
+        """Reached 99%, every circuit head formed (``CircuitHead.formed``), and >= 97% wherever the repeat sits."""
+        return self.step99 is not None and all(h.formed for h in self.heads) and self.worst_place >= PLACE_ACCURACY
+
+
+PLACE_ACCURACY = 0.97
+"""The least held-out accuracy at every place of the repeat for a seed to count (the issue's bar)."""
+
+
+def survey_one(settings: TrainSettings) -> SeedRun:
+    """Train ``settings`` and measure it as a survey does."""
+    result = train(settings)
+    s = result.settings
+    placed = held_out(s.task, s.length, s.model.causal, PLACED)
+    by_place = accuracy_by_start(result.params, s.model, placed)
+    heads = tuple(circuit_heads(s.task, result.patterns()))
+    return SeedRun(
+        s.seed, result.step_to_target, result.seconds_to_target, result.final_accuracy, heads, min(by_place.values())
+    )
+
+
+def survey(task: str, seeds: range, steps: int | None = None) -> list[SeedRun]:
+    """Train ``task`` at its recommended settings (``steps`` if given) for each seed, printing each as it ends."""
     rows = []
     for seed in seeds:
-        result = train(dataclasses.replace(recommended(task), seed=seed, steps=steps))
-        name = circuit(result) if task == "induction" else ("solved" if result.final_accuracy >= 0.99 else "unsolved")
-        rows.append((seed, name, result.final_accuracy, result.named_pattern()))
-        print(seed, name, f"{result.final_accuracy:.4f}", {k: round(v, 3) for k, v in rows[-1][3].items()}, flush=True)
+        settings = dataclasses.replace(recommended(task), seed=seed)
+        if steps is not None:
+            settings = dataclasses.replace(settings, steps=steps)
+        rows.append(run := survey_one(settings))
+        print(describe(run), flush=True)
     return rows
+
+
+def describe(run: SeedRun) -> str:
+    """One survey line."""
+    heads = ", ".join(
+        f"{h.description} L{h.layer + 1}H{h.head + 1} {h.weight:.2f} ({h.share:.0%} of rows)" for h in run.heads
+    )
+    t99 = "-" if run.seconds99 is None else f"{run.seconds99:.1f} s"
+    return (
+        f"seed {run.seed:>3}: 99% at step {run.step99 or '-':>5} ({t99}), held-out {run.accuracy:.4f}, "
+        f"worst place {run.worst_place:.3f}; {heads}; {'formed' if run.formed else 'NOT formed'}"
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--survey", nargs=3, metavar=("TASK", "FIRST", "STOP"), help="survey seeds FIRST..STOP-1")
-    parser.add_argument("--steps", type=int, default=SURVEY_STEPS, help="steps per survey run")
+    parser.add_argument("--steps", type=int, default=None, help="steps per survey run (default: the recommended)")
     args = parser.parse_args()
     if args.survey:
         task, first, stop = args.survey

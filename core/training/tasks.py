@@ -9,8 +9,9 @@ positions are scored, and where the answer sits (the key a perfect head would re
   ``x[T-1-t]`` (an anti-diagonal); causal: ``x SEP reversed(x)``, next-token style.
 - sort: ``x SEP sorted(x)`` for distinct digits, next-token style, causal. Pattern:
   each position looks up the next-larger digit in ``x``.
-- induction: ``filler + block + block``, next-token style, causal, 2 layers. In the
-  second copy each token is followed by what followed it in the first: layer 1 puts
+- induction: ``filler + block + filler + block + filler``, the repeat anywhere, next-token
+  style, causal, 2 layers. In the second copy each token is followed by what followed
+  it in the first: layer 1 puts
   the previous token into each position (previous-token head), layer 2 finds the
   earlier occurrence of the current token and copies what came after it (induction head).
 
@@ -171,28 +172,32 @@ INDUCTION_BLOCK = (4, 8)
 
 
 def _induction(rng: np.random.Generator, n: int, length: int, causal: bool) -> Batch:
-    """``filler + block + block`` over 20 letters; the second copy (after its first token) is scored.
+    """``filler + block + filler + block + filler`` over 20 letters; the second copy (but its last token) is scored.
 
-    The block's letters are distinct and the filler uses none of them, so the only
-    earlier occurrence of a second-copy token is its twin in the first copy.
+    The second copy starts anywhere (uniformly), the first anywhere before it, and filler
+    fills the rest (before, between, after; each may be empty), so the repeat sits
+    anywhere in the sequence and the gap between the copies varies: where
+    the second copy is says nothing about the answer, only the earlier twin does. The
+    block's letters are distinct and the fillers use none of them, so the only earlier
+    occurrence of a second-copy token is its twin in the first copy.
     """
     total = length + 1  # full sequence; the model sees its first `length` tokens
     vocab = len(LETTERS)
     block_len = rng.integers(INDUCTION_BLOCK[0], INDUCTION_BLOCK[1] + 1, size=n)  # (B,)
+    second = rng.integers(block_len, total - block_len + 1)  # (B,): where the second copy starts, uniform
+    first = rng.integers(0, second - block_len + 1)  # (B,): where the first copy starts, uniform before it
     perm = np.argsort(rng.random((n, vocab)), axis=1)  # (B, V): a random order of the letters per row
     filler_pick = rng.integers(0, vocab, size=(n, total))  # (B, T+1): indexes into the letters left after the block
     seq = np.empty((n, total), dtype=np.int64)
-    source = np.zeros((n, length), dtype=np.int64)
-    for b in range(n):  # rows differ in block length; n is at most a few thousand
-        ell = int(block_len[b])
+    for b in range(n):  # rows differ in block length and placement; n is at most a few thousand
+        ell, one, two = int(block_len[b]), int(first[b]), int(second[b])
         block, rest = perm[b, :ell], perm[b, ell:]
-        filler_len = total - 2 * ell
-        seq[b, :filler_len] = rest[filler_pick[b, :filler_len] % len(rest)]
-        seq[b, filler_len : filler_len + ell] = block
-        seq[b, filler_len + ell :] = block
-        source[b] = np.arange(length) - ell + 1  # position p copies the token after p's twin, at p - ell + 1
-    filler_len = total - 2 * block_len
-    return _next_token(seq, filler_len + block_len, filler_len + 2 * block_len - 2, source)
+        seq[b] = rest[filler_pick[b] % len(rest)]  # filler everywhere, then the two copies over it
+        seq[b, one : one + ell] = block
+        seq[b, two : two + ell] = block
+    pos = np.arange(length)  # (T,)
+    source = pos - (second - first)[:, None] + 1  # (B, T): position p copies the token after its twin
+    return _next_token(seq, second, second + block_len - 2, source)
 
 
 _SAMPLERS = {"shift": _shift, "reverse": _reverse, "sort": _sort, "induction": _induction}

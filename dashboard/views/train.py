@@ -17,9 +17,8 @@ import pandas as pd
 import streamlit as st
 
 from core import head_summary, name_patterns
-from core.training import TrainSettings, head_patterns, recommended, train
+from core.training import TrainSettings, head_patterns, recommended, seed_note, train
 from core.training.model import forward
-from core.training.pretrain import SURVEY_STEPS
 from core.training.train import snapshot
 from dashboard.figures.train import curves_figure, formation_figure, layers_figure
 from dashboard.page import PLOTLY_CONFIG, session_id, show_code, table_height
@@ -68,21 +67,6 @@ SETTING_NAMES = {
     "seed": "seed",
 }
 """The recommended settings by widget key, with their names on the page."""
-
-SEED_NOTES = {
-    "shift": "Other seeds: every seed tried (0, 1, 2) reached 99% with a previous-token head of 0.97 or more.",
-    "reverse": "Other seeds: every seed tried (0, 1, 2) reached 99% with an anti-diagonal head of 0.97 or more.",
-    "sort": "Other seeds: of seeds 0 to 7 at the recommended settings but {survey} steps (the recommendation trains "
-    "{steps}), 5 reached 99%, with a next-larger-digit head at 0.78 to 0.85; 3 stopped at 81 to 95%. The "
-    "recommended seed, 1, is one of the 5.",
-    "induction": "Other seeds learn other circuits. Of seeds 0 to 11 at the recommended settings but {survey} steps "
-    "(the recommendation trains {steps}), 4 learned the textbook circuit; in 4, layer 1 became a duplicate-token "
-    "head instead (about 0.6 of its weight on the earlier copy of its own token, 0.07 or less on the previous "
-    "token) while layer 2 still read the position after the twin; 2 had a weaker previous-token head (0.74 and "
-    "0.89); 2 stayed below 99%. The recommended seed, 3, is a textbook run.",
-}
-"""What the seed survey found (``core/training/pretrain.py``'s docstring, measured with this code); ``{survey}`` is
-its steps per run (``SURVEY_STEPS``), ``{steps}`` the recommendation's."""
 
 CIRCUIT_WORDS = {
     "textbook": "This run learned the textbook circuit: a previous-token head in layer 1 and an induction head in "
@@ -382,8 +366,7 @@ def _learned(trained: Trained) -> None:
     if (circuit := trained.circuit()) is not None:
         st.markdown(CIRCUIT_WORDS[circuit] if circuit in CIRCUIT_WORDS else mixed_words(trained))
     st.dataframe(_pattern_table(trained), hide_index=True, width="stretch", height=table_height(p.answer.size))
-    task = result.settings.task
-    st.caption(SEED_NOTES[task].format(survey=SURVEY_STEPS, steps=recommended(task).steps))
+    st.caption(seed_note(result.settings.task))  # the survey's measured fraction (core.training.SEED_SURVEY)
     show_code(head_patterns, "patterns = head_patterns(result.params, result.settings.model, held_out_batch)")
 
 

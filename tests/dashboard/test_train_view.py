@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from core import head_summary
-from core.training import TASK_NAMES, load_trained, recommended, train
+from core.training import TASK_NAMES, load_trained, recommended, seed_note, train
 from dashboard.training_jobs import SESSION_SECONDS, Registry, registry
 from dashboard.views import train as train_view
 from tests.dashboard.charts import charts, grids
@@ -65,6 +65,7 @@ def test_recommended_settings_show_the_pretrained_model(task):
     assert int(slider.value) == result.snapshot_steps[-1]
     assert "pre-trained" in " ".join(m.value for m in at.markdown)
     assert any("uses all of them" in c.value for c in at.caption)
+    assert seed_note(task) in [c.value for c in at.caption]  # the survey's fraction, from core.training.SEED_SURVEY
     assert not at.warning and not at.error
 
 
