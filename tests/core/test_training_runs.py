@@ -48,11 +48,13 @@ WEIGHT_RTOL = 1e-3
 PATTERN_FLOOR = {
     "previous-token head": 0.9,
     "anti-diagonal head": 0.9,
-    "next-larger-digit head": 0.75,
+    "next-larger-digit head": 0.7,
     "layer 1 previous-token head": 0.9,
     "layer 2 induction head": 0.9,
 }
-"""The least mean weight each named pattern's best head must put on its key at the recommended settings."""
+"""The least mean weight each named pattern's best head must put on its key at the recommended settings. Sort's
+two heads share the lookup (core.training.train.RECOMMENDED says so), so its best head is lower than a lone
+head's ~0.8."""
 
 LEARNED = {
     "shift": {"previous-token head"},
@@ -77,6 +79,9 @@ def test_recommended_settings_learn_the_named_pattern(task, retrained):
     assert pattern.keys() == LEARNED[task]
     for name, weight in pattern.items():
         assert weight >= PATTERN_FLOOR[name], (name, weight)
+    assert all(head.formed for head in circuit_heads(task, result.patterns()))  # named from most of its rows
+    placed = held_out(task, result.settings.length, result.settings.model.causal, 4096)
+    assert min(accuracy_by_start(result.params, result.settings.model, placed).values()) >= 0.97
 
 
 @pytest.mark.parametrize("task", TASK_NAMES)

@@ -58,7 +58,11 @@ def test_first_layer_splits_embeddings_and_positions(task):
     tokens = result.fixed_example.inputs[0]
     first = runs_of(result, tokens)[0]
     np.testing.assert_array_equal(first.x, result.params["embed"][tokens])  # the token rows, no position
-    np.testing.assert_array_equal(first.positions, result.params["pos"][: len(tokens)])  # learned table
+    if result.settings.model.positional == "learned":
+        np.testing.assert_array_equal(first.positions, result.params["pos"][: len(tokens)])  # the learned table
+    else:  # induction runs RoPE: positions rotate q and k inside attention, nothing is added to x
+        assert result.settings.model.positional == "rope" and "pos" not in result.params
+        np.testing.assert_array_equal(first.positions, 0)
 
 
 def test_second_layer_reads_the_residual_stream():
