@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from core import head_summary
-from core.training import TASK_NAMES, load_trained, recommended, seed_note, train
+from core.training import SEED_SURVEY, TASK_NAMES, load_trained, recommended, seed_note, train
 from dashboard.training_jobs import SESSION_SECONDS, Registry, registry
 from dashboard.views import train as train_view
 from tests.dashboard.charts import charts, grids
@@ -319,13 +319,16 @@ def test_a_mixed_circuit_names_only_the_patterns_its_numbers_reach():
     assert "layer 1 has a previous-token head" in train_view.mixed_words(dataclasses.replace(trained, patterns=strong))
 
 
-def test_the_seed_survey_says_its_own_steps_next_to_the_recommendation():
+def test_the_seed_survey_is_stated_for_the_recommended_settings_it_ran():
+    """The survey ran each task's recommended settings, steps included (it once ran 600 steps of a 500-step one)."""
     at = make_app(view="train", task="induction").run()
     no_exception(at)
-    [survey] = [c.value for c in at.caption if c.value.startswith("Other seeds")]
-    steps = recommended("induction").steps
-    assert f"but 600 steps (the recommendation trains {steps})" in survey
-    assert "At these settings (600 steps)" not in survey and "at these settings (600 steps)" not in survey
+    [survey] = [c.value for c in at.caption if c.value.startswith("At the recommended settings")]
+    assert survey == seed_note("induction")
+    survey_of = SEED_SURVEY["induction"]
+    slowest = max(step for step, formed in zip(survey_of.step99, survey_of.formed, strict=True) if formed)
+    assert f"{sum(survey_of.formed)} of {len(survey_of.seeds)} seeds" in survey and f"by step {slowest}" in survey
+    assert slowest <= recommended("induction").steps
 
 
 def test_trained_weights_cannot_run_unscaled_and_say_so():
