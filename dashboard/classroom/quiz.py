@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core import PATTERNS, head_summary, name_patterns
+from core.head_summary import NAMED_SHARE
 
 CLEAR_MARGIN = 0.1
 """The right key outweighs the runner-up by at least a tenth of the 0-1 colour scale: a different colour
@@ -161,33 +162,30 @@ def pattern_questions(
         if len(having) != 1:
             continue
         [best] = having
-        values = np.asarray(getattr(summary, p.metric), dtype=np.float64)  # (h,)
+        values = np.asarray(summary.shares[p.metric], dtype=np.float64)  # (h,): each head's share of rows
         others = [k for k in range(h) if k != best and np.isfinite(values[k])]
         runner = max(others, key=lambda k: values[k]) if others else None
         words = METRIC_WORDS.get(p.metric, p.metric)
-        then = (
-            f" The next is head {runner + 1} with {values[runner]:.2f}, under the threshold."
-            if runner is not None
-            else ""
-        )
+        rows = f"more than {p.threshold:g} of their weight {words}"
+        then = f" The next is head {runner + 1}, in {values[runner]:.0%} of its rows." if runner is not None else ""
         out.append(
             Question(
                 kind="pattern",
-                text=f"Which head of {where} is the {p.name} head? It puts more than {p.threshold:g} of each "
-                f"query's weight, on average, {words}.",
+                text=f"Which head of {where} is the {p.name} head? In more than {NAMED_SHARE:.0%} of its rows, "
+                f"a query puts more than {p.threshold:g} of its weight {words}.",
                 choices=tuple(f"head {k + 1}" for k in range(h)),
                 answer=best,
                 explanation=(
-                    f"Head {best + 1} puts {values[best]:.2f} of each query's weight {words}, on average "
-                    f"({p.metric} in core.head_summary); core names a head {p.name} from {p.threshold:g}, and "
-                    f"no other head of {where} reaches it.{then}"
+                    f"Head {best + 1}: {values[best]:.0%} of its rows put {rows} (shares in core.head_summary); "
+                    f"core names a head {p.name} when more than {NAMED_SHARE:.0%} of its rows do, and no other head "
+                    f"of {where} does.{then}"
                 ),
                 layer=layer,
                 head=best,
                 options=tuple(range(h)),
                 values=tuple(float(v) for v in values),
                 pattern=p.name,
-                threshold=p.threshold,
+                threshold=NAMED_SHARE,
                 context=context,
             )
         )
@@ -229,11 +227,14 @@ def questions(
 
 def verdict(question: Question, pick: int) -> str:
     """One line for the student's pick (an index into ``choices``), with the numbers of both."""
-    unit = "weight" if question.kind == "word" else question.pattern and "on average"
     mine, right = question.values[pick], question.values[question.answer]
+    if question.kind == "word":
+        mine_text, right_text = f"{mine:.2f}", f"{right:.2f} weight"
+    else:  # a pattern question's values are shares of rows
+        mine_text, right_text = f"{mine:.0%} of its rows", f"{right:.0%} of its rows"
     if pick == question.answer:
-        return f"Right: {question.choices[pick]} ({right:.2f} {unit})."
+        return f"Right: {question.choices[pick]} ({right_text})."
     return (
-        f"Not this time: your pick, {question.choices[pick]}, has {mine:.2f}; "
-        f"the answer, {question.choices[question.answer]}, has {right:.2f}."
+        f"Not this time: your pick, {question.choices[pick]}, has {mine_text}; "
+        f"the answer, {question.choices[question.answer]}, has {right_text.removesuffix(' weight')}."
     )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core import PATTERNS, Run
+from core.head_summary import ROW_WEIGHT
 from dashboard.classroom.quiz import METRIC_WORDS, Question, question_id, questions, verdict
 from dashboard.figures import single_map_figure
 from dashboard.figures.quiz import marked_map_figure, pattern_bars_figure
@@ -165,15 +166,16 @@ def _show_answer(settings: Settings, run: Run, question: Question, choice: int |
     if question.kind == "pattern":
         metric = next(p.metric for p in PATTERNS if p.name == question.pattern)
         st.caption(
-            f"Each bar is one head's mean weight {METRIC_WORDS[metric]} ({metric} in core.head_summary); the "
-            "dashed line is core's threshold. The answer's bar is pink; your pick, if another, is outlined in orange."
+            f"Each bar is one head's share of rows that put more than {ROW_WEIGHT:g} of their weight "
+            f"{METRIC_WORDS[metric]} (shares[{metric!r}] in core.head_summary); the dashed line is the share core "
+            "names a head from. The answer's bar is pink; your pick, if another, is outlined in orange."
         )
         bars = pattern_bars_figure(
             question.values,
             question.threshold,
             answer=question.answer,
             pick=choice,
-            metric=metric,
+            metric=f"share of rows, {metric}",
             presenter=settings.presenter,
         )
         st.plotly_chart(bars, width="stretch", key="quiz_bars", config=PLOTLY_CONFIG)

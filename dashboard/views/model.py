@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core import head_summary, name_patterns
+from core import head_summary
+from core.head_summary import named_shares, pattern_label
 from dashboard.classroom.quiz_panel import ask
 from dashboard.figures import model_figure, single_map_figure
 from dashboard.page import (
@@ -60,9 +61,10 @@ def render(settings: Settings) -> None:
         key="model_head_chart",
         config=PLOTLY_CONFIG,
     )
-    [names] = name_patterns(head_summary(run.trace.weights[k : k + 1], mask, run.word_ids))
-    show_code(name_patterns, f"names = name_patterns(head_summary(weights[{layer - 1}, {k}:{k + 1}], mask, word_ids))")
-    if names:
-        st.markdown(f"**Layer {layer}, head {k + 1}** is a {' and a '.join(names)} head, by the summary's thresholds.")
+    [named] = named_shares(head_summary(run.trace.weights[k : k + 1], mask, run.word_ids))
+    show_code(named_shares, f"named = named_shares(head_summary(weights[{layer - 1}, {k}:{k + 1}], mask, word_ids))")
+    if named:
+        labels = " and a ".join(pattern_label(name, share) for name, share in named)
+        st.markdown(f"**Layer {layer}, head {k + 1}** is a {labels} head, by the summary's per-row rule.")
     else:
         st.markdown(f"**Layer {layer}, head {k + 1}** has none of the named patterns (see the summary view).")

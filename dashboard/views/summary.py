@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import PATTERNS, HeadSummary, head_summary, name_patterns
+from core import PATTERNS, HeadSummary, head_summary
+from core.head_summary import NAMED_SHARE, ROW_WEIGHT, named_shares
 from dashboard import compute
 from dashboard.figures.summary import NA, summary_figure
 from dashboard.page import PLOTLY_CONFIG, run_call, show_code, source_or_message, table_height, unscaled_warning
@@ -42,11 +43,12 @@ PLACES = {
 METRIC = {p.name: p.metric for p in PATTERNS}
 
 
-def describe(summary: HeadSummary, i: int, names: tuple[str, ...]) -> str:
-    """Plain words for head ``i`` (0-based) that met the named patterns ``names`` (strongest first)."""
-    if names:
-        value = float(np.ravel(getattr(summary, METRIC[names[0]]))[i])
-        return f"looks at {PLACES[names[0]]} ({value:.0%}): a {names[0]} head"
+def describe(summary: HeadSummary, i: int, named: tuple[tuple[str, float], ...]) -> str:
+    """Plain words for head ``i`` (0-based) that met the named patterns ``named`` ((name, share of rows), the
+    largest share first): the name is stated with its evidence."""
+    if named:
+        name, share = named[0]
+        return f"in {share:.0%} of its rows, most weight on {PLACES[name]}: a {name} head"
     spread = float(summary.normalized_entropy[i])
     if math.isnan(spread):
         return NA
@@ -63,7 +65,7 @@ def summary_table(summary: HeadSummary, pieces: bool = False) -> pd.DataFrame:
         values = np.asarray(getattr(summary, field), dtype=float)
         if pieces or field != "same_word_weight":  # only WordPiece (MiniLM) splits a word into pieces
             table[column] = values
-    words = [describe(summary, i, names) for i, names in enumerate(name_patterns(summary))]
+    words = [describe(summary, i, named) for i, named in enumerate(named_shares(summary))]
     table.insert(1, "in words", words)  # next to the head number: the column a class reads first
     return table
 
@@ -81,7 +83,8 @@ def render(settings: Settings) -> None:
         f"token over rows 0–{t - 2} (the last row has none). One key can count in two columns (row 1's previous "
         "token is the first token), so a head's columns can add up to more than 1. Spread is the row entropy "
         "divided by log(number of keys it may see): 0 when all weight is on one key, 1 when it is even. A head is "
-        "named for a pattern when more than half its weight goes there (core.PATTERNS gives each reason)."
+        f"named for a pattern when in more than {NAMED_SHARE:.0%} of its rows more than {ROW_WEIGHT:g} of the weight "
+        "goes there; the share of rows is stated with the name (core.head_summary gives each reason)."
     )
     unscaled_warning(run)
     table = summary_table(summary, pieces=run.word_ids is not None)

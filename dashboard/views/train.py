@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import head_summary, name_patterns
+from core import head_summary
+from core.head_summary import named_shares, pattern_label
 from core.training import TrainSettings, head_patterns, recommended, seed_note, train
 from core.training.model import forward
 from core.training.train import snapshot
@@ -394,7 +395,7 @@ def _pattern_table(trained: Trained) -> pd.DataFrame:
     p = trained.patterns
     rows = []
     for layer, run in enumerate(trained.runs):
-        names = name_patterns(head_summary(run.trace.weights, run.trace.mask))
+        named = named_shares(head_summary(run.trace.weights, run.trace.mask))
         for head in range(p.answer.shape[1]):
             rows.append(
                 {
@@ -405,7 +406,7 @@ def _pattern_table(trained: Trained) -> pd.DataFrame:
                     "on the previous token": float(p.previous[layer, head]),
                     "…at the answers' keys": float(p.previous_at_source[layer, head]),
                     "on its token's earlier copy": float(p.duplicate[layer, head]),
-                    "summary's names (fixed example)": ", ".join(names[head]) or "none",
+                    "summary's names (fixed example)": ", ".join(pattern_label(*n) for n in named[head]) or "none",
                 }
             )
     return pd.DataFrame(rows).round(3)

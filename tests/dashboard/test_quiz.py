@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from core import PATTERNS, head_summary, run, tokenize
+from core.head_summary import NAMED_SHARE, ROW_WEIGHT
 from dashboard.classroom.quiz import (
     CLEAR_MARGIN,
     MIN_KEYS,
@@ -49,14 +50,35 @@ def _check_word(q: Question, weights: np.ndarray, allowed: np.ndarray | None) ->
     assert np.allclose(q.values, row[list(q.options)])
 
 
+def _row_shares(weights: np.ndarray, metric: str) -> np.ndarray:
+    """Each head's share of rows with more than ROW_WEIGHT on the metric's key, by plain loops: ``(h,)``."""
+    h, t, _ = weights.shape
+    key_of = {
+        "previous_weight": lambda i: i - 1 if i >= 1 else None,
+        "self_weight": lambda i: i,
+        "first_weight": lambda i: 0,
+        "next_weight": lambda i: i + 1 if i + 1 < t else None,
+    }[metric]
+    shares = np.full(h, np.nan)
+    for k in range(h):
+        rows = [i for i in range(t) if key_of(i) is not None and weights[k, i].sum() > 0]  # a fully masked row: none
+        if rows:
+            shares[k] = sum(weights[k, i, key_of(i)] > ROW_WEIGHT for i in rows) / len(rows)
+    return shares
+
+
 def _check_pattern(q: Question, weights: np.ndarray, allowed: np.ndarray | None, word_ids=None) -> None:
-    """The answer meets core's threshold for the pattern, and it is the only head that does."""
+    """The answer's rows meet the pattern in more than NAMED_SHARE of cases, and it is the only head that does."""
     [p] = [p for p in PATTERNS if p.name == q.pattern]
-    metric = np.asarray(getattr(head_summary(weights, allowed, word_ids), p.metric), dtype=np.float64)  # (h,)
-    meets = [k for k in range(weights.shape[0]) if metric[k] >= p.threshold]
+    if p.metric == "same_word_weight":  # needs the word ids' pieces: read core's own shares
+        shares = np.asarray(head_summary(weights, allowed, word_ids).shares[p.metric], dtype=np.float64)
+    else:
+        shares = _row_shares(weights, p.metric)
+    meets = [k for k in range(weights.shape[0]) if shares[k] > NAMED_SHARE]
     assert meets == [q.head] == [q.options[q.answer]]
-    assert q.threshold == p.threshold
-    assert np.allclose(q.values, metric, equal_nan=True)
+    assert q.threshold == NAMED_SHARE
+    assert np.allclose(q.values, shares, equal_nan=True)
+    assert f"{shares[q.head]:.0%} of its rows" in q.explanation
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: f"{c.weights}-{c.n_heads}h-causal{c.causal}-{c.positional}")
@@ -150,6 +172,9 @@ def test_verdict_names_both_numbers():
     q = Question("word", "?", ("0·a", "1·b"), 1, "why", 1, 0, (0, 1), (0.2, 0.8), row=2)
     assert verdict(q, 1).startswith("Right")
     assert "0.20" in verdict(q, 0) and "0.80" in verdict(q, 0)
+    shares = dataclasses.replace(q, kind="pattern", pattern="previous-token", values=(0.25, 0.875))
+    assert verdict(shares, 1) == "Right: 1·b (88% of its rows)."  # a pattern's values are shares of rows
+    assert "25% of its rows" in verdict(shares, 0) and "88% of its rows" in verdict(shares, 0)
 
 
 # -- on the page ----------------------------------------------------------------------------------------------------

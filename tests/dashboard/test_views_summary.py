@@ -64,7 +64,7 @@ def test_one_token_shows_n_a_where_core_has_no_number():
     for trace in charts(at)["summary_chart"]["data"]:
         if trace["name"] == "on the previous token":
             assert trace["text"] == ["n/a"] * 4
-    assert list(df["in words"]) == ["looks at itself (100%): a self head"] * 4
+    assert list(df["in words"]) == ["in 100% of its rows, most weight on itself: a self head"] * 4
     assert at.dataframe[0].proto.placeholder == "n/a"  # what the browser draws for NaN (it ignores the Styler's)
 
 
@@ -72,13 +72,19 @@ def test_a_hand_built_previous_token_head_reads_as_one():
     at = summary(weights="previous", positional="learned")
     df = at.dataframe[0].value
     assert (df[COLUMNS["previous_weight"]] > 0.9).all()
-    assert all(words.startswith("looks at the previous token") for words in df["in words"])
+    assert all(
+        w == "in 100% of its rows, most weight on the previous token: a previous-token head" for w in df["in words"]
+    )
 
 
 def test_identity_weights_look_at_themselves():
     at = summary(weights="identity", sentence="alpha beta gamma delta")
     df = at.dataframe[0].value
-    assert all(words.startswith("looks at itself") for words in df["in words"])
+    identity = run(tokenize("alpha beta gamma delta"), replace(DEFAULTS.config, weights="identity")).trace.weights
+    rows_on_self = [float(np.mean(w.diagonal() > 0.5)) for w in identity]  # (h,): each head's rows on themselves
+    assert [w.split(":")[0] for w in df["in words"]] == [
+        f"in {r:.0%} of its rows, most weight on itself" for r in rows_on_self
+    ]
 
 
 def test_64_tokens_16_heads():
@@ -98,6 +104,18 @@ def test_minilm_names_its_known_heads_from_the_numbers():
     at = summary(weights="minilm", layer="1", sentence="The bank of the river.")
     df = at.dataframe[0].value
     assert len(df) == 12
-    assert df["in words"][2].startswith("looks at the previous token") and "previous-token head" in df["in words"][2]
+    assert df["in words"][2].endswith("of its rows, most weight on the previous token: a previous-token head")
     assert df[COLUMNS["previous_weight"]][2] > 0.9
     assert COLUMNS["same_word_weight"] in df  # WordPiece pieces: the same-word column is shown
+
+
+def test_the_model_view_states_a_heads_name_with_its_share_of_rows():
+    """The opened head's name comes with its evidence: the share of rows that meet the pattern."""
+    at = make_app(view="model", weights="previous", positional="learned", sentence="a b c d e").run()
+    no_exception(at)
+    weights = run(
+        tokenize("a b c d e"), replace(DEFAULTS.config, weights="previous", positional="learned")
+    ).trace.weights
+    share = float(np.mean([weights[0, i, i - 1] > 0.5 for i in range(1, 5)]))  # rows 1..4 have a previous token
+    [line] = [m.value for m in at.markdown if m.value.startswith("**Layer 1, head 1**")]
+    assert f"previous-token ({share:.0%} of rows)" in line
