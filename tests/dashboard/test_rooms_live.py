@@ -8,11 +8,12 @@ from __future__ import annotations
 import asyncio
 import time
 
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
 from bench.protocol import Tab
 from bench.streamlit_server import streamlit_server
 from dashboard.classroom.room_page import POLL_SECONDS, REDIS_URL
 from dashboard.classroom.rooms import SEAT_SECONDS
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 FRAGMENT_RUN = ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY
 
