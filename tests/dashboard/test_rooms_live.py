@@ -104,3 +104,51 @@ def test_a_closed_socket_frees_its_seat_at_once():
         seated, after, seconds = asyncio.run(scenario(url))
     assert "1 student joined" in seated
     assert "0 students joined" in after, f"the seat was still taken {seconds:.1f} s after the socket closed"
+
+
+HEAVY = {"view": "train", "weights": "trained", "task": "induction", "d_model": "512", "n_heads": "16"}
+HEAVY |= {"train_layers": "2", "train_steps": "2000"}
+"""Issue 18's flood: d_model 512, 16 heads, 2 layers, 2000 steps."""
+
+
+def test_seven_sockets_flooding_heavy_runs_are_cancelled_and_memory_returns():
+    """Issue 18: seven sockets each queued a heavy run and closed; the runs went on, a real student was told the
+    server was busy, and memory went from 196 to 733 MB and stayed at 715 MB."""
+    import psutil
+
+    from dashboard.training_jobs import JOBS_PER_ADDRESS, KEEP_BYTES
+
+    async def flood(url: str, rss) -> tuple[int, list[str], float, int, str]:
+        async with Tab(url) as first:
+            await first.open({"view": "train", "weights": "trained", "task": "induction"})  # imports, pre-trained run
+        base = rss()
+        said = []
+        for i in range(7):
+            async with Tab(url) as tab:
+                await tab.open(HEAVY | {"seed": str(100 + i)})
+                await tab.change(train_button=True)
+                said.append(alerts(tab))
+        closed, accepted = time.monotonic(), ""
+        while time.monotonic() - closed < 60:  # the cancelled jobs leave the address's queue
+            async with Tab(url) as student:
+                await student.open({"view": "train", "weights": "trained", "task": "shift", "seed": "7"})
+                await student.change(train_button=True)
+                accepted = alerts(student)
+            if "trainings running or waiting" not in accepted:
+                break
+            await asyncio.sleep(1)
+        waited = time.monotonic() - closed
+        settle = time.monotonic()
+        while rss() > base + KEEP_BYTES + 50 * 2**20 and time.monotonic() - settle < 30:
+            await asyncio.sleep(1)
+        return base, said, waited, rss() - base, accepted
+
+    with streamlit_server() as (url, proc):
+        process = psutil.Process(proc.pid)
+        base, said, waited, grown, accepted = asyncio.run(flood(url, lambda: process.memory_info().rss))
+    print(f"\nflood: base RSS {base / 2**20:.0f} MB, {waited:.1f} s until a new job was accepted, "
+          f"then {grown / 2**20:+.0f} MB")  # fmt: skip
+    refused = [s for s in said if "Your network already has" in s]
+    assert len(refused) == 7 - JOBS_PER_ADDRESS, said
+    assert "trainings running or waiting" not in accepted and "busy" not in accepted, accepted
+    assert grown <= KEEP_BYTES + 50 * 2**20
