@@ -343,8 +343,7 @@ def room_panel(state: RoomState, presenter: bool) -> None:
             help="Opens a new room with this page's settings; you run it, and it gets a new code and teacher link.",
         )
     if state.teacher and state.code and state.room:
-        n = state.room.students
-        st.success(f"You run room {state.code}: {n} student{'s' if n != 1 else ''} joined.", icon=":material/groups:")
+        st.fragment(_seats, run_every=SEAT_TOUCH_SECONDS)(state.code)
         st.button(
             "Show the room's link",
             key="room_show_side",
@@ -382,6 +381,15 @@ def _poll(code: str, version: int) -> None:
     if now != version:
         st.rerun(scope="app")
     st.caption(f"Following room {code}: your page changes when the teacher's does.")
+
+
+def _seats(code: str) -> None:
+    """The teacher's line, redrawn every ``SEAT_TOUCH_SECONDS``: how many are seated; a room gone reruns the page."""
+    room = store().snapshot(code)
+    if room is None:
+        st.rerun(scope="app")  # the page says why (closed, idle, or the server restarted)
+    n = room.students
+    st.success(f"You run room {code}: {n} student{'s' if n != 1 else ''} joined.", icon=":material/groups:")
 
 
 def _keep_seat(code: str) -> None:
