@@ -15,6 +15,8 @@ from bench.streamlit_server import chromium, free_port, streamlit_server, wait_i
 from tests.conftest import require_chromium
 from tests.e2e.conftest import watched_page
 
+pytestmark = pytest.mark.e2e
+
 SAYS = "the server restarted at"
 WAIT_S = 90
 """The pages reconnect on their own and rerun (their room fragments ask); a cold start on a shared machine is slow."""
