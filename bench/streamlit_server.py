@@ -74,16 +74,21 @@ def _wait_healthy(base_url: str, proc: subprocess.Popen, tail: deque[str], timeo
 
 @contextlib.contextmanager
 def streamlit_server(
-    app: str = APP, timeout: float = 90, extra_args: tuple[str, ...] = ()
+    app: str = APP,
+    timeout: float = 90,
+    extra_args: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+    port: int | None = None,
 ) -> Iterator[tuple[str, subprocess.Popen]]:
     """Run ``streamlit run app`` from the repository root; yield (base URL, process); always stop it.
 
     Headless, no file watcher (nothing edits the app mid-run, and watching costs CPU on
     a shared machine), no usage statistics (no network). The server's output is read
     by a daemon thread from the start, so a chatty server never blocks on a full pipe,
-    and its last lines are shown if it fails to start.
+    and its last lines are shown if it fails to start. ``env`` adds environment variables
+    (``ATTENTION_LAB_REDIS_URL`` for rooms in Redis); ``port`` reuses a port (a restart), else a free one.
     """
-    port = free_port()
+    port = port or free_port()
     base_url = f"http://127.0.0.1:{port}"
     cmd = [
         sys.executable,
@@ -103,7 +108,8 @@ def streamlit_server(
         "false",
         *extra_args,
     ]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    environment = {**os.environ, **(env or {})}
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     tail: deque[str] = deque(maxlen=50)
     threading.Thread(target=lambda: tail.extend(proc.stdout or ()), daemon=True).start()
     try:

@@ -11,6 +11,11 @@ A class of 30 pressing Train on the teacher's link must not start 30 trainings o
   ``MAX_JOBS`` may wait or run, more are refused with a message.
 - One session trains for at most ``SESSION_SECONDS`` in total and one job at a time:
   ``should_stop`` ends a run when its session's time is used (core caps steps too).
+- One address (``dashboard.clients.address``) has at most ``JOBS_PER_ADDRESS`` jobs running or
+  waiting: a script opening a new socket per job (a new session, with fresh seconds) is held by its
+  address, and a lecture hall behind one address still leaves the rest of the queue to others.
+- A job no open tab watches any more (every session that asked for it has closed: Streamlit's runtime
+  says so, ``dashboard.clients.alive``) is cancelled before its next step, and its result dropped.
 - Finished results are kept, oldest dropped first, up to ``KEEP_FINISHED`` and
   ``KEEP_BYTES`` (a 2-layer, 16-head, 2000-step run keeps ~50 MB of snapshots).
 
@@ -21,6 +26,8 @@ calls for the trained model's source.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import io
 import threading
 import time
@@ -37,6 +44,7 @@ from core.training import HeadPatterns, Progress, TrainResult, TrainSettings, lo
 from core.training.patterns import answer_weight, named_pattern, previous_at_source
 from core.training.pretrain import circuit
 from core.training.runs import runs_of
+from dashboard.clients import alive
 
 SESSION_SECONDS = 60.0
 """Training seconds one browser session may use in total: a few runs at most settings, never the whole server."""
@@ -50,8 +58,13 @@ KEEP_BYTES = 160 * 2**20
 """...and at most this many bytes of weights and snapshots among them (of the ~1 GB host)."""
 MAX_SESSIONS = 10_000
 """Sessions whose used seconds are remembered (the oldest forgotten first)."""
+JOBS_PER_ADDRESS = 3
+"""Trainings running or waiting that were started from one address (of the ``MAX_JOBS``)."""
+CANCELLED = "Cancelled: no open page was watching this training any more. Press Train to start it again."
 
 Trainer = Callable[..., TrainResult]
+Alive = Callable[[str], "bool | None"]
+"""session id -> True while its tab is connected, False once it has gone, None when unknown."""
 
 
 @dataclass(frozen=True)
@@ -152,6 +165,10 @@ class Job:
     settings: TrainSettings
     owner: str
     """The session that started it: its seconds are counted, and only it may stop the run."""
+    address: str | None = None
+    """The address it was started from (None: not known), counted against ``JOBS_PER_ADDRESS``."""
+    watchers: set[str] = field(default_factory=set)
+    """Every session that asked for these settings while the job was active: it runs while one is open."""
     state: str = "waiting"
     """"waiting" for a slot, "training", or "done" (see ``trained`` or ``error``)."""
     live: Live | None = None
@@ -181,8 +198,12 @@ class Registry:
         max_jobs: int = MAX_JOBS,
         keep_finished: int = KEEP_FINISHED,
         keep_bytes: int = KEEP_BYTES,
+        jobs_per_address: int = JOBS_PER_ADDRESS,
+        alive: Alive = lambda session: None,
     ) -> None:
         self._trainer = trainer
+        self.jobs_per_address = jobs_per_address
+        self._alive = alive
         self.session_seconds = session_seconds
         self.max_running, self.max_jobs = max_running, max_jobs
         self._keep_finished, self._keep_bytes = keep_finished, keep_bytes
@@ -228,24 +249,35 @@ class Registry:
 
     # --- starting and stopping -------------------------------------------------------------------------------
 
-    def start(self, settings: TrainSettings, session: str) -> Job | str:
-        """Train ``settings`` (or join the job already doing it); a refusal is returned as its message."""
+    def start(self, settings: TrainSettings, session: str, address: str | None = None) -> Job | str:
+        """Train ``settings`` (or join the job already doing it); a refusal is returned as its message.
+
+        ``address`` is the client's (``dashboard.clients.address``); None counts the session alone.
+        """
         with self._lock:
             job = self._jobs.get(settings)
             if job is not None and (job.active or (job.trained is not None and not job.trained.result.stopped)):
                 self._jobs.move_to_end(settings)
+                if job.active:
+                    job.watchers.add(session)
                 return job  # identical settings train once
-            if problem := self._refusal(session):
+            if problem := self._refusal(session, address):
                 return problem
-            job = Job(settings, owner=session)
+            job = Job(settings, owner=session, address=address, watchers={session})
             self._jobs[settings] = job
             self._evict()
         threading.Thread(target=self._run, args=(job,), name=f"train-{settings.task}", daemon=True).start()
         return job
 
-    def _refusal(self, session: str) -> str | None:
+    def _refusal(self, session: str, address: str | None) -> str | None:
         if any(j.owner == session and j.active for j in self._jobs.values()):
             return "This session is already training other settings: wait for that run to finish, or stop it."
+        from_address = sum(j.active and address is not None and j.address == address for j in self._jobs.values())
+        if from_address >= self.jobs_per_address:
+            return (
+                f"Your network already has {self.jobs_per_address} trainings running or waiting on this shared "
+                "server: wait for one to finish. The recommended settings of every task need no training."
+            )
         if self._spent(session) >= self.session_seconds:
             return (
                 f"This session has used its {self.session_seconds:g} s of training on this shared server. "
@@ -268,16 +300,22 @@ class Registry:
             return True
 
     def _run(self, job: Job) -> None:
-        """The background thread: wait for a slot, train, measure, count the seconds."""
+        """The background thread: wait for a slot, train, measure, count the seconds; drop what no one watches."""
         with self._slots:
             job.started, job.state = time.monotonic(), "training"
             try:
+                if not self._watched(job):  # every asker left while it waited: nothing to train
+                    raise _Cancelled
                 result = self._trainer(
                     job.settings,
                     on_progress=lambda p: setattr(job, "live", Live.of(p)),
                     should_stop=lambda: self._should_stop(job),
                 )
+                if not self._watched(job):
+                    raise _Cancelled
                 job.trained = finish(result)
+            except _Cancelled:
+                job.error = CANCELLED
             except Exception as err:  # a failed run must end with a message, not a hung page
                 job.error = f"Training failed: {type(err).__name__}: {err}"
             finally:
@@ -287,11 +325,18 @@ class Registry:
                     while len(self._used) > MAX_SESSIONS:
                         self._used.popitem(last=False)
                     job.state = "done"
+                    if job.error == CANCELLED and self._jobs.get(job.settings) is job:
+                        del self._jobs[job.settings]  # its weights and snapshots go now, not when evicted
                     self._evict()
+                release_memory()
+
+    def _watched(self, job: Job) -> bool:
+        """False once every session that asked for the job is known to have closed its tab."""
+        return not all(self._alive(s) is False for s in tuple(job.watchers))
 
     def _should_stop(self, job: Job) -> bool:
-        """Asked before every step: the Stop button, or the owner's seconds used up."""
-        if job.stop.is_set():
+        """Asked before every step: the Stop button, the owner's seconds used up, or no one watching any more."""
+        if job.stop.is_set() or not self._watched(job):
             return True
         with self._lock:
             return self._used.get(job.owner, 0.0) + job.elapsed() >= self.session_seconds
@@ -302,6 +347,20 @@ class Registry:
         sizes = {s: self._jobs[s].trained.nbytes if self._jobs[s].trained else 0 for s in finished}
         while finished and (len(finished) > self._keep_finished or sum(sizes[s] for s in finished) > self._keep_bytes):
             del self._jobs[finished.pop(0)]
+
+
+class _Cancelled(Exception):
+    """A job whose watchers all left: it ends with ``CANCELLED`` and keeps nothing."""
+
+
+def release_memory() -> None:
+    """Give the memory a finished training freed back to the system (glibc's ``malloc_trim``; elsewhere nothing).
+
+    A run allocates hundreds of MB of NumPy temporaries in its own thread, and glibc keeps a thread's freed
+    arenas for reuse: without this, a server stayed at 715 MB after seven heavy runs had ended (issue 18).
+    """
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 @dataclass(frozen=True)
@@ -344,8 +403,8 @@ def result_npz(result: TrainResult) -> bytes:
 
 @st.cache_resource(max_entries=1, show_spinner=False)  # no arguments: one registry
 def registry() -> Registry:
-    """The one registry of this server process, shared by every session."""
-    return Registry()
+    """The one registry of this server process, shared by every session; it cancels jobs whose tabs closed."""
+    return Registry(alive=alive)
 
 
 NOT_TRAINED = (

@@ -60,3 +60,62 @@ def require_minilm() -> Path:
         return locate_minilm(download=False)
     except WeightsNotFound:
         skip_or_fail(f"all-MiniLM-L6-v2's weights are not installed: {FIX_COMMAND}")
+
+
+REDIS_SERVER = os.environ.get("REDIS_SERVER", "redis-server")
+
+
+def require_redis_server() -> str:
+    """Return the redis-server executable, or skip/fail when Debian's redis-server is missing."""
+    found = shutil.which(REDIS_SERVER)
+    if found is None:
+        skip_or_fail(f"redis-server not found ({REDIS_SERVER}): apt-get install -y redis-server")
+    return found
+
+
+@pytest.fixture(scope="session")
+def redis_server():
+    """A real redis-server on a free local port, no persistence, for this test session; yields its URL.
+
+    Tests that share it flush it first (``redis_url``). Never a mock or fakeredis: the Lua script, the locks and
+    the key expiry are what is tested.
+    """
+    import subprocess
+    import time
+
+    from bench.streamlit_server import free_port
+
+    executable = require_redis_server()
+    port = free_port()
+    proc = subprocess.Popen(
+        [executable, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"redis://127.0.0.1:{port}/0"
+    try:
+        import redis
+
+        client = redis.Redis.from_url(url)
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"redis-server did not start on port {port}") from None
+                time.sleep(0.05)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.fixture
+def redis_url(redis_server):
+    """The session's redis-server, emptied: each test starts with no rooms."""
+    import redis
+
+    redis.Redis.from_url(redis_server).flushdb()
+    return redis_server

@@ -12,7 +12,12 @@ The app calls, in this order:
    reveals it to the room, and the teacher's page shows the class's tally.
 
 A student's page polls with ``st.fragment(run_every=POLL_SECONDS)``: it reads the room's version number (a dict
-lookup under a lock) and reruns the whole page only when the version changed.
+lookup under a lock, or one Redis round trip) and reruns the whole page only when the version changed. The poll
+also keeps the student's seat (``rooms.SEAT_SECONDS``); a student exploring on their own keeps it with a slower
+poll (``SEAT_TOUCH_SECONDS``) that never reruns the page.
+
+The rooms live in ``store()``: in this process, or in Redis when ``ATTENTION_LAB_REDIS_URL`` is set (an
+environment variable or a Streamlit secret), so that several app processes serve one room.
 
 The quiz (``dashboard/classroom/quiz_panel.py``) is read through its room interface: ``current_question()``,
 ``pick(question)`` and ``quiz.question_id``; the room keeps one anonymous integer per session per question.
@@ -21,18 +26,36 @@ The quiz (``dashboard/classroom/quiz_panel.py``) is read through its room interf
 from __future__ import annotations
 
 import contextlib
+import os
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import streamlit as st
 
+from dashboard import clients
 from dashboard.classroom import quiz_panel
 from dashboard.classroom.quiz import question_id
-from dashboard.classroom.rooms import CODE_LENGTH, Forbidden, RoomError, RoomStore, Snapshot, normal_code
+from dashboard.classroom.rooms import (
+    CODE_LENGTH,
+    SEAT_SECONDS,
+    Client,
+    Forbidden,
+    MemoryRoomStore,
+    RedisRoomStore,
+    RoomError,
+    RoomStore,
+    Snapshot,
+    normal_code,
+)
 from dashboard.classroom.share import Base, base_note, public_base, share_button, show_link, with_query
+from dashboard.compute import secret
 from dashboard.figures.tally import tally_figure
 from dashboard.page import session_id
 from dashboard.settings import LINK_KEYS
+
+REDIS_URL = "ATTENTION_LAB_REDIS_URL"
+"""Environment variable (or Streamlit secret) with a Redis URL: rooms then live there, shared by every process."""
 
 ROOM = "room"
 """The room code's text box; bound to the URL, so a student's reload stays in the room."""
@@ -52,6 +75,9 @@ NOTE = "_room_note"
 """Session: one message for the next run (a key that did not open the room, a closed room)."""
 POLL_SECONDS = 1.0
 """A student's page asks the room's version every second: a change shows within ~1 s plus one rerun."""
+SEAT_TOUCH_SECONDS = 10.0
+"""A student exploring on their own (not following) tells the room every 10 s that the seat is still used."""
+assert SEAT_TOUCH_SECONDS * 2 < SEAT_SECONDS, "a seat must survive one late poll"
 TALLY_SECONDS = 2.0
 """The teacher's tally redraws every 2 s while guesses come in."""
 FOLLOWED_KEYS = (*sorted(LINK_KEYS - {ROOM, "presenter"}), quiz_panel.NUMBER)
@@ -69,12 +95,42 @@ class RoomState:
     room: Snapshot | None = None
     problem: str | None = None
     """Our own message (never text from the URL) when the code or the key could not be used."""
+    gone: bool = False
+    """The room in the link no longer exists: the page offers to start a new one."""
+
+
+def redis_url() -> str | None:
+    """The configured Redis URL (environment first, then the app's secrets), or None for the in-process store."""
+    return os.environ.get(REDIS_URL) or secret(REDIS_URL)
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
 def store() -> RoomStore:
-    """The server's rooms: one store per process, shared by every session."""
-    return RoomStore()
+    """The server's rooms, shared by every session: in Redis when configured, else in this process."""
+    url = redis_url()
+    return RedisRoomStore(url, alive=clients.alive) if url else MemoryRoomStore(alive=clients.alive)
+
+
+def client() -> Client:
+    """This page as the room's limits count it: its address and its tab (``dashboard.clients``)."""
+    return Client(clients.address(), session_id())
+
+
+def missing_room(code: str, teacher_link: bool) -> str:
+    """Why room ``code`` is not open, in words: closed, idle, or (in-process rooms) lost with a restart."""
+    why = store().gone(code)
+    if why == "closed":
+        return f"Room {code} was closed by its teacher. Start a new room, or ask for the new code."
+    if why == "idle":
+        return f"Room {code} closed after 3 hours without a change. Start a new room, or ask for the new code."
+    if not store().survives_restart:
+        started = time.strftime("%H:%M UTC", time.gmtime(store().started))
+        lead = "This teacher link's room is gone" if teacher_link else f"There is no room {code} on this server"
+        return (
+            f"{lead}: the server restarted at {started}, and rooms live in its memory, so every room opened "
+            "before then has ended (or the code is mistyped). Start a new room: it gets a new code."
+        )
+    return f"No open room has the code {code}: check it, or ask for the new code."
 
 
 def _teacher_of(code: str) -> str | None:
@@ -90,6 +146,8 @@ def enter_room(link: Mapping[str, str]) -> tuple[dict[str, str], RoomState]:
     raw_code = st.session_state.get(ROOM, st.query_params.get(ROOM, ""))
     code = normal_code(str(raw_code)) if raw_code else None
     problem = st.session_state.pop(NOTE, None)
+    if raw_key is not None and code and store().snapshot(code) is None:
+        return link, RoomState(code, problem=missing_room(code, teacher_link=True), gone=True)
     if raw_key is not None:
         if code and store().is_teacher(code, raw_key):
             st.session_state[TEACHER] = (code, raw_key)
@@ -105,10 +163,10 @@ def enter_room(link: Mapping[str, str]) -> tuple[dict[str, str], RoomState]:
         if store().is_teacher(code, key):
             return link, RoomState(code, teacher=True, room=store().snapshot(code), problem=problem)
         del st.session_state[TEACHER]
-        problem = "Your room has closed (3 hours without a change): start a new one."
+        return link, RoomState(code, problem=missing_room(code, teacher_link=True), gone=True)
     room = store().snapshot(code)
     if room is None:
-        return link, RoomState(code, problem=problem or "No open room has this code: it may have closed.")
+        return link, RoomState(code, problem=problem or missing_room(code, teacher_link=False), gone=True)
     try:
         store().join(code, session_id())
     except RoomError as err:
@@ -162,8 +220,10 @@ def publish_room(state: RoomState) -> None:
     if not state.teacher or state.code is None:
         return
     values = {k: st.session_state[k] for k in FOLLOWED_KEYS if k in st.session_state}
+    question = quiz_panel.current_question() if st.session_state.get("quiz") else None
+    asked = None if question is None else question_id(question)
     try:
-        store().publish(state.code, _teacher_of(state.code) or "", values)
+        store().publish(state.code, _teacher_of(state.code) or "", values, asked)
     except Forbidden:
         st.session_state.pop(TEACHER, None)
         st.session_state[NOTE] = "Your room has closed: start a new one."
@@ -174,7 +234,7 @@ def _start_room() -> None:
     """Button callback (before the widgets exist): open a room with this page's settings; this session teaches."""
     values = {k: st.session_state[k] for k in FOLLOWED_KEYS if k in st.session_state}
     try:
-        code, key = store().open(values)
+        code, key = store().open(values, client())
     except RoomError as err:
         st.session_state[NOTE] = str(err)
         return
@@ -184,7 +244,10 @@ def _start_room() -> None:
 
 
 def _leave_room() -> None:
-    """Button callback: clear the room code (a teacher's room stays open for the teacher link)."""
+    """Button callback: clear the room code (a teacher's room stays open for the teacher link); a seat is freed."""
+    code = normal_code(str(st.session_state.get(ROOM, "") or ""))
+    if code:
+        store().leave(code, session_id())
     st.session_state[ROOM] = ""
     st.session_state.pop(APPLIED, None)
 
@@ -271,9 +334,16 @@ def room_panel(state: RoomState, presenter: bool) -> None:
     )
     if state.problem:
         st.warning(state.problem, icon=":material/meeting_room:")
+    if state.gone:
+        st.button(
+            "Start a new room",
+            key="room_restart",
+            icon=":material/groups:",
+            on_click=_start_room,
+            help="Opens a new room with this page's settings; you run it, and it gets a new code and teacher link.",
+        )
     if state.teacher and state.code and state.room:
-        n = state.room.students
-        st.success(f"You run room {state.code}: {n} student{'s' if n != 1 else ''} joined.", icon=":material/groups:")
+        st.fragment(_seats, run_every=SEAT_TOUCH_SECONDS)(state.code)
         st.button(
             "Show the room's link",
             key="room_show_side",
@@ -298,18 +368,48 @@ def room_panel(state: RoomState, presenter: bool) -> None:
             "turn it on again to come back to the teacher's view.",
         )
         if state.following:
-            _poll(state.room.code, state.room.version)
+            st.fragment(_poll, run_every=POLL_SECONDS)(state.room.code, state.room.version)
+        else:
+            st.fragment(_keep_seat, run_every=SEAT_TOUCH_SECONDS)(state.room.code)
     elif state.code is None and not presenter:
         start_button()
 
 
-@st.fragment(run_every=POLL_SECONDS)
 def _poll(code: str, version: int) -> None:
     """Every second: has the room changed? Only then the whole page reruns (and takes the new settings)."""
-    now = store().poll(code, session_id())
+    now = _seen(code)
     if now != version:
         st.rerun(scope="app")
     st.caption(f"Following room {code}: your page changes when the teacher's does.")
+
+
+def _seats(code: str) -> None:
+    """The teacher's line, redrawn every ``SEAT_TOUCH_SECONDS``: how many are seated; a room gone reruns the page."""
+    room = store().snapshot(code)
+    if room is None:
+        st.rerun(scope="app")  # the page says why (closed, idle, or the server restarted)
+    n = room.students
+    st.success(f"You run room {code}: {n} student{'s' if n != 1 else ''} joined.", icon=":material/groups:")
+
+
+def _keep_seat(code: str) -> None:
+    """Every ``SEAT_TOUCH_SECONDS`` while exploring: the seat stays this student's; a closed room reruns the page."""
+    if _seen(code) is None:
+        st.rerun(scope="app")
+
+
+def _seen(code: str) -> int | None:
+    """The room's version, this student seen now; a seat freed while the page was away is taken again."""
+    polled = store().poll(code, session_id())
+    if polled is None:
+        return None
+    version, seated = polled
+    if not seated:
+        try:
+            store().join(code, session_id())
+        except RoomError:
+            st.rerun(scope="app")  # the page says why (the room is full)
+    return version
 
 
 # -- the quiz in a room ------------------------------------------------------------------------------------------------
@@ -319,16 +419,16 @@ def current_room() -> tuple[str | None, bool]:
     return code, bool(code and _teacher_of(code))
 
 
-def send_guess(question_id: str, answer: int) -> bool:
-    """A student's pick (index into the question's choices) to the room; False outside a room or not joined."""
+def send_guess(question_id: str, answer: int) -> str | None:
+    """A student's pick (index into the question's choices) to the room; the room's refusal as a message, if any."""
     code, teacher = current_room()
     if code is None or teacher:
-        return False
+        return "Only a student in a room sends guesses."
     try:
         store().record_guess(code, question_id, session_id(), answer)
-    except RoomError:
-        return False
-    return True
+    except RoomError as err:
+        return str(err)
+    return None
 
 
 def reveal_to_room(question_id: str, answer: int) -> bool:
@@ -387,8 +487,9 @@ def room_quiz(state: RoomState, presenter: bool) -> None:
     qid = question_id(question)
     if not state.teacher:
         choice = quiz_panel.pick(question)
-        if choice is not None:
-            send_guess(qid, choice)
+        open_question = qid not in state.room.revealed  # after the reveal, the guess already counted stays
+        if choice is not None and open_question and (refused := send_guess(qid, choice)):
+            st.caption(refused)
         return
     if qid in st.session_state.get(quiz_panel.REVEALED, frozenset()) and revealed_in_room(qid) is None:
         reveal_to_room(qid, question.answer)

@@ -5,21 +5,43 @@ A room is a short code (what students type or scan) and a secret teacher key (wh
 reveals a question's answer or reads its tally takes the key and raises ``Forbidden`` without the right one.
 
 What a room holds, and nothing more: the teacher's widget values keyed by URL key (``settings.LINK_KEYS``), a
-version number that grows with every change (students poll it), anonymous session ids (Streamlit's random
-per-tab ids, to count students and keep one guess each), one integer guess per session per question, and the
-revealed answers. No name, address or text a student typed.
+version number that grows with every change (students poll it), the teacher's current question, one seat per
+student (Streamlit's random per-tab session id and when its page was last seen), one integer guess per seat for
+the current question, and the revealed answers. Who started the room is kept as a salted hash of the connection's
+address and the starting tab's session id, only to count rooms per address and per tab. No name, no address in
+the clear, no text a student typed. Everything goes with the room: 3 hours after the teacher's last change.
 
-Plain Python, tested without a server; ``dashboard.classroom.room_page`` keeps one ``RoomStore`` per server
-process (``st.cache_resource``). Several server replicas would need a shared store (e.g. Redis) instead.
+One interface, ``RoomStore``: it holds every rule (keys, limits, seats, guesses) and asks its backend for a few
+storage steps. Two backends pass the same tests (``tests/dashboard/test_rooms.py``):
+
+- ``MemoryRoomStore``, the default: the rooms of one server process (what Community Cloud runs; nothing to install).
+  A restart ends every room.
+- ``RedisRoomStore`` when ``ATTENTION_LAB_REDIS_URL`` is set: rooms, versions, seats and tallies live in Redis, so
+  several app processes serve one room and rooms survive a restart of the app.
+
+Limits, and what each counts. A lecture hall often sits behind one address (the campus NAT), and a script can
+open as many tabs (sessions) as it likes, so each limit counts what is hardest to multiply for what it protects:
+
+- rooms started: at most ``ROOMS_PER_ADDRESS`` open rooms per address and ``ROOMS_PER_TAB`` per tab (a teacher
+  needs one; a class of students behind one address rarely starts any), ``MAX_ROOMS`` per server;
+- seats: held only while their tab is alive. Streamlit's runtime says when a tab's socket closed (``alive``);
+  a seat whose page has not been seen for ``SEAT_SECONDS`` is free too (a script that stops polling, a phone
+  asleep, or a tab on another app process). Seats are not counted per address: a whole hall shares one;
+- guesses: only for the teacher's current question, one per seat (the last one counts until the reveal), so
+  students' own questions can neither add to nor evict it; a freed seat takes its guess with it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import secrets
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
@@ -31,17 +53,27 @@ KEY_BYTES = 24
 IDLE_SECONDS = 3 * 3600
 """A room the teacher has not touched for 3 hours is closed (a lecture is shorter)."""
 MAX_ROOMS = 50
-"""Open rooms per server: the limit keeps memory and polling bounded on a 1 GB host."""
+"""Open rooms per server (per Redis): the limit keeps memory and polling bounded on a 1 GB host."""
+ROOMS_PER_ADDRESS = 5
+"""Open rooms started from one address: a department's teachers behind one NAT, not a script's 49."""
+ROOMS_PER_TAB = 2
+"""Open rooms started from one browser tab (session): a teacher needs one, and its teacher link reopens it."""
 MAX_STUDENTS = 200
-"""Students per room; the largest lecture halls."""
-STUDENT_IDLE_SECONDS = 10 * 60
-"""A student whose page has not polled for 10 minutes (tab closed) frees their seat when the room is full."""
+"""Seats per room; the largest lecture halls."""
+SEAT_SECONDS = 30.0
+"""A seat whose page has not been seen for 30 s is free: a follower's page is seen every second, any other
+student's every ``room_page.SEAT_TOUCH_SECONDS``."""
 MAX_QUESTIONS = 50
-"""Questions whose guesses a room keeps (the oldest dropped first)."""
+"""Revealed answers a room keeps (the oldest dropped first); only the teacher adds to them."""
 MAX_ANSWER = 1000
 """A guess is an option's index, 0 <= answer < MAX_ANSWER."""
 MAX_QUESTION_ID = 200
 """Characters of a question id (the quiz's own id: settings and head, never student text)."""
+GONE_KEPT = 10_000
+"""Codes of closed rooms the in-process store remembers (why they closed, for the page's message)."""
+
+Alive = Callable[[str], "bool | None"]
+"""session id -> True while its tab is connected, False once it left, None when this process cannot tell."""
 
 
 class RoomError(ValueError):
@@ -67,6 +99,14 @@ def normal_code(raw: str) -> str | None:
     return code if ok else None
 
 
+@dataclass(frozen=True)
+class Client:
+    """Who asks: the connection's address and the browser tab's session id (``dashboard.clients``)."""
+
+    address: str
+    session: str
+
+
 @dataclass
 class Room:
     code: str
@@ -75,12 +115,18 @@ class Room:
     version: int = 1
     touched: float = 0.0
     """When the teacher last acted (clock seconds): the room closes ``IDLE_SECONDS`` later."""
-    students: dict[str, float] = field(default_factory=dict)
-    """Session id -> when its page last polled."""
-    guesses: OrderedDict[str, dict[str, int]] = field(default_factory=OrderedDict)
-    """Question id -> {session id: answer index}."""
+    address: str = ""
+    """A salted hash of the address that started the room (``RoomStore._tag``), to count rooms per address."""
+    tab: str = ""
+    """The session id of the tab that started the room, to count rooms per tab."""
+    question: str | None = None
+    """The teacher's current question: the only one students' guesses go to."""
+    seats: dict[str, float] = field(default_factory=dict)
+    """Session id -> when its page was last seen."""
+    guesses: dict[str, int] = field(default_factory=dict)
+    """Session id -> answer index, for ``question`` only."""
     revealed: dict[str, int] = field(default_factory=dict)
-    """Question id -> the right answer's index, once the teacher reveals it."""
+    """Question id -> the right answer's index, once the teacher reveals it (insertion order: oldest first)."""
 
 
 @dataclass(frozen=True)
@@ -92,25 +138,65 @@ class Snapshot:
     settings: Mapping[str, object]
     revealed: Mapping[str, int]
     students: int
+    question: str | None = None
 
 
-class RoomStore:
-    """The rooms of one server process; thread-safe (every session runs in its own thread)."""
+class RoomStore(ABC):
+    """The rules of every room; a backend stores them (``MemoryRoomStore``, ``RedisRoomStore``). Thread-safe."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    survives_restart: bool
+    """True when rooms outlive this process (a shared store): the page words a missing room accordingly."""
+
+    def __init__(self, clock: Callable[[], float], alive: Alive) -> None:
         self._clock = clock
-        self._lock = threading.Lock()
-        self._rooms: dict[str, Room] = {}
+        self._alive = alive
+        self.started = time.time()
+        """When this store (in effect, this server process's rooms) began: wall-clock seconds."""
+
+    # -- storage: what a backend provides --------------------------------------------------------------------------
+    @abstractmethod
+    def _locked(self, code: str) -> contextlib.AbstractContextManager:
+        """Exclusive access to room ``code`` (``"*"``: to the set of rooms, for opening one)."""
+
+    @abstractmethod
+    def _reading(self, code: str) -> contextlib.AbstractContextManager:
+        """Access for a consistent read of room ``code``."""
+
+    @abstractmethod
+    def _load(self, code: str) -> Room | None:
+        """The stored room whose code equals ``code``, or None."""
+
+    @abstractmethod
+    def _save(self, room: Room) -> None: ...
+
+    @abstractmethod
+    def _delete(self, code: str, why: str) -> None:
+        """Remove the room and remember for a while why it went (``gone``)."""
+
+    @abstractmethod
+    def _codes(self) -> list[str]:
+        """The codes of every stored room."""
+
+    @abstractmethod
+    def _see(self, code: str, session: str, now: float) -> tuple[int, float, bool] | None:
+        """(version, touched, seated) of room ``code``, the seat's time set to ``now`` if ``session`` holds one."""
+
+    @abstractmethod
+    def _salt(self) -> bytes:
+        """The secret that salts address hashes (shared by every process of one store)."""
+
+    @abstractmethod
+    def gone(self, code: str) -> str | None:
+        """Why room ``code`` closed recently ("closed" by its teacher, "idle"), or None if this store never knew it."""
 
     # -- finding rooms -------------------------------------------------------------------------------------------
     def _find(self, code: str) -> Room | None:
-        """The open room whose code equals ``code`` (constant-time comparisons); closes idle rooms first."""
-        self._close_idle()
-        found = None
-        for room in self._rooms.values():
-            if secrets.compare_digest(room.code.encode(), code.encode()):
-                found = room
-        return found
+        """The open room ``code``; a room idle for ``IDLE_SECONDS`` is closed first."""
+        room = self._load(code)
+        if room is not None and self._clock() - room.touched > IDLE_SECONDS:
+            self._delete(room.code, "idle")
+            return None
+        return room
 
     def _teacher(self, code: str, key: str) -> Room:
         """The room if ``key`` is its teacher key; else ``Forbidden`` (same message for every wrong case)."""
@@ -120,112 +206,330 @@ class RoomStore:
         room.touched = self._clock()
         return room
 
-    def _close_idle(self) -> None:
-        now = self._clock()
-        for code in [c for c, r in self._rooms.items() if now - r.touched > IDLE_SECONDS]:
-            del self._rooms[code]
+    def _tag(self, address: str) -> str:
+        """``address`` as the room keeps it: a salted hash, enough to count and never to read back."""
+        return hashlib.blake2b(address.encode(), key=self._salt(), digest_size=12).hexdigest()
+
+    def _seated(self, room: Room, now: float) -> list[str]:
+        """The sessions that still hold their seat: seen within ``SEAT_SECONDS`` and not known to have left."""
+        return [s for s, seen in room.seats.items() if now - seen <= SEAT_SECONDS and self._alive(s) is not False]
+
+    def _free_seats(self, room: Room, now: float) -> None:
+        """Drop the seats of students who left or went silent, and their guesses."""
+        seated = set(self._seated(room, now))
+        room.seats = {s: t for s, t in room.seats.items() if s in seated}
+        room.guesses = {s: a for s, a in room.guesses.items() if s in seated}
 
     # -- the teacher ---------------------------------------------------------------------------------------------
-    def open(self, settings: Mapping[str, object]) -> tuple[str, str]:
-        """A new room showing ``settings``: its (code, teacher key). ``RoomError`` when the server is full."""
-        with self._lock:
-            self._close_idle()
-            if len(self._rooms) >= MAX_ROOMS:
+    def open(self, settings: Mapping[str, object], client: Client) -> tuple[str, str]:
+        """A new room showing ``settings``: its (code, teacher key). ``RoomError`` past a limit (the message says)."""
+        with self._locked("*"):
+            rooms = [r for c in self._codes() if (r := self._find(c)) is not None]
+            if len(rooms) >= MAX_ROOMS:
                 raise RoomError(f"This server already has {MAX_ROOMS} open rooms: try again later.")
+            if sum(r.tab == client.session for r in rooms) >= ROOMS_PER_TAB:
+                raise RoomError(
+                    f"This tab already runs {ROOMS_PER_TAB} open rooms: use one of them (its teacher link reopens "
+                    "it), or close one first. An unused room closes 3 hours after its last change."
+                )
+            tag = self._tag(client.address)
+            if sum(r.address == tag for r in rooms) >= ROOMS_PER_ADDRESS:
+                raise RoomError(
+                    f"{ROOMS_PER_ADDRESS} rooms started from your network are open: close one (its teacher link "
+                    "reopens it) before starting another. An unused room closes 3 hours after its last change."
+                )
+            taken = {r.code for r in rooms}
             code = new_code()
-            while code in self._rooms:
+            while code in taken:
                 code = new_code()
             key = new_key()
-            self._rooms[code] = Room(code=code, key=key, settings=dict(settings), touched=self._clock())
+            room = Room(code, key, dict(settings), touched=self._clock(), address=tag, tab=client.session)
+            self._save(room)
             return code, key
 
     def is_teacher(self, code: str, key: str) -> bool:
-        with self._lock:
-            try:
-                self._teacher(code, key)
-            except Forbidden:
-                return False
-            return True
+        with self._reading(code):
+            room = self._find(code)
+            return bool(room and key and secrets.compare_digest(room.key.encode(), key.encode()))
 
-    def publish(self, code: str, key: str, settings: Mapping[str, object]) -> int:
-        """Show ``settings`` in the room; the version grows only when they changed. Needs the key."""
-        with self._lock:
+    def publish(self, code: str, key: str, settings: Mapping[str, object], question: str | None = None) -> int:
+        """Show ``settings`` and ask ``question`` (None: no quiz) in the room; the version grows when settings
+        changed. A new question starts with no guesses. Needs the key."""
+        with self._locked(code):
             room = self._teacher(code, key)
             if dict(settings) != room.settings:
                 room.settings = dict(settings)
                 room.version += 1
+            question = None if question is None else _question(question)
+            if question != room.question:
+                room.question, room.guesses = question, {}
+            self._save(room)
             return room.version
 
     def reveal(self, code: str, key: str, question_id: str, answer: int) -> None:
         """Reveal question ``question_id``'s right answer to the room. Needs the key."""
-        with self._lock:
+        with self._locked(code):
             room = self._teacher(code, key)
             room.revealed[_question(question_id)] = _answer(answer)
+            while len(room.revealed) > MAX_QUESTIONS:
+                del room.revealed[next(iter(room.revealed))]
             room.version += 1
+            self._save(room)
 
     def tally(self, code: str, key: str, question_id: str) -> dict[int, int]:
-        """How many students chose each answer to ``question_id`` (answer -> count). Needs the key."""
-        with self._lock:
+        """How many seated students chose each answer to ``question_id`` (answer -> count). Needs the key."""
+        with self._locked(code):
             room = self._teacher(code, key)
+            self._free_seats(room, self._clock())
+            self._save(room)
             counts: dict[int, int] = {}
-            for answer in room.guesses.get(question_id, {}).values():
-                counts[answer] = counts.get(answer, 0) + 1
+            if question_id == room.question:
+                for answer in room.guesses.values():
+                    counts[answer] = counts.get(answer, 0) + 1
             return dict(sorted(counts.items()))
 
     def close(self, code: str, key: str) -> None:
-        with self._lock:
+        with self._locked(code):
             room = self._teacher(code, key)
-            del self._rooms[room.code]
+            self._delete(room.code, "closed")
 
     # -- the students --------------------------------------------------------------------------------------------
     def snapshot(self, code: str) -> Snapshot | None:
-        """The room's settings, version and revealed answers, or None when there is no such open room."""
-        with self._lock:
+        """The room's settings, version, revealed answers and seated students; None when it is not open."""
+        with self._reading(code):
             room = self._find(code)
             if room is None:
                 return None
-            return Snapshot(room.code, room.version, dict(room.settings), dict(room.revealed), len(room.students))
+            students = len(self._seated(room, self._clock()))
+            return Snapshot(room.code, room.version, dict(room.settings), dict(room.revealed), students, room.question)
 
-    def poll(self, code: str, session_id: str) -> int | None:
-        """The room's version (None: closed), and this student is still here. The cheap call made every second."""
-        with self._lock:
-            room = self._find(code)
-            if room is None:
-                return None
-            if session_id in room.students:
-                room.students[session_id] = self._clock()
-            return room.version
+    def poll(self, code: str, session_id: str) -> tuple[int, bool] | None:
+        """(version, still seated) of the room (None: closed); a held seat is seen now. Made every second."""
+        now = self._clock()
+        seen = self._see(code, session_id, now)
+        if seen is None or now - seen[1] > IDLE_SECONDS:
+            return None
+        return seen[0], seen[2]
 
     def join(self, code: str, session_id: str) -> None:
-        """Take a seat in the room (again: no change). ``RoomError`` when it is closed or full."""
-        with self._lock:
+        """Take a seat in the room (again: seen now). ``RoomError`` when it is closed or full."""
+        with self._locked(code):
             room = self._find(code)
             if room is None:
                 raise RoomError("There is no open room with this code: it may have closed. Ask for the new code.")
             now = self._clock()
-            if session_id not in room.students and len(room.students) >= MAX_STUDENTS:
-                gone = [s for s, seen in room.students.items() if now - seen > STUDENT_IDLE_SECONDS]
-                for s in gone:
-                    del room.students[s]
-                if len(room.students) >= MAX_STUDENTS:
-                    raise RoomError(f"This room is full ({MAX_STUDENTS} students).")
-            room.students[session_id] = now
+            if session_id not in room.seats and len(room.seats) >= MAX_STUDENTS:
+                self._free_seats(room, now)
+                if len(room.seats) >= MAX_STUDENTS:
+                    raise RoomError(
+                        f"This room is full ({MAX_STUDENTS} students). A seat frees within "
+                        f"{SEAT_SECONDS:.0f} s of someone leaving: reload then, or explore on your own meanwhile."
+                    )
+            room.seats[session_id] = now
+            self._save(room)
+
+    def leave(self, code: str, session_id: str) -> None:
+        """Give the seat back (and its guess) at once."""
+        with self._locked(code):
+            room = self._find(code)
+            if room is not None and session_id in room.seats:
+                del room.seats[session_id]
+                room.guesses.pop(session_id, None)
+                self._save(room)
 
     def record_guess(self, code: str, question_id: str, session_id: str, answer: int) -> None:
-        """A student's guess: one integer per session per question; a new guess replaces the old one."""
-        with self._lock:
+        """A student's guess for the teacher's current question: one per seat, the last one counts until the reveal."""
+        question, answer = _question(question_id), _answer(answer)
+        with self._locked(code):
             room = self._find(code)
-            if room is None or session_id not in room.students:
-                raise RoomError("Join the room to send your guess.")
-            question = _question(question_id)
-            if question not in room.guesses and len(room.guesses) >= MAX_QUESTIONS:
-                room.guesses.popitem(last=False)
-            room.guesses.setdefault(question, {})[session_id] = _answer(answer)
+            if room is None or session_id not in self._seated(room, self._clock()):
+                raise RoomError("Join the room to send your guess: your seat was freed while your page was away.")
+            if question != room.question:
+                raise RoomError(
+                    "Your guess counts for the class only on the teacher's question: turn on “Follow the teacher”."
+                )
+            if question in room.revealed:
+                raise RoomError("The teacher has revealed this answer: guesses are closed.")
+            room.guesses[session_id] = answer
+            self._save(room)
 
     def __len__(self) -> int:
+        with self._locked("*"):
+            return sum(self._find(c) is not None for c in self._codes())
+
+
+class MemoryRoomStore(RoomStore):
+    """The rooms of one server process (``st.cache_resource``): the default, nothing to install."""
+
+    survives_restart = False
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic, alive: Alive = lambda session: None) -> None:
+        super().__init__(clock, alive)
+        self._lock = threading.RLock()
+        self._rooms: dict[str, Room] = {}
+        self._gone: OrderedDict[str, str] = OrderedDict()
+        self._secret = secrets.token_bytes(16)
+
+    def _locked(self, code: str) -> contextlib.AbstractContextManager:
+        return self._lock
+
+    _reading = _locked
+
+    def _load(self, code: str) -> Room | None:
+        found = None
+        for room in self._rooms.values():  # constant-time comparisons: the code's letters leak no timing
+            if secrets.compare_digest(room.code.encode(), code.encode()):
+                found = room
+        return found
+
+    def _save(self, room: Room) -> None:
+        self._rooms[room.code] = room
+
+    def _delete(self, code: str, why: str) -> None:
+        del self._rooms[code]
+        self._gone[code] = why
+        while len(self._gone) > GONE_KEPT:
+            self._gone.popitem(last=False)
+
+    def _codes(self) -> list[str]:
+        return list(self._rooms)
+
+    def _see(self, code: str, session: str, now: float) -> tuple[int, float, bool] | None:
         with self._lock:
-            self._close_idle()
-            return len(self._rooms)
+            room = self._rooms.get(code)
+            if room is None:
+                return None
+            seated = session in room.seats
+            if seated:
+                room.seats[session] = now
+            return room.version, room.touched, seated
+
+    def _salt(self) -> bytes:
+        return self._secret
+
+    def gone(self, code: str) -> str | None:
+        with self._lock:
+            return self._gone.get(code)
+
+
+SEE_SCRIPT = """
+local version = redis.call('HGET', KEYS[1], 'version')
+if not version then return false end
+local seated = redis.call('HEXISTS', KEYS[2], ARGV[1])
+if seated == 1 then redis.call('HSET', KEYS[2], ARGV[1], ARGV[2]) end
+return {version, redis.call('HGET', KEYS[1], 'touched'), seated}
+"""
+"""A student's poll in one round trip: the room's version and teacher's last change, and the seat seen now."""
+
+
+class RedisRoomStore(RoomStore):
+    """Rooms in Redis (``ATTENTION_LAB_REDIS_URL``): every app process that points at it serves the same rooms.
+
+    Keys, under ``prefix``: ``room:CODE`` (a hash: key, settings as JSON, version, touched, question, revealed,
+    who started it), ``seats:CODE`` and ``guesses:CODE`` (hashes by session id), the set ``rooms``, ``gone:CODE``
+    (why a room closed), ``salt``, and ``lock:CODE`` (redis-py's lock). Every key expires: a room
+    ``IDLE_SECONDS`` after its teacher's last change, whatever happens to the app processes. The clock is the
+    wall clock (``time.time``), the one every process shares.
+    """
+
+    survives_restart = True
+
+    def __init__(
+        self,
+        url: str,
+        clock: Callable[[], float] = time.time,
+        alive: Alive = lambda session: None,
+        prefix: str = "attention_lab:",
+    ) -> None:
+        import redis  # only when configured: the default store needs nothing installed
+
+        super().__init__(clock, alive)
+        self._redis = redis.Redis.from_url(url, decode_responses=True, socket_timeout=5, health_check_interval=30)
+        self._prefix = prefix
+        self._see_script = self._redis.register_script(SEE_SCRIPT)
+        self._redis.set(self._k("salt"), secrets.token_hex(16), nx=True)
+        self._secret = bytes.fromhex(self._redis.get(self._k("salt")))
+
+    def _k(self, *parts: str) -> str:
+        return self._prefix + ":".join(parts)
+
+    def _keys(self, code: str) -> tuple[str, str, str]:
+        return self._k("room", code), self._k("seats", code), self._k("guesses", code)
+
+    @contextlib.contextmanager
+    def _locked(self, code: str) -> Iterator[None]:
+        with self._redis.lock(self._k("lock", code), timeout=10, blocking_timeout=10):
+            yield
+
+    def _reading(self, code: str) -> contextlib.AbstractContextManager:
+        return contextlib.nullcontext()  # _load reads the room in one MULTI transaction
+
+    def _load(self, code: str) -> Room | None:
+        room_key, seats_key, guesses_key = self._keys(code)
+        with self._redis.pipeline() as pipe:
+            raw, seats, guesses = pipe.hgetall(room_key).hgetall(seats_key).hgetall(guesses_key).execute()
+        if not raw:
+            return None
+        return Room(
+            code=code,
+            key=raw["key"],
+            settings=json.loads(raw["settings"]),
+            version=int(raw["version"]),
+            touched=float(raw["touched"]),
+            address=raw["address"],
+            tab=raw["tab"],
+            question=json.loads(raw["question"]),
+            seats={s: float(t) for s, t in seats.items()},
+            guesses={s: int(a) for s, a in guesses.items()},
+            revealed=json.loads(raw["revealed"]),
+        )
+
+    def _save(self, room: Room) -> None:
+        room_key, seats_key, guesses_key = self._keys(room.code)
+        ttl = int(IDLE_SECONDS + 60)
+        fields = {
+            "key": room.key,
+            "settings": json.dumps(room.settings),
+            "version": room.version,
+            "touched": repr(room.touched),
+            "address": room.address,
+            "tab": room.tab,
+            "question": json.dumps(room.question),
+            "revealed": json.dumps(room.revealed),
+        }
+        with self._redis.pipeline() as pipe:
+            pipe.hset(room_key, mapping=fields).delete(seats_key, guesses_key)
+            if room.seats:
+                pipe.hset(seats_key, mapping={s: repr(t) for s, t in room.seats.items()})
+            if room.guesses:
+                pipe.hset(guesses_key, mapping=room.guesses)
+            for key in (room_key, seats_key, guesses_key):
+                pipe.expire(key, ttl)
+            pipe.sadd(self._k("rooms"), room.code)
+            pipe.execute()
+
+    def _delete(self, code: str, why: str) -> None:
+        with self._redis.pipeline() as pipe:
+            pipe.delete(*self._keys(code)).srem(self._k("rooms"), code)
+            pipe.set(self._k("gone", code), why, ex=IDLE_SECONDS).execute()
+
+    def _codes(self) -> list[str]:
+        codes = sorted(self._redis.smembers(self._k("rooms")))
+        expired = [c for c in codes if not self._redis.exists(self._keys(c)[0])]  # a key's TTL ran out
+        if expired:
+            self._redis.srem(self._k("rooms"), *expired)
+        return [c for c in codes if c not in expired]
+
+    def _see(self, code: str, session: str, now: float) -> tuple[int, float, bool] | None:
+        room_key, seats_key, _ = self._keys(code)
+        found = self._see_script(keys=[room_key, seats_key], args=[session, repr(now)])
+        return None if found is None else (int(found[0]), float(found[1]), bool(found[2]))
+
+    def _salt(self) -> bytes:
+        return self._secret
+
+    def gone(self, code: str) -> str | None:
+        return self._redis.get(self._k("gone", code))
 
 
 def _question(question_id: str) -> str:

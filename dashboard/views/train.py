@@ -21,6 +21,7 @@ from core.head_summary import named_shares, pattern_label
 from core.training import TrainSettings, head_patterns, recommended, seed_note, train
 from core.training.model import forward
 from core.training.train import snapshot
+from dashboard import clients
 from dashboard.figures.train import curves_figure, formation_figure, layers_figure
 from dashboard.page import PLOTLY_CONFIG, session_id, show_code, table_height
 from dashboard.settings import Settings, recommended_state, widget_state
@@ -157,7 +158,7 @@ def _train_button(training: TrainSettings) -> Job | None:
     if pressed and pretrained:
         st.toast("These are the task's recommended settings: they come pre-trained. Change one (the seed?) to train.")
     elif pressed:
-        outcome = reg.start(training, session)
+        outcome = reg.start(training, session, clients.address())
         if isinstance(outcome, str):
             st.warning(outcome, icon=":material/hourglass_top:")
     return reg.job(training)

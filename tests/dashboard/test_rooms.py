@@ -1,7 +1,9 @@
 """Rooms: only the teacher key changes a room; students follow it; limits, expiry, anonymous guesses.
 
-The store is tested directly (``RoomStore`` with a fake clock), then the page with AppTest: the teacher's page
-publishes, a student's page follows, and a forged key, a missing key and another room's key change nothing.
+The store is tested directly, each test on both backends (the in-process ``MemoryRoomStore`` and ``RedisRoomStore``
+on a real redis-server, ``tests/conftest.py``'s ``redis_server``), with a fake clock and a fake liveness; then the
+page with AppTest: the teacher's page publishes, a student's page follows, and a forged key, a missing key and
+another room's key change nothing. The attacks of issue 18 are tested with its numbers.
 """
 
 from __future__ import annotations
@@ -20,7 +22,13 @@ from dashboard.classroom.rooms import (
     IDLE_SECONDS,
     MAX_ROOMS,
     MAX_STUDENTS,
+    ROOMS_PER_ADDRESS,
+    ROOMS_PER_TAB,
+    SEAT_SECONDS,
+    Client,
     Forbidden,
+    MemoryRoomStore,
+    RedisRoomStore,
     RoomError,
     RoomStore,
     normal_code,
@@ -39,14 +47,52 @@ class Clock:
         return self.now
 
 
+class Tabs:
+    """Which sessions Streamlit's runtime knows as open (True) or gone (False); others it cannot tell (None)."""
+
+    def __init__(self) -> None:
+        self.known: dict[str, bool] = {}
+
+    def __call__(self, session: str) -> bool | None:
+        return self.known.get(session)
+
+
 @pytest.fixture
 def clock() -> Clock:
     return Clock()
 
 
 @pytest.fixture
-def store(clock) -> RoomStore:
-    return RoomStore(clock=clock)
+def alive() -> Tabs:
+    return Tabs()
+
+
+@pytest.fixture(params=["memory", "redis"])
+def backend(request, clock, alive):
+    """A function that makes a store of this test's backend; stores made by one test share their rooms."""
+    if request.param == "memory":
+        shared = MemoryRoomStore(clock=clock, alive=alive)
+        return lambda: shared
+    url = request.getfixturevalue("redis_url")
+    return lambda: RedisRoomStore(url, clock=clock, alive=alive)
+
+
+@pytest.fixture
+def store(backend) -> RoomStore:
+    return backend()
+
+
+_teachers = iter(range(10**9))
+
+
+def someone(address: str | None = None) -> Client:
+    """A new tab, from its own address unless one is given."""
+    n = next(_teachers)
+    return Client(address or f"10.0.{n // 250}.{n % 250}", f"tab-{n}")
+
+
+def open_room(store: RoomStore, settings=SETTINGS) -> tuple[str, str]:
+    return store.open(settings, someone())
 
 
 # -- codes and keys --------------------------------------------------------------------------------------------------
@@ -61,7 +107,7 @@ def test_codes_and_keys_come_from_secrets_and_are_compared_in_constant_time():
 def test_a_room_has_a_short_readable_code_and_a_long_key(store):
     codes = set()
     for _ in range(MAX_ROOMS):
-        code, key = store.open(SETTINGS)
+        code, key = open_room(store)
         assert len(code) == CODE_LENGTH and set(code) <= set(CODE_ALPHABET)
         assert not set(code) & set("01OI")  # no look-alikes on a projector
         assert len(key) >= 32 and re.fullmatch(r"[A-Za-z0-9_-]+", key)
@@ -76,15 +122,21 @@ def test_normal_code_accepts_what_a_student_types_and_nothing_else():
 
 
 def test_a_snapshot_never_carries_the_key(store):
-    code, key = store.open(SETTINGS)
+    code, key = open_room(store)
     snap = store.snapshot(code)
     assert key not in repr(snap) and not hasattr(snap, "key")
-    assert key not in repr(store._rooms[code])  # the dataclass repr leaves it out too
+    assert key not in repr(store._load(code))  # the dataclass repr leaves it out too
+
+
+def test_the_room_keeps_no_address_in_the_clear(store):
+    code, _ = store.open(SETTINGS, Client("203.0.113.7", "tab-a"))
+    room = store._load(code)
+    assert "203.0.113.7" not in repr(room) and room.address == store._tag("203.0.113.7") != store._tag("203.0.113.8")
 
 
 # -- only the key changes a room -------------------------------------------------------------------------------------
 def wrong_keys(store: RoomStore, key: str) -> dict[str, str]:
-    _, other_key = store.open(SETTINGS)
+    _, other_key = open_room(store)
     return {
         "forged": secrets.token_urlsafe(24),
         "missing": "",
@@ -94,7 +146,8 @@ def wrong_keys(store: RoomStore, key: str) -> dict[str, str]:
 
 
 def test_without_the_key_nothing_changes_the_room(store):
-    code, key = store.open(SETTINGS)
+    code, key = open_room(store)
+    store.publish(code, key, SETTINGS, "q1")
     store.join(code, "s1")
     store.record_guess(code, "q1", "s1", 2)
     for name, bad in wrong_keys(store, key).items():
@@ -108,12 +161,12 @@ def test_without_the_key_nothing_changes_the_room(store):
             store.close(code, bad)
         assert not store.is_teacher(code, bad), name
     snap = store.snapshot(code)
-    assert snap.settings == SETTINGS and snap.version == 1 and snap.revealed == {}
+    assert snap.settings == SETTINGS and snap.version == 1 and snap.revealed == {} and snap.question == "q1"
 
 
 def test_the_key_of_one_room_does_not_open_another(store):
-    a, key_a = store.open(SETTINGS)
-    b, key_b = store.open(SETTINGS)
+    a, key_a = open_room(store)
+    b, key_b = open_room(store)
     assert store.is_teacher(a, key_a) and store.is_teacher(b, key_b)
     assert not store.is_teacher(a, key_b) and not store.is_teacher(b, key_a)
     with pytest.raises(Forbidden):
@@ -121,15 +174,16 @@ def test_the_key_of_one_room_does_not_open_another(store):
 
 
 def test_the_teacher_publishes_and_the_version_grows_only_on_a_change(store):
-    code, key = store.open(SETTINGS)
+    code, key = open_room(store)
     assert store.publish(code, key, SETTINGS) == 1  # unchanged: students' polls see nothing new
     assert store.publish(code, key, {**SETTINGS, "n_heads": 2}) == 2
     assert store.snapshot(code).settings["n_heads"] == 2
-    assert store.poll(code, "anyone") == 2
+    assert store.poll(code, "anyone") == (2, False)  # the version; not seated
 
 
 def test_the_teacher_reveals_and_reads_the_tally(store):
-    code, key = store.open(SETTINGS)
+    code, key = open_room(store)
+    store.publish(code, key, SETTINGS, "q")
     for i, answer in enumerate([1, 1, 3]):
         store.join(code, f"s{i}")
         store.record_guess(code, "q", f"s{i}", answer)
@@ -138,19 +192,82 @@ def test_the_teacher_reveals_and_reads_the_tally(store):
     assert store.snapshot(code).revealed == {"q": 3}
 
 
+def test_every_process_of_a_shared_store_sees_the_same_rooms(backend):
+    """Two stores on one backend: two app processes on one Redis (the in-process backend shares one object)."""
+    teacher_side, student_side = backend(), backend()
+    code, key = open_room(teacher_side)
+    student_side.join(code, "s1")
+    teacher_side.publish(code, key, {**SETTINGS, "seed": 3}, "q")
+    assert student_side.poll(code, "s1") == (2, True)
+    student_side.record_guess(code, "q", "s1", 1)
+    assert teacher_side.tally(code, key, "q") == {1: 1}
+    assert student_side.snapshot(code).settings["seed"] == 3
+
+
+def test_redis_rooms_survive_a_restart_of_the_app(redis_url, clock):
+    before = RedisRoomStore(redis_url, clock=clock)
+    code, key = open_room(before)
+    before.publish(code, key, {**SETTINGS, "seed": 5})
+    del before
+    after = RedisRoomStore(redis_url, clock=clock)  # a new process: nothing in memory, the same Redis
+    assert after.survives_restart and after.is_teacher(code, key)
+    assert after.snapshot(code).settings["seed"] == 5 and after.snapshot(code).version == 2
+
+
+def test_redis_keys_expire_with_the_room(redis_url):
+    import redis
+
+    store = RedisRoomStore(redis_url)
+    code, _ = open_room(store)
+    store.join(code, "s1")
+    r = redis.Redis.from_url(redis_url)
+    for key in (f"attention_lab:room:{code}", f"attention_lab:seats:{code}"):
+        assert IDLE_SECONDS < r.ttl(key) <= IDLE_SECONDS + 60
+
+
+def test_a_closed_room_says_why(store, clock):
+    closed, key = open_room(store)
+    idle, _ = open_room(store)
+    store.close(closed, key)
+    clock.now += IDLE_SECONDS + 1
+    assert store.snapshot(idle) is None
+    assert (store.gone(closed), store.gone(idle), store.gone("ZZZZZZ")) == ("closed", "idle", None)
+
+
 # -- guesses ---------------------------------------------------------------------------------------------------------
-def test_one_guess_per_session_per_question_and_a_new_guess_replaces_it(store):
-    code, key = store.open(SETTINGS)
+def test_one_guess_per_student_for_the_current_question_and_the_last_one_counts(store):
+    code, key = open_room(store)
+    store.publish(code, key, SETTINGS, "q")
     store.join(code, "s1")
     store.record_guess(code, "q", "s1", 0)
     store.record_guess(code, "q", "s1", 2)
-    store.record_guess(code, "other", "s1", 1)
     assert store.tally(code, key, "q") == {2: 1}
-    assert store.tally(code, key, "other") == {1: 1}
+    with pytest.raises(RoomError, match="teacher's question"):
+        store.record_guess(code, "other", "s1", 1)
+    store.reveal(code, key, "q", 2)
+    with pytest.raises(RoomError, match="revealed"):
+        store.record_guess(code, "q", "s1", 0)  # after the reveal, the last guess stands
+    assert store.tally(code, key, "q") == {2: 1}
+    store.publish(code, key, SETTINGS, "next")  # a new question starts from no guesses
+    assert store.tally(code, key, "next") == {} and store.tally(code, key, "q") == {}
+
+
+def test_students_own_questions_cannot_evict_the_teachers(store):
+    """Issue 18: a student under 50 seeds evicted the teacher's question, and the class's 3 guesses became 0."""
+    code, key = open_room(store)
+    store.publish(code, key, SETTINGS, "teacher-q")
+    for i, answer in enumerate([0, 1, 1]):
+        store.join(code, f"s{i}")
+        store.record_guess(code, "teacher-q", f"s{i}", answer)
+    for seed in range(50):
+        with pytest.raises(RoomError, match="teacher's question"):
+            store.record_guess(code, f"seed-{seed}-q", "s0", 2)
+    assert store.tally(code, key, "teacher-q") == {0: 1, 1: 2}
 
 
 def test_a_guess_is_a_small_integer_from_a_student_in_the_room(store):
-    code, _ = store.open(SETTINGS)
+    code, key = open_room(store)
+    store.publish(code, key, SETTINGS, "q")
     with pytest.raises(RoomError):
         store.record_guess(code, "q", "not-joined", 1)
     store.join(code, "s1")
@@ -165,19 +282,57 @@ def test_a_guess_is_a_small_integer_from_a_student_in_the_room(store):
 # -- limits ----------------------------------------------------------------------------------------------------------
 def test_at_most_50_rooms(store):
     for _ in range(MAX_ROOMS):
-        store.open(SETTINGS)
+        open_room(store)
     with pytest.raises(RoomError, match="50 open rooms"):
-        store.open(SETTINGS)
+        open_room(store)
+
+
+def test_one_tab_clearing_the_code_box_cannot_fill_the_server(store):
+    """Issue 18: one session started 49 rooms in 10.7 s; the next teacher found the server's 50 taken."""
+    tab = Client("198.51.100.4", "one-tab")
+    opened, refusals = 0, []
+    for _ in range(49):
+        try:
+            store.open(SETTINGS, tab)
+            opened += 1
+        except RoomError as err:
+            refusals.append(str(err))
+    assert opened == ROOMS_PER_TAB and len(refusals) == 49 - ROOMS_PER_TAB
+    assert "This tab already runs" in refusals[0]
+    store.open(SETTINGS, someone())  # the next teacher gets a room
+
+
+def test_new_tabs_from_one_address_cannot_fill_the_server(store):
+    """The same attack with a fresh socket (a new session) for each room: the address counts."""
+    opened = 0
+    for i in range(49):
+        try:
+            store.open(SETTINGS, Client("198.51.100.4", f"fresh-{i}"))
+            opened += 1
+        except RoomError as err:
+            assert "from your network" in str(err)
+    assert opened == ROOMS_PER_ADDRESS
+    store.open(SETTINGS, someone())
+
+
+def test_a_closed_room_frees_its_place_for_its_tab(store):
+    tab = Client("198.51.100.4", "one-tab")
+    rooms_of_tab = [store.open(SETTINGS, tab) for _ in range(ROOMS_PER_TAB)]
+    with pytest.raises(RoomError):
+        store.open(SETTINGS, tab)
+    store.close(*rooms_of_tab[0])
+    store.open(SETTINGS, tab)
 
 
 def test_a_room_closes_after_3_hours_idle_and_the_teacher_keeps_it_open(store, clock):
-    idle, _ = store.open(SETTINGS)
-    busy, key = store.open(SETTINGS)
+    idle, _ = open_room(store)
+    busy, key = open_room(store)
     clock.now += IDLE_SECONDS - 60
     store.publish(busy, key, {**SETTINGS, "seed": 1})  # the teacher acts: 3 more hours
     store.poll(idle, "student")  # students polling do not keep a room open
     clock.now += 120
     assert store.snapshot(idle) is None and store.snapshot(busy) is not None
+    assert store.poll(idle, "student") is None
     assert len(store) == 1
     with pytest.raises(RoomError):
         store.join(idle, "late")
@@ -185,23 +340,70 @@ def test_a_room_closes_after_3_hours_idle_and_the_teacher_keeps_it_open(store, c
 
 def test_closed_rooms_free_their_place(store, clock):
     for _ in range(MAX_ROOMS):
-        store.open(SETTINGS)
+        open_room(store)
     clock.now += IDLE_SECONDS + 1
-    store.open(SETTINGS)
+    open_room(store)
     assert len(store) == 1
 
 
-def test_at_most_200_students_and_a_closed_tab_frees_its_seat(store, clock):
-    code, _ = store.open(SETTINGS)
-    for i in range(MAX_STUDENTS):
+def fill(store: RoomStore, code: str, n: int = MAX_STUDENTS) -> None:
+    for i in range(n):
         store.join(code, f"s{i}")
-    store.join(code, "s0")  # already in: no new seat needed
+
+
+def test_205_tabs_take_200_seats_and_the_tabs_that_close_free_them_at_once(store, alive):
+    """Issue 18: 205 tabs took the 200 seats; a real student was told "full"; the seats stayed 10 minutes."""
+    code, key = open_room(store)
+    store.publish(code, key, SETTINGS, "q")
+    joined, full = 0, 0
+    for i in range(205):
+        alive.known[f"s{i}"] = True
+        try:
+            store.join(code, f"s{i}")
+            store.record_guess(code, "q", f"s{i}", 0)
+            joined += 1
+        except RoomError as err:
+            assert "full" in str(err)
+            full += 1
+    assert (joined, full) == (200, 5) and store.tally(code, key, "q") == {0: 200}
+    for i in range(205):
+        alive.known[f"s{i}"] = False  # the script closes its sockets; Streamlit's runtime knows at once
+    assert store.snapshot(code).students == 0
+    store.join(code, "real-student")  # no waiting: the seats are free
+    assert store.snapshot(code).students == 1 and store.tally(code, key, "q") == {}  # their 200 guesses went too
+
+
+def test_a_silent_seat_is_freed_within_30_s(store, clock):
+    """A tab the runtime cannot judge (another process's, a socket held open in silence) frees after 30 s."""
+    code, _ = open_room(store)
+    fill(store, code)
     with pytest.raises(RoomError, match="full"):
         store.join(code, "late")
-    clock.now += rooms.STUDENT_IDLE_SECONDS + 1
+    clock.now += SEAT_SECONDS - 1
     for i in range(1, MAX_STUDENTS):
-        store.poll(code, f"s{i}")  # everyone but s0 is still polling
+        assert store.poll(code, f"s{i}")[1]  # everyone but s0 is still polling
+    assert store.snapshot(code).students == MAX_STUDENTS - 1 + 1  # s0 is 29 s silent: still seated
+    clock.now += 2
+    assert store.snapshot(code).students == MAX_STUDENTS - 1
     store.join(code, "late")
+    assert store.poll(code, "s0") == (1, False)  # s0's page comes back: told its seat went
+    with pytest.raises(RoomError, match="full"):
+        store.join(code, "s0")
+
+
+def test_a_student_who_leaves_gives_the_seat_and_guess_back(store):
+    code, key = open_room(store)
+    store.publish(code, key, SETTINGS, "q")
+    store.join(code, "s1")
+    store.record_guess(code, "q", "s1", 1)
+    store.leave(code, "s1")
+    assert store.snapshot(code).students == 0 and store.tally(code, key, "q") == {}
+
+
+def test_rejoining_keeps_one_seat(store):
+    code, _ = open_room(store)
+    fill(store, code)
+    store.join(code, "s0")  # already in: no new seat needed
     assert store.snapshot(code).students == MAX_STUDENTS
 
 
@@ -211,6 +413,7 @@ def tabs(monkeypatch):
     """AppTests share one session id: give each page its own, as each browser tab has."""
     current = {"id": "teacher"}
     monkeypatch.setattr(room_page, "session_id", lambda: current["id"])
+    room_page.store.clear()  # every test starts on a server without rooms (the tab limits count per test)
 
     def run(at, sid: str):
         current["id"] = sid
@@ -298,7 +501,7 @@ def test_the_teacher_link_reopens_the_room_and_leaves_the_address_bar(tabs):
 @pytest.mark.parametrize("which", ["forged", "missing", "another room's"])
 def test_a_page_without_the_right_key_cannot_change_the_room(tabs, which):
     _, code, _ = start_room(tabs)
-    _, other_key = room_page.store().open(SETTINGS)
+    _, other_key = room_page.store().open(SETTINGS, someone())
     keys = {"forged": secrets.token_urlsafe(24), "missing": None, "another room's": other_key}
     query = {"room": code} | ({} if keys[which] is None else {"key": keys[which]})
     page = tabs(make_app(**query), "intruder")
@@ -324,7 +527,55 @@ def test_a_typed_code_that_is_no_room_says_so_without_echoing_it(tabs):
     assert any("6 letters and digits" in w.value for w in page.warning)
     assert all("<b>" not in w.value for w in page.warning)
     page = tabs(make_app(room="ZZZZZZ"), "s2")
-    assert any("No open room" in w.value for w in page.warning)
+    assert any("There is no room ZZZZZZ on this server" in w.value for w in page.warning)
+
+
+def restart_server() -> None:
+    """What a restart does to in-process rooms: the new process starts with an empty store."""
+    room_page.store.clear()
+
+
+@pytest.mark.parametrize("link", ["teacher link", "student link"])
+def test_after_a_restart_the_page_says_the_room_is_gone_and_offers_a_new_one(tabs, link):
+    """Issue 18: after kill -9 and a start, the old teacher link said its key "does not open the room"."""
+    _, code, key = start_room(tabs)
+    restart_server()
+    query = {"room": code, "key": key} if link == "teacher link" else {"room": code}
+    page = tabs(make_app(**query), "after-restart")
+    no_exception(page)
+    said = " ".join(w.value for w in page.warning)
+    assert "the server restarted at" in said and "every room opened before then has ended" in said
+    assert "does not open the room" not in said and not any("You run room" in s.value for s in page.success)
+    assert "key" not in page.query_params
+    page.button(key="room_restart").click()
+    tabs(page, "after-restart")
+    new_code, _ = page.session_state[room_page.TEACHER]
+    assert new_code != code and any(f"You run room {new_code}" in s.value for s in page.success)
+
+
+def test_a_closed_room_says_its_teacher_closed_it(tabs):
+    teacher, code, _ = start_room(tabs)
+    student = tabs(make_app(room=code), "s1")
+    teacher.button(key="room_close").click()
+    tabs(teacher, "teacher")
+    tabs(student, "s1")
+    assert any(f"Room {code} was closed by its teacher" in w.value for w in student.warning)
+
+
+def test_a_tab_that_keeps_starting_rooms_is_told_why_it_cannot(tabs):
+    """Issue 18's 49 rooms from one session: the third start is refused with a message on the page."""
+    page = tabs(make_app(), "teacher")
+    said = []
+    for _ in range(rooms.ROOMS_PER_TAB + 1):
+        page.button(key="room_start").click()
+        tabs(page, "teacher")
+        no_exception(page)
+        said.append(" ".join(w.value for w in page.warning))
+        page.text_input(key="room").set_value("")  # clear the code box, start again
+        tabs(page, "teacher")
+    assert "This tab already runs 2 open rooms" in said[-1]
+    assert not any("already runs" in s for s in said[:-1])
+    assert len(room_page.store()) == rooms.ROOMS_PER_TAB
 
 
 def test_the_teacher_sees_the_class_tally_after_the_reveal(tabs):

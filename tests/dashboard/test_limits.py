@@ -1,0 +1,112 @@
+"""Issue 18's attacks on training and on the runtime API the limits read, with the issue's numbers as the cases.
+
+Rooms' limits are in ``test_rooms.py`` (both store backends); the two-process Redis room and the real-socket seat
+and flood checks in ``test_rooms_live.py``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import threading
+import time
+
+import streamlit
+from streamlit.runtime import Runtime
+from streamlit.runtime.websocket_session_manager import WebsocketSessionManager
+
+from core.training import recommended, train
+from dashboard import clients
+from dashboard.training_jobs import CANCELLED, JOBS_PER_ADDRESS, MAX_JOBS, Registry
+
+WAIT = 60
+HALL = "198.51.100.4"
+"""One address for a whole script (or a lecture hall behind its NAT)."""
+
+
+def small(seed: int, steps: int = 20):
+    return dataclasses.replace(recommended("shift"), seed=seed, steps=steps)
+
+
+def gated(calls: list, gate: threading.Event):
+    def trainer(settings, **kwargs):
+        calls.append(settings)
+        gate.wait(WAIT)
+        return train(settings, **kwargs)
+
+    return trainer
+
+
+def wait_done(job) -> None:
+    deadline = time.monotonic() + WAIT
+    while job.active:
+        assert time.monotonic() < deadline, "the job did not end"
+        time.sleep(0.02)
+
+
+def test_seven_fresh_sockets_from_one_address_do_not_fill_the_queue():
+    """Issue 18: seven fresh sockets queued seven heavy runs; a real student was told "6 trainings are running"."""
+    calls, gate = [], threading.Event()
+    reg = Registry(gated(calls, gate))
+    outcomes = [reg.start(small(seed), f"fresh-socket-{seed}", HALL) for seed in range(7)]
+    refused = [o for o in outcomes if isinstance(o, str)]
+    assert len(refused) == 7 - JOBS_PER_ADDRESS and all("Your network already has 3" in r for r in refused)
+    student = reg.start(small(99), "real student", "192.0.2.10")
+    assert not isinstance(student, str)  # the queue still has room for everyone else
+    assert JOBS_PER_ADDRESS < MAX_JOBS
+    gate.set()
+    for job in [*outcomes[:JOBS_PER_ADDRESS], student]:
+        wait_done(job)
+
+
+def test_a_job_no_open_tab_watches_is_cancelled_and_keeps_nothing():
+    """Issue 18: the seven runs kept training after their sockets closed, and memory stayed 520 MB up."""
+    calls, gate, tabs = [], threading.Event(), {"flood-1": True, "flood-2": True}
+    reg = Registry(gated(calls, gate), max_running=1, alive=tabs.get)
+    running = reg.start(small(1, steps=2000), "flood-1", HALL)
+    waiting = reg.start(small(2, steps=2000), "flood-2", HALL)
+    tabs.update({"flood-1": False, "flood-2": False})  # both sockets close
+    gate.set()
+    wait_done(running)
+    wait_done(waiting)
+    assert running.error == CANCELLED and waiting.error == CANCELLED
+    assert running.trained is None and reg.job(small(1, steps=2000)) is None  # nothing kept
+    assert reg.job(small(2, steps=2000)) is None and len(calls) == 1  # the waiting one never trained
+    again = reg.start(small(1, steps=2000), "comes back", HALL)  # a new request trains afresh
+    assert again is not running
+    reg.stop(small(1, steps=2000), "comes back")
+    wait_done(again)
+
+
+def test_a_job_trains_on_while_one_of_its_askers_watches_and_only_once():
+    calls, gate, tabs = [], threading.Event(), {"first": True, "second": True}
+    reg = Registry(gated(calls, gate), alive=tabs.get)
+    job = reg.start(small(3), "first", HALL)
+    assert reg.start(small(3), "second", "192.0.2.10") is job  # identical settings train once
+    tabs["first"] = False  # the starter closes its tab; the second still watches
+    gate.set()
+    wait_done(job)
+    assert job.error is None and job.trained is not None and job.trained.result.steps_done == 20
+    assert len(calls) == 1
+
+
+def test_a_job_whose_tabs_the_runtime_cannot_judge_runs_to_the_end():
+    """No runtime (AppTest) or a session the runtime forgot: the job is not cancelled on a guess."""
+    reg = Registry(alive=lambda session: None)
+    job = reg.start(small(4), "unknown", HALL)
+    wait_done(job)
+    assert job.trained is not None and job.error is None
+
+
+# -- the runtime API the limits read (private: pinned here) ---------------------------------------------------------
+def test_streamlits_session_manager_api_is_where_clients_reads_it():
+    """``clients.alive`` reads ``Runtime.instance()._session_mgr``: a rename in a new Streamlit fails here."""
+    assert streamlit.__version__ == "1.67.0", "re-check dashboard/clients.py against the new Streamlit"
+    assert "self._session_mgr = " in inspect.getsource(Runtime.__init__)
+    for name in ("is_active_session", "get_session_info"):
+        assert callable(getattr(WebsocketSessionManager, name))
+    assert "_session_mgr" in inspect.getsource(clients.alive)
+
+
+def test_without_a_runtime_no_tab_is_judged():
+    assert not Runtime.exists() and clients.alive("any") is None

@@ -1,0 +1,154 @@
+"""Rooms on real servers, spoken to over Streamlit's websocket protocol (``bench.protocol``): two app processes on
+one real redis-server serve one room and keep it across a restart; a closed socket frees its seat (which pins the
+runtime API ``dashboard.clients.alive`` reads, on a running server).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+from bench.protocol import Tab
+from bench.streamlit_server import streamlit_server
+from dashboard.classroom.room_page import POLL_SECONDS, REDIS_URL
+from dashboard.classroom.rooms import SEAT_SECONDS
+
+FRAGMENT_RUN = ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY
+
+
+def alerts(tab: Tab) -> str:
+    return " ".join(tab.page.texts("alert"))
+
+
+async def start_room(teacher: Tab) -> str:
+    await teacher.open({"sentence": "the teacher reads the book"})
+    await teacher.change(room_start=True)
+    code = teacher.values["room"]
+    assert f"You run room {code}" in alerts(teacher)
+    return code
+
+
+async def follow(student: Tab, seed: int) -> tuple[int, float]:
+    """Poll as the student's browser does until its page shows ``seed``: (polls it took, seconds)."""
+    [(fragment, interval)] = student.auto_reruns.items()
+    assert interval == POLL_SECONDS
+    start = time.monotonic()
+    for polls in range(1, 11):
+        await asyncio.sleep(interval)
+        page = await student.poll(fragment)
+        if page.status != FRAGMENT_RUN and student.values["seed"] == seed:
+            return polls, time.monotonic() - start
+    raise AssertionError(f"the student's page still shows seed {student.values['seed']} after 10 polls")
+
+
+async def teacher_on_a_students_on_b(a: str, b: str) -> tuple[str, str, list[tuple[int, float]]]:
+    async with Tab(a) as teacher, Tab(b) as s1, Tab(b) as s2:
+        code = await start_room(teacher)
+        key = teacher_key(teacher)
+        for student in (s1, s2):
+            await student.open({"room": code})
+            assert "Following room" in " ".join(student.page.texts("markdown")), student.page.texts("alert")
+        await teacher.change(seed=0)  # refresh the teacher's page: the seat count comes from Redis
+        assert "2 students joined" in alerts(teacher)
+        follows = []
+        for seed in (4242, 77):
+            await teacher.change(seed=seed)
+            follows += [await follow(s1, seed), await follow(s2, seed)]
+        return code, key, follows
+
+
+def teacher_key(teacher: Tab) -> str:
+    """The teacher link's key, read from the dialog's code block (shown once, after Start)."""
+    blocks = [e.code.code_text for e in teacher.page.of("code") if "key=" in e.code.code_text]
+    return blocks[0].split("key=", 1)[1] if blocks else ""
+
+
+def test_two_processes_on_one_redis_serve_one_room_and_keep_it_across_a_restart(redis_url):
+    env = {REDIS_URL: redis_url}
+    with streamlit_server(env=env) as (a, _), streamlit_server(env=env) as (b, _):
+        code, key, follows = asyncio.run(teacher_on_a_students_on_b(a, b))
+    print(f"\nstudents on process B followed the teacher on A: {follows} (polls, seconds)")
+    assert all(polls == 1 for polls, _ in follows)  # the first poll after the change shows it: within ~1 s + a run
+    assert key, "the teacher link was not shown"
+
+    async def after_restart(c: str) -> str:
+        async with Tab(c) as teacher:
+            await teacher.open({"room": code, "key": key})
+            return alerts(teacher) + f" seed={teacher.values['seed']}"
+
+    with streamlit_server(env=env) as (c, _):  # both processes gone: a new one on the same Redis
+        shown = asyncio.run(after_restart(c))
+    assert f"You run room {code}" in shown and "seed=77" in shown
+
+
+def test_a_closed_socket_frees_its_seat_at_once():
+    """A closed tab's seat is free when the teacher's page next runs: Streamlit's runtime knows the socket closed,
+    so no wait for ``SEAT_SECONDS`` (a change in the private API ``clients.alive`` reads would fail here)."""
+
+    async def scenario(url: str) -> tuple[str, str, float]:
+        async with Tab(url) as teacher:
+            code = await start_room(teacher)
+            async with Tab(url) as student:
+                await student.open({"room": code})
+                await teacher.change(seed=1)
+                seated = alerts(teacher)
+            closed = time.monotonic()
+            while "0 students joined" not in alerts(teacher) and time.monotonic() - closed < SEAT_SECONDS / 2:
+                await asyncio.sleep(0.5)
+                await teacher.change(seed=int(teacher.values["seed"]) + 1)
+            return seated, alerts(teacher), time.monotonic() - closed
+
+    with streamlit_server() as (url, _):
+        seated, after, seconds = asyncio.run(scenario(url))
+    assert "1 student joined" in seated
+    assert "0 students joined" in after, f"the seat was still taken {seconds:.1f} s after the socket closed"
+
+
+HEAVY = {"view": "train", "weights": "trained", "task": "induction", "d_model": "512", "n_heads": "16"}
+HEAVY |= {"train_layers": "2", "train_steps": "2000"}
+"""Issue 18's flood: d_model 512, 16 heads, 2 layers, 2000 steps."""
+
+
+def test_seven_sockets_flooding_heavy_runs_are_cancelled_and_memory_returns():
+    """Issue 18: seven sockets each queued a heavy run and closed; the runs went on, a real student was told the
+    server was busy, and memory went from 196 to 733 MB and stayed at 715 MB."""
+    import psutil
+
+    from dashboard.training_jobs import JOBS_PER_ADDRESS, KEEP_BYTES
+
+    async def flood(url: str, rss) -> tuple[int, list[str], float, int, str]:
+        async with Tab(url) as first:
+            await first.open({"view": "train", "weights": "trained", "task": "induction"})  # imports, pre-trained run
+        base = rss()
+        said = []
+        for i in range(7):
+            async with Tab(url) as tab:
+                await tab.open(HEAVY | {"seed": str(100 + i)})
+                await tab.change(train_button=True)
+                said.append(alerts(tab))
+        closed, accepted = time.monotonic(), ""
+        while time.monotonic() - closed < 60:  # the cancelled jobs leave the address's queue
+            async with Tab(url) as student:
+                await student.open({"view": "train", "weights": "trained", "task": "shift", "seed": "7"})
+                await student.change(train_button=True)
+                accepted = alerts(student)
+            if "trainings running or waiting" not in accepted:
+                break
+            await asyncio.sleep(1)
+        waited = time.monotonic() - closed
+        settle = time.monotonic()
+        while rss() > base + KEEP_BYTES + 50 * 2**20 and time.monotonic() - settle < 30:
+            await asyncio.sleep(1)
+        return base, said, waited, rss() - base, accepted
+
+    with streamlit_server() as (url, proc):
+        process = psutil.Process(proc.pid)
+        base, said, waited, grown, accepted = asyncio.run(flood(url, lambda: process.memory_info().rss))
+    print(f"\nflood: base RSS {base / 2**20:.0f} MB, {waited:.1f} s until a new job was accepted, "
+          f"then {grown / 2**20:+.0f} MB")  # fmt: skip
+    refused = [s for s in said if "Your network already has" in s]
+    assert len(refused) == 7 - JOBS_PER_ADDRESS, said
+    assert "trainings running or waiting" not in accepted and "busy" not in accepted, accepted
+    assert grown <= KEEP_BYTES + 50 * 2**20
