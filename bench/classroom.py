@@ -11,7 +11,7 @@ run this client reads to its end. So the measured delay is the real one: teacher
 whole page redrawn with the new settings (``script_finished``), poll phase included.
 
 Checks: after every redraw, the student's widgets hold the teacher's values and its heads figure is exactly
-``core``'s for them (``bench.load.check_page``); in the quiz, every student picks an answer, the teacher reveals,
+``core``'s for them (as ``bench.expected.check_page``); in the quiz, every student picks an answer, the teacher reveals,
 and the teacher's tally must count every student. The first ``IDLE_S`` seconds, nobody changes anything: server CPU
 divided by the polls answered then is the cost of one idle poll.
 
@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bench.expected import Mismatch, expected_weights
+from bench.measure import TARGET_RSS_MB, PeakRss, pct
 from bench.protocol import Page, Tab, decode_array
 from bench.streamlit_server import streamlit_server
 
@@ -72,8 +74,6 @@ def pick_key(page: Page) -> str | None:
 
 def check_student(page: Page, values: dict) -> None:
     """The page ran cleanly and, outside the quiz, draws exactly core's maps for ``values`` (one chart per head)."""
-    from bench.load import Mismatch, expected_weights
-
     if page.status != 0 or page.of("exception"):
         raise Mismatch(f"status {page.status}, {len(page.of('exception'))} exceptions")
     if values.get("quiz"):
@@ -212,8 +212,6 @@ async def run(url: str, n: int, seconds: float, seed: int, cpu: Callable[[], flo
 
 def main(sessions: int, seconds: float, seed: int) -> int:
     """Run the room on its own server; print the figures and whether they meet the targets."""
-    from bench.load import TARGET_RSS_MB, PeakRss, pct
-
     with streamlit_server() as (url, proc), PeakRss(proc.pid) as rss:
         rec = asyncio.run(run(url, sessions, seconds, seed, rss.cpu))
         peak_mb = rss.peak / 2**20

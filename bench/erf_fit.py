@@ -7,8 +7,8 @@
 matter: tanh saturates). An error ``dg`` in g moves erf by ``(1 - erf^2) x dg``, so
 the least-squares fit is weighted by that, then reweighted ``FIT_ROUNDS`` times
 towards the points with the largest error (Lawson's iteration for a minimax fit).
-The fitted coefficients and the ones stored in ``core.layers`` are both checked as
-``core.layers`` computes them (float32 Horner, float32 tanh) against ``math.erf`` of
+The fitted coefficients and the ones stored in ``core.numerics.erf`` are both checked as
+``core.numerics.erf`` computes them (float32 Horner, float32 tanh) against ``math.erf`` of
 the same float32 inputs on [-9, 9].
 """
 
@@ -40,14 +40,14 @@ def fit() -> tuple[float, ...]:
 
 
 def main() -> int:
-    from core.layers import _ERF_TANH32, _erf_float32
+    from core.numerics.erf import _ERF_TANH32, _erf_float32
 
     x = np.linspace(-9, 9, 1_000_001).astype(np.float32)
     expected = np.array([math.erf(v) for v in x.astype(np.float64)])  # of the float32 inputs themselves
-    for label, coefficients in (("fitted now", fit()), ("in core.layers", _ERF_TANH32)):
+    for label, coefficients in (("fitted now", fit()), ("in core.numerics", _ERF_TANH32)):
         worst = np.abs(_erf_float32(x, coefficients).astype(np.float64) - expected).max()
         terms = ", ".join(f"{c:.16e}" for c in coefficients)
-        print(f"{label:<15} largest error {worst:.2e}; P, lowest power first: {terms}")
+        print(f"{label:<17} largest error {worst:.2e}; P, lowest power first: {terms}")
     return 0
 
 

@@ -35,84 +35,24 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import functools
-import html
 import os
 import random
 import statistics
-import threading
 import time
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
-import numpy as np
-import psutil
-
-from bench.protocol import Page, Tab, decode_array
+from bench.classroom import main as room_main
+from bench.expected import Mismatch, check_page
+from bench.measure import TARGET_RSS_MB, PeakRss, pct
+from bench.protocol import Page, Tab
 from bench.streamlit_server import CHROMIUM, CHROMIUM_ARGS, streamlit_server
-from core import AttentionConfig, causal_mask, run, tokenize
 from core.training import TASK_NAMES
 from dashboard.settings import D_MODELS, MAX_SEED, head_options
 
 _WORDS = """the bank of river gave a loan money water boat fish teacher student reads book cat dog sat on mat
 attention head query key value word order matters rope sine learned mask future past token"""
 VOCAB = tuple(_WORDS.split())
-CONFIG_FIELDS = {f.name for f in fields(AttentionConfig)}
 TARGET_P95_S = 3.0
-TARGET_RSS_MB = 600.0
-
-
-class Mismatch(AssertionError):
-    """The page does not show what this session chose."""
-
-
-@functools.cache
-def _minilm():
-    from core.pretrained import load_minilm
-
-    return load_minilm()
-
-
-def expected_weights(values: dict) -> tuple[list[str], np.ndarray, np.ndarray | None]:
-    """Tokens, float32 weights (h, T, T) and the mask, computed here from a session's own widget values."""
-    if values.get("weights") == "minilm":  # the pretrained model: pieces with [CLS] and [SEP], the chosen layer
-        from core.pretrained.runs import layer_runs
-
-        causal = bool(values.get("causal", False))
-        layer = layer_runs(_minilm(), values["sentence"], causal=causal)[int(values.get("layer", 1)) - 1]
-        mask = causal_mask(len(layer.tokens)) if causal else None
-        return list(layer.tokens), layer.trace.weights.astype(np.float32), mask
-    tokens = tokenize(values["sentence"])
-    kwargs = {k: v for k, v in values.items() if k in CONFIG_FIELDS}
-    config = AttentionConfig(**{k: type(getattr(AttentionConfig(), k))(v) for k, v in kwargs.items()})
-    weights = run(tokens, config).trace.weights.astype(np.float32)
-    return tokens, weights, causal_mask(len(tokens)) if config.causal else None
-
-
-def check_page(page: Page, values: dict) -> None:
-    """Raise ``Mismatch`` unless the heads view's maps are exactly the ones for ``values``."""
-    if page.status != 0:
-        raise Mismatch(f"script finished with status {page.status}")
-    if page.of("exception"):
-        raise Mismatch(f"exception on the page: {page.of('exception')[0].exception.message[:200]}")
-    tokens, weights, allowed = expected_weights(values)
-    # One chart per head, in head order, plus the shared colour bar (a heatmap strip that skips its hover).
-    maps = [
-        t
-        for fig in page.figures()
-        for t in fig["data"]
-        if t.get("type") == "heatmap" and t.get("coloraxis") and t.get("hoverinfo") != "skip"
-    ]
-    if len(maps) != weights.shape[0]:
-        raise Mismatch(f"{len(maps)} heatmaps for {weights.shape[0]} heads")
-    labels = [f"{i}·{html.escape(t, quote=True)}" for i, t in enumerate(tokens)]
-    for i, trace in enumerate(maps):
-        if list(trace["x"]) != labels or list(trace["y"]) != labels:
-            raise Mismatch(f"head {i + 1} is labelled {trace['x'][:3]}..., expected {labels[:3]}...")
-        z = np.nan_to_num(decode_array(trace["z"]).astype(np.float32))
-        want = weights[i] if allowed is None else np.where(allowed, weights[i], 0)
-        if z.shape != want.shape or not np.array_equal(z, want):
-            raise Mismatch(f"head {i + 1}: weights differ from this session's settings")
 
 
 @dataclass
@@ -218,53 +158,6 @@ async def student(url: str, s: Student, deadline: float, think: tuple[float, flo
                 s.references += page.references
     except Exception as err:  # any failure fails this session; the run goes on
         s.error = f"{type(err).__name__}: {err}"[:300]
-
-
-class PeakRss:
-    """Sample the server's resident memory (process and children) every ``period`` seconds in a thread."""
-
-    def __init__(self, pid: int, period: float = 0.25) -> None:
-        self.proc = psutil.Process(pid)
-        self.period = period
-        self.peak = 0
-        self.samples: list[int] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def cpu(self) -> float:
-        """CPU seconds (user + system) used so far by the server and its children."""
-        total = 0.0
-        for p in [self.proc, *self.proc.children(recursive=True)]:
-            with contextlib.suppress(psutil.NoSuchProcess):
-                t = p.cpu_times()
-                total += t.user + t.system
-        return total
-
-    def now(self) -> int:
-        total = 0
-        for p in [self.proc, *self.proc.children(recursive=True)]:
-            with contextlib.suppress(psutil.NoSuchProcess):
-                total += p.memory_info().rss
-        return total
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            rss = self.now()
-            self.samples.append(rss)
-            self.peak = max(self.peak, rss)
-            self._stop.wait(self.period)
-
-    def __enter__(self) -> PeakRss:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-
-def pct(values: list[float], q: float) -> float:
-    return float(np.percentile(values, q)) if values else float("nan")
 
 
 async def classroom(url: str, n: int, seconds: float, think: tuple[float, float], seed: int) -> list[Student]:
@@ -389,9 +282,7 @@ def main() -> int:
                     "--sessions students following it (bench/classroom.py)")  # fmt: skip
     args = ap.parse_args()
     if args.classroom:
-        from bench.classroom import main as classroom
-
-        return classroom(args.sessions, args.seconds if args.seconds != 60.0 else 90.0, args.seed)
+        return room_main(args.sessions, args.seconds if args.seconds != 60.0 else 90.0, args.seed)
     if not (1 <= args.sessions <= 200 and 0 < args.seconds <= 600 and 0 <= args.browsers <= 10):
         ap.error("bounded on purpose: 1..200 sessions, up to 600 s, up to 10 browsers")
 

@@ -26,7 +26,8 @@ import random
 import statistics
 from pathlib import Path
 
-from bench.load import PeakRss, check_page
+from bench.expected import check_page
+from bench.measure import PeakRss
 from bench.protocol import Tab
 from bench.streamlit_server import ROOT, streamlit_server
 from dashboard.settings import D_MODELS, MAX_SEED, head_options

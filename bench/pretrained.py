@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-import core.layers
+import core.numerics.erf as erf_module
 from bench.core import IDLE_SECONDS, best_of, numpy_blas_threads, steady_allocator
 from core.pretrained import bert_forward, load_minilm
 
@@ -91,12 +91,12 @@ def ids_of_length(model, t: int) -> np.ndarray:
 
 def accurate_erf_forward(weights, ids):
     """Our forward with the float32 erf replaced by the float64 fdlibm one (cast in and out)."""
-    fast = core.layers._erf_float32
-    core.layers._erf_float32 = lambda x: core.layers._erf_float64(x.astype(np.float64)).astype(np.float32)
+    fast = erf_module._erf_float32
+    erf_module._erf_float32 = lambda x: erf_module._erf_float64(x.astype(np.float64)).astype(np.float32)
     try:
         return bert_forward(weights, ids)
     finally:
-        core.layers._erf_float32 = fast
+        erf_module._erf_float32 = fast
 
 
 def main() -> int:

@@ -34,10 +34,10 @@ from core.pipeline import (
     run,
     run_batch,
 )
+from core.position_shift import ShiftResult, shift_experiment
 from core.positions import POSITIONAL_KINDS, positional_encoding
 from core.rope import ROPE_BASE, apply_rope, rope_frequencies
 from core.scaling import DEFAULT_D_KS, SPREAD_D_KS, ScalingResult, SpreadResult, scaling_experiment, score_spread
-from core.shift import ShiftResult, shift_experiment
 from core.tokens import MAX_CHARS, MAX_TOKENS, embed, tokenize
 from core.toy_weights import (
     WEIGHT_KINDS,

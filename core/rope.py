@@ -5,7 +5,7 @@ angle proportional to its position: coordinate pair ``(2i, 2i+1)`` of a vector a
 position ``p`` rotates by ``p * theta_i``, with ``theta_i = base^(-2i / d_k)``. A
 rotation keeps lengths, and the dot product of two rotated vectors sees only the
 difference of their positions, ``(R_m q) . (R_n k) = q . R_{n-m} k``: attention
-scores depend on relative position alone, which ``core.shift`` demonstrates.
+scores depend on relative position alone, which ``core.position_shift`` demonstrates.
 
 Convention: interleaved pairs ``(x_0, x_1), (x_2, x_3), ...``, as in the RoFormer
 paper and in ``positions.sinusoidal``'s sin/cos layout; pair ``(a, b)`` at angle

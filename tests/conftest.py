@@ -2,6 +2,9 @@
 
 `.ci/run` sets ATTENTION_LAB_REQUIRE_ALL=1, which turns every "torch missing" or
 "chromium missing" skip into a failure, so CI can never pass by skipping them.
+
+The tests run the way the app runs: one BLAS thread per process, pinned here before
+anything imports NumPy (as ``dashboard/app.py`` does; tests/test_blas_threads.py checks it).
 """
 
 from __future__ import annotations
@@ -10,7 +13,12 @@ import os
 import shutil
 from pathlib import Path
 
-import pytest
+import pytest  # none of these imports NumPy: the pin below still comes first
+
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+"""Read by OpenBLAS, OpenMP and MKL when they load; the browser tests' servers inherit them."""
+for _name in BLAS_THREAD_VARIABLES:
+    os.environ[_name] = "1"
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -15,40 +15,17 @@ import math
 import numpy as np
 
 from core.multihead import AttentionTrace, merge_heads, split_heads
+from core.numerics.matmul import matmul_transposed, row_product_sum
+from core.numerics.row_sums import column_sum, row_mean, row_sum
 from core.rope import apply_rope
-from core.row_sums import column_sum, row_mean, row_sum
 from core.training.model import ForwardCache, ModelConfig, Normalised
 
 
-def _sum_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``sum over (..., T) of a^T b``: ``(..., T, m), (..., T, n) -> (m, n)``, the weight gradient of ``a @ W``.
-
-    Summed as one small ``a_i^T b_i`` per pair of sequences (per sequence when there
-    is an odd number of them), then over the pairs. One big ``(m, B*T) @ (B*T, n)``
-    is as fast on one thread, but OpenBLAS splits its long inner dimension across
-    threads, and on a busy 2-core machine the threads wait for each other: 0.04 ms
-    became 0.4-6 ms per call (induction trained 8x slower). Four sequences per
-    product stall the same way (0.6 ms became 258 ms with both cores busy); pairs
-    measured no slower than single sequences under that load, and write half as many
-    partial sums: 0.55 against 0.63 ms for a (64, 24, 64) by (64, 24, 256) gradient
-    on one thread (the MLP's at d_model 64).
-    """
-    t, m, n = a.shape[-2], a.shape[-1], b.shape[-1]
-    a, b = a.reshape(-1, t, m), b.reshape(-1, t, n)  # (S, T, m), (S, T, n): S sequences
-    if a.shape[0] % 2 == 0:
-        a, b = a.reshape(-1, 2 * t, m), b.reshape(-1, 2 * t, n)  # (S/2, 2T, m), (S/2, 2T, n): pairs
-    per_group = np.swapaxes(a, -1, -2) @ b  # (G, m, rows) @ (G, rows, n) -> (G, m, n)
-    return per_group.sum(axis=0)  # (m, n)
-
-
 def linear_backward(x: np.ndarray, w: np.ndarray, dy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``y = x @ w``: returns ``(dx (..., T, d_in), dw (d_in, d_out))``.
-
-    ``w.T`` is copied row-major first: NumPy multiplies a batch of sequences by a
-    row-major matrix about twice as fast as by a transposed view (bench.train).
-    """
-    w_t = np.ascontiguousarray(w.T)  # (d_out, d_in)
-    return dy @ w_t, _sum_rows(x, dy)  # (..., T, d_out) @ (d_out, d_in); (d_in, d_out)
+    """``y = x @ w``: returns ``(dx = dy w^T (..., T, d_in), dw = x^T dy (d_in, d_out))``, dw summed over every row."""
+    dx = matmul_transposed(dy, w)  # (..., T, d_out) @ (d_out, d_in) -> (..., T, d_in)
+    dw = row_product_sum(x, dy)  # (d_in, rows) @ (rows, d_out) -> (d_in, d_out)
+    return dx, dw
 
 
 def layer_norm_backward(

@@ -25,8 +25,8 @@ from core.attention import causal_mask
 from core.heads import check_heads
 from core.layers import normal_cdf, normalise
 from core.multihead import AttentionTrace, Projections, linear, multi_head_attention
+from core.numerics.row_sums import row_sum
 from core.positions import POSITIONAL_KINDS, positional_encoding
-from core.row_sums import row_sum
 
 N_POSITIONS = 32
 """Rows of the learned position table, and the longest sequence any kind accepts (keeps runs short)."""

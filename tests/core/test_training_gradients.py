@@ -179,15 +179,3 @@ def test_adam_matches_torch_adam():
         opt.step()
     for k in params:
         np.testing.assert_allclose(ours[k], theirs[k].detach().numpy(), rtol=0, atol=1e-15)
-
-
-@pytest.mark.parametrize("sequences", [1, 2, 3, 4, 64])
-def test_weight_gradient_sums_every_row_whether_sequences_pair_up_or_not(sequences):
-    """``_sum_rows`` multiplies pairs of sequences when their number is even, single ones when odd: both are a^T b."""
-    from core.training.backward import _sum_rows
-
-    rng = np.random.default_rng(sequences)
-    a, b = rng.standard_normal((sequences, T, 5)), rng.standard_normal((sequences, T, 3))  # (S, T, m), (S, T, n)
-    expected = a.reshape(-1, 5).T @ b.reshape(-1, 3)  # (m, N) @ (N, n): the formula, in one product
-    np.testing.assert_allclose(_sum_rows(a, b), expected, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(_sum_rows(a[None], b[None]), expected, rtol=0, atol=1e-12)  # (1, S, T, m): any prefix

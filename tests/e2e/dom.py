@@ -12,7 +12,7 @@ import io
 
 import numpy as np
 from PIL import Image
-from playwright.sync_api import Locator, Page
+from playwright.sync_api import Locator, Page, expect
 
 from bench.streamlit_server import HEADS_CHART, wait_idle
 
@@ -53,6 +53,17 @@ def type_text(page: Page, key: str, text: str) -> None:
 
 def input_value(page: Page, key: str) -> str:
     return widget(page, key).locator("input").input_value()
+
+
+def expect_number(page: Page, key: str, value: str) -> None:
+    """Wait until the number input ``key`` shows ``value``, failing if it never does.
+
+    Why not ``input_value`` as soon as the maps are drawn: Streamlit's number input first paints
+    its ``default`` and only an effect later the value the URL seeded (a link with ``seed=7``
+    shows 18, then 7). Under load that comes up to 2 s after the heatmaps are drawn, so an
+    immediate read can catch the default.
+    """
+    expect(widget(page, key).locator("input")).to_have_value(value)
 
 
 # Each drawn heatmap's group "g.hm" carries its calcdata as d3 datum: cd[0].z is the decoded

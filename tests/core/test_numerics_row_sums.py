@@ -1,9 +1,10 @@
-"""core.row_sums spells ``a.sum(axis=-1, keepdims=True)`` and ``a.mean(...)`` faster: same values, up to rounding."""
+"""core.numerics.row_sums spells ``a.sum(axis=-1, keepdims=True)`` and ``a.mean(...)`` faster: same values,
+up to rounding."""
 
 import numpy as np
 import pytest
 
-from core.row_sums import column_sum, row_mean, row_sum
+from core.numerics.row_sums import column_sum, row_mean, row_sum
 
 SHAPES = [(7,), (1, 1), (3, 5), (64, 24, 32), (64, 2, 24, 24), (2, 3, 4, 384)]
 

@@ -1,4 +1,4 @@
-"""The shift experiment: move every position by the same amount and compare the maps.
+"""The position-shift experiment: move every position by the same amount and compare the maps.
 
 RoPE rotates q at position m and k at position n so that their dot product sees
 only ``n - m``: starting the sentence at position ``s`` instead of 0 leaves every

@@ -10,7 +10,7 @@ sequences of T = 24), so that overhead is most of the time: ``a.sum(axis=-1)`` t
 42 us on a (64, 24, 64) float32 array, ``a.reshape(-1, 64).sum(axis=0)`` 30 us.
 ``np.einsum`` walks the rows in one tight loop: 10 us and 18 us. It adds in another
 order (left to right, where ``sum`` adds in pairs), so results agree up to rounding:
-tested in ``tests/core/test_row_sums.py``; ``bench.train`` shows what it does to a
+tested in ``tests/core/test_numerics_row_sums.py``; ``bench.train`` shows what it does to a
 training step.
 """
 
