@@ -132,7 +132,7 @@ def run(
     means the top-left aligned ``tril`` over T_q x T_k: query i may attend to source
     positions 0..i, which fits two sentences aligned word by word; a translation
     decoder's cross-attention is normally unmasked. ``start`` moves every position
-    by the same amount (``core.shift``).
+    by the same amount (``core.position_shift``).
     """
     if source is not None and len(source) == 0:
         raise ValueError("the source sentence has no tokens: cross-attention needs at least one key")
