@@ -8,12 +8,15 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from bench.protocol import Tab
 from bench.streamlit_server import streamlit_server
 from dashboard.classroom.room_page import POLL_SECONDS, REDIS_URL
 from dashboard.classroom.rooms import SEAT_SECONDS
+
+pytestmark = pytest.mark.servers  # four real servers: the full CI pass runs them, the light one leaves them
 
 FRAGMENT_RUN = ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY
 
