@@ -27,17 +27,18 @@ import streamlit as st
 
 from dashboard.classroom.room_page import class_bar, enter_room, publish_room, room_panel, room_quiz
 from dashboard.classroom.tours import open_tour_link, tour_bar
-from dashboard.link_notes import read_link, show_link_notes
+from dashboard.link_notes import show_link_notes
 from dashboard.presenter import presenter_style
 from dashboard.settings import apply_recommended, sidebar
-from dashboard.views import VIEWS, choose_view
+from dashboard.url_state import read_address
+from dashboard.views import choose_view
 from dashboard.weight_notes import show_weights_note
 
 st.set_page_config(page_title="Attention Lab", page_icon="🔎", layout="wide")
 
-link = read_link()  # before any widget: bound widgets drop bad values from the URL
+link = read_address()  # every rerun, before any widget: what is new in the address, every value usable
 open_tour_link(link)  # ?tour=...&tour_step=... alone: that step's settings, before the widgets exist
-if link.get("presenter", "").strip().lower() == "true":  # a projector link: the maps get the whole width
+if link.get("presenter") == "true":  # a projector link: the maps get the whole width
     st.set_page_config(initial_sidebar_state="collapsed")
 apply_recommended(link)  # a link to the train view: the task's recommendation for what the link leaves unset
 link, room = enter_room(link)  # a student's page takes its room's settings; a teacher key leaves the link
@@ -52,7 +53,7 @@ if settings.presenter:  # our own constant text: safe as a heading
 else:
     st.caption(view.teaches)
 class_bar(room, settings.presenter)  # presenter mode: Share with the class, the room's link
-show_link_notes(link, settings, view.slug, tuple(VIEWS))
+show_link_notes(link, settings)
 show_weights_note(settings.weights, settings.sentence, settings.config)
 view.render(settings)
 publish_room(room)  # the teacher's page, last: its settings become the room's

@@ -175,15 +175,14 @@ def apply_step(slug: str, number: int) -> None:
 def open_tour_link(link: dict[str, str]) -> None:
     """A link with a tour and no settings of its own (``?tour=...&tour_step=2``): open that step.
 
-    Call it after ``read_link`` and before any widget. A link that carries settings (one copied from the
+    Call it after ``url_state.read_address`` and before any widget. A link that carries settings (one copied from the
     address bar mid-tour) is applied as it is: it already holds the step's settings.
     """
     tours = load_tours()
     slug = link.get("tour")
     if slug not in tours or set(link) - {*TOUR_KEYS, "presenter"}:
         return
-    raw = link.get("tour_step", "1").strip()
-    apply_step(slug, int(raw) if raw.isdigit() and len(raw) < 4 else 1)
+    apply_step(slug, int(link.get("tour_step", 1)))  # url_state has made it one of the tour's steps
 
 
 def _pick_tour() -> None:

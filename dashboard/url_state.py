@@ -1,0 +1,375 @@
+"""One parser for every URL key: what a link may carry, read again on every rerun.
+
+Every control is bound to the query parameter of its key (``bind="query-params"``), and Streamlit 1.67
+seeds a widget from the address when it first appears (and on Back/Forward). Some values make a widget
+raise instead of falling back (``?n_heads=``: ``int(None)``; ``?seed=inf``: OverflowError; ``?tour_step=²``).
+So before any widget exists, ``read_address`` reads the address, and for each value that is new there (not
+the one the page itself wrote) asks ``read`` whether it is usable. A bad value is replaced, in the address
+and in ``st.session_state``, by the key's default for the other settings, and the run starts again with
+the corrected address, so no widget ever sees it; a note says so once.
+
+``SPECS`` declares each key once: its kind, its valid values (read from the widgets' own option constants,
+so options are never written twice) and its default, both possibly depending on the keys before it.
+``read`` is pure (no Streamlit): tests call it for every key's fallback.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import streamlit as st
+from streamlit.errors import StreamlitAPIException
+
+from core import POSITIONAL_KINDS, WEIGHTS, head_count_problem
+from core.pipeline import MINILM_SHAPE
+from core.pretrained.minilm import MINILM
+from core.training import MAX_STEPS, SAFE_LRS, TASK_NAMES
+from dashboard.classroom.tours import load_tours
+from dashboard.settings import (
+    D_MODELS,
+    DEFAULT_CONFIG,
+    DEFAULTS,
+    LINK_KEYS,
+    MAX_HEADS,
+    MAX_SEED,
+    TRAIN_STEPS,
+    head_options,
+    nearest_heads,
+    recommended_state,
+)
+from dashboard.views import DEFAULT_VIEW, VIEWS
+from dashboard.views.cross import DEFAULT_SOURCE
+from dashboard.views.permutation import MODES
+from dashboard.views.positions import DEFAULT_SHIFT, MAX_SHIFT
+from dashboard.views.shapes import MAX_BATCH
+
+BAD = object()
+"""What ``Spec.parse`` returns for text that is not a valid value of its key."""
+Context = Mapping[str, object]
+"""The values of the keys read so far (earlier in ``SPECS``): what a later key's options depend on."""
+MAX_QUESTIONS = 9_999
+"""quiz_question: the run decides how many questions there are; a link may ask for any up to this."""
+
+
+def fixed_by_weights(ctx: Context) -> dict[str, object]:
+    """The settings the chosen weights fix (MiniLM's d_model, heads and positions); a link cannot change them."""
+    return dict(MINILM_SHAPE) if ctx.get("weights") == "minilm" else {}
+
+
+def _trains(ctx: Context) -> bool:
+    """The page opens the train view or the trained weights: each task's recommendation is the default."""
+    return ctx.get("view") == "train" or ctx.get("weights") == "trained"
+
+
+def _default(key: str, fallback: object) -> Callable[[Context], object]:
+    """A sidebar default, or the task's recommended value when the page trains (as ``apply_recommended`` sets)."""
+
+    def default(ctx: Context) -> object:
+        if _trains(ctx):
+            return recommended_state(str(ctx.get("task", DEFAULTS.task))).get(key, fallback)
+        return fallback
+
+    return default
+
+
+def _heads(ctx: Context) -> list[int]:
+    return head_options(int(ctx["d_model"]), str(ctx["positional"]), str(ctx["weights"]))
+
+
+def _default_heads(ctx: Context) -> int:
+    wanted = _default("n_heads", DEFAULT_CONFIG.n_heads)(ctx)
+    return nearest_heads(int(wanted), _heads(ctx)) if _heads(ctx) else int(wanted)
+
+
+def _layers(ctx: Context) -> range:
+    """Layer choices: MiniLM's six, the trained model's own; unused by other weights (any MiniLM layer reads)."""
+    n = int(ctx.get("train_layers", 1)) if ctx.get("weights") == "trained" else MINILM.n_layers
+    return range(1, n + 1)
+
+
+def _shown_heads(ctx: Context) -> range:
+    """Choices of a view's head picker: 1 to the number of heads the page draws."""
+    return range(1, int(fixed_by_weights(ctx).get("n_heads", ctx["n_heads"])) + 1)
+
+
+def _tour_steps(ctx: Context) -> range:
+    tour = load_tours().get(str(ctx.get("tour")))
+    return range(1, (len(tour.steps) if tour else max(len(t.steps) for t in load_tours().values())) + 1)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One URL key: what its text must be, and what the page shows when it is not."""
+
+    key: str
+    kind: str
+    """"choice" (one of ``options``), "whole" (an integer in ``options``, a range), "switch" (true/false) or
+    "text" (anything: the page itself says what it cannot use, as for a typed sentence)."""
+    options: Callable[[Context], Sequence] | Sequence = ()
+    default: Callable[[Context], object] | object = None
+    """None: the widget's own default (no tour; the last replay step)."""
+
+    def valid(self, ctx: Context) -> Sequence:
+        return self.options(ctx) if callable(self.options) else self.options
+
+    def fallback(self, ctx: Context) -> object:
+        return self.default(ctx) if callable(self.default) else self.default
+
+    def parse(self, raw: str, ctx: Context) -> object:
+        """The value ``raw`` stands for, or ``BAD`` when it is not a valid one here."""
+        text = raw.strip()
+        if self.kind == "text":
+            return raw
+        if raw == "" and self.default is None:  # a cleared optional control (no tour) writes an empty value
+            return None
+        if self.kind == "switch":
+            return {"true": True, "false": False}.get(text.lower(), BAD)
+        if self.kind == "whole":
+            n = whole_number(text)
+            return n if n is not None and n in self.valid(ctx) else BAD
+        for option in self.valid(ctx):  # choice: the option's own text, or the same number written otherwise
+            if text == str(option) or (isinstance(option, int | float) and number(text) == option):
+                return option
+        return BAD
+
+    def must(self, ctx: Context) -> str:
+        """What the key's text must be, for a note."""
+        valid = self.valid(ctx)
+        if self.kind == "switch":
+            return "true or false"
+        if self.kind == "whole":
+            return f"a whole number from {valid[0]} to {valid[-1]}"
+        return f"one of {', '.join(map(str, valid))}"
+
+
+def whole_number(text: str) -> int | None:
+    """``text`` as a modest integer (ASCII digits, optional sign, up to 9 digits), or None (``²``, ``1e3``)."""
+    digits = text[1:] if text[:1] in "+-" else text
+    if not digits.isascii() or not digits.isdigit() or len(digits) > 9:
+        return None
+    return int(text)
+
+
+def number(text: str) -> float | None:
+    """``text`` as a finite number in plain ASCII notation, or None."""
+    if not text.isascii():
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+SPECS: tuple[Spec, ...] = (
+    # The ones others depend on first: the view and weights, then the model's shape.
+    Spec("view", "choice", tuple(VIEWS), DEFAULT_VIEW),
+    Spec("weights", "choice", WEIGHTS, DEFAULT_CONFIG.weights),
+    Spec("task", "choice", TASK_NAMES, DEFAULTS.task),
+    Spec("positional", "choice", POSITIONAL_KINDS, _default("positional", DEFAULT_CONFIG.positional)),
+    Spec("d_model", "choice", D_MODELS, _default("d_model", DEFAULT_CONFIG.d_model)),
+    Spec("n_heads", "choice", _heads, _default_heads),
+    Spec("causal", "switch", default=_default("causal", DEFAULT_CONFIG.causal)),
+    Spec("scaled", "switch", default=DEFAULT_CONFIG.scaled),
+    Spec("seed", "whole", range(MAX_SEED + 1), _default("seed", DEFAULT_CONFIG.seed)),
+    Spec("train_layers", "choice", (1, 2), _default("train_layers", DEFAULTS.train_layers)),
+    Spec("train_steps", "choice", TRAIN_STEPS, _default("train_steps", DEFAULTS.train_steps)),
+    Spec("lr", "choice", SAFE_LRS, _default("lr", DEFAULTS.lr)),
+    Spec("layer", "choice", _layers, DEFAULTS.layer),
+    Spec("sentence", "text", default=DEFAULTS.sentence),
+    Spec("presenter", "switch", default=DEFAULTS.presenter),
+    # A view's own controls.
+    Spec("average", "switch", default=False),
+    Spec("values", "switch", default=False),
+    Spec("perm_mode", "choice", MODES, MODES[0]),
+    Spec("perm_seed", "whole", range(MAX_SEED + 1), 0),
+    Spec("perm_text", "text", default=""),
+    Spec("perm_head", "whole", _shown_heads, 1),
+    Spec("step_head", "whole", _shown_heads, 1),
+    Spec("head", "whole", _shown_heads, 1),
+    Spec("shift_head", "whole", _shown_heads, 1),
+    Spec("batch", "whole", range(1, MAX_BATCH + 1), 1),
+    Spec("shift", "whole", range(1, MAX_SHIFT + 1), DEFAULT_SHIFT),
+    Spec("source", "text", default=DEFAULT_SOURCE),
+    Spec("replay_step", "whole", range(MAX_STEPS + 1)),  # which steps were snapshotted: the train view knows
+    Spec("room", "text", default=""),
+    Spec("quiz", "switch", default=False),
+    Spec("quiz_question", "whole", range(1, MAX_QUESTIONS + 1), 1),  # how many: the run decides (clamped there)
+    Spec("tour", "choice", lambda ctx: tuple(load_tours())),
+    Spec("tour_step", "whole", _tour_steps, 1),
+)
+SPEC = {s.key: s for s in SPECS}
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a link (or a changed address) asks for, every value usable."""
+
+    values: dict[str, object]
+    """Each link key the page reads, with a valid value: the link's own, or the fallback."""
+    problems: dict[str, str]
+    """Key -> what its text must be: the link's value was not usable and ``values`` holds the fallback."""
+    ignored: tuple[str, ...] = ()
+    """Keys the chosen weights fix (MiniLM's shape): the link's value differs and is not used."""
+    unknown: int = 0
+    """Parameters no control reads."""
+    context: Mapping[str, object] | None = None
+    """Every key's value after this reading (the link's, or ``known``, or the default)."""
+
+
+def read(link: Mapping[str, str], known: Mapping[str, object] | None = None) -> Reading:
+    """Parse ``link`` (key -> the address's text). ``known``: the current values of the keys it leaves out.
+
+    Pure and total: any text for any key gives a valid value; never raises.
+    """
+    known = known or {}
+    ctx: dict[str, object] = {}
+    values: dict[str, object] = {}
+    problems: dict[str, str] = {}
+    ignored = []
+    for spec in SPECS:
+        key = spec.key
+        fixed = fixed_by_weights(ctx)
+        if key in fixed:
+            ctx[key] = fixed[key]
+            if key in link and link[key].strip() != str(fixed[key]):
+                ignored.append(key)
+            continue
+        if key in link:
+            value = spec.parse(link[key], ctx)
+            if value is BAD:
+                problems[key] = _heads_problem(link[key], ctx) if key == "n_heads" else spec.must(ctx)
+                value = spec.fallback(ctx)
+            ctx[key] = values[key] = value
+        else:
+            ctx[key] = known[key] if key in known else spec.fallback(ctx)
+    return Reading(values, problems, tuple(ignored), sum(k not in SPEC for k in link), ctx)
+
+
+def _heads_problem(raw: str, ctx: Context) -> str:
+    """Why the link's head count cannot be drawn (it names the number, never the raw text)."""
+    n = whole_number(raw.strip())
+    if n is None:
+        return "not a whole number"
+    if problem := head_count_problem(int(ctx["d_model"]), n, str(ctx["positional"]), str(ctx["weights"])):
+        return f"cannot be used ({problem[:-1]})"
+    return f"asks for {n} heads; at most {MAX_HEADS} are drawn"
+
+
+def address_text(value: object) -> str:
+    """A value as its widget writes it to the address (``True`` -> ``"true"``, ``0.003`` -> ``"0.003"``, an
+    empty choice -> ``""``)."""
+    if value is None:
+        return ""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def shown(key: str, value: object) -> str:
+    """How a note names the value on the page."""
+    if value is None:
+        return "no tour" if key == "tour" else "its default"
+    if key == "n_heads":
+        return f"{value} head{'s' * (value != 1)}"
+    return f"{key} = {address_text(value)}"
+
+
+def notes(reading: Reading, now: Mapping[str, object] | None = None) -> list[str]:
+    """One sentence per key whose link value fell back, naming the key and the value shown (``now``, when the
+    page has moved on, e.g. a tour step or the train view's recommendation); never the link's own text."""
+    now = now or {}
+    out = []
+    for key, must in reading.problems.items():
+        value = now.get(key, reading.values[key])
+        if key == "n_heads":
+            out.append(f"The link's head count (n_heads) {must}: showing {shown(key, value)}.")
+        else:
+            out.append(f"The link's {key} must be {must}: showing {shown(key, value)}.")
+    return out
+
+
+# -- on the page ------------------------------------------------------------------------------------------------------
+_SEEN = "_url_seen"
+"""Session: the address as the last run left it after this module's corrections."""
+_LINK = "_url_link"
+"""Session: the link read before this module restarted the run (its corrections in place)."""
+_FIXED = "_url_fixed"
+"""Session: key -> value this module corrected, written again in the restarted run (before the widgets)."""
+_NOTES = "_url_notes"
+"""Session: the notes for the next page drawn (shown once)."""
+_RESTARTS = "_url_restarts"
+"""Session: runs restarted in a row; a correction that does not hold never restarts a run twice."""
+
+
+def _set_url(key: str, text: str | None) -> None:
+    """Write (None: remove) ``key`` in the address; a parameter a widget owns is left to that widget."""
+    try:
+        if text is not None:
+            st.query_params[key] = text
+        elif key in st.query_params:
+            del st.query_params[key]
+    except StreamlitAPIException:  # bound to a widget: the session value below moves it, and it writes the URL
+        pass
+
+
+def _holds(key: str, text: str) -> bool:
+    """The address shows what the session already holds for ``key``: the page wrote it, not a link."""
+    return key in st.session_state and address_text(st.session_state[key]) == text
+
+
+def read_address() -> dict[str, str]:
+    """Read the address on every rerun; call it before any widget. Returns the link: what is new in it.
+
+    New means it differs from what the last run left and from what the page's own widgets hold, so a value the
+    user just set is never read back as a link. Each new value is parsed (``read``); unusable ones are replaced
+    (address and session) and the run restarts once with the corrected address, so no widget sees them.
+    Parameters no widget reads (not in ``settings.LINK_KEYS``) leave the address once read. The returned
+    link holds the new values (usable ones, in their address text) and the unknown parameters; on a rerun
+    where the address did not change, it is empty.
+    """
+    for key, value in st.session_state.pop(_FIXED, {}).items():  # the restarted run: the corrections again
+        st.session_state[key] = value
+    address = {k: st.query_params[k] for k in st.query_params}
+    seen = st.session_state.get(_SEEN, {})
+    new = {k: v for k, v in address.items() if v != seen.get(k) and not _holds(k, v)}
+    known = {k: st.session_state[k] for k in LINK_KEYS if k in st.session_state and k not in new}
+    reading = read(new, known)
+    link = dict(st.session_state.pop(_LINK, {}))
+    fixed = {}
+    for key, raw in new.items():
+        if key not in LINK_KEYS or key in reading.ignored:
+            _set_url(key, None)  # read (a note counts or names it), then dropped: the URL keeps what it controls
+            link[key] = raw
+        elif key in reading.problems:
+            fixed[key] = reading.values[key]
+            _set_url(key, None)  # the widget starts from the session value and writes it back if not default
+        elif address_text(reading.values[key]) != raw:  # usable, but not as its widget reads it: rewrite
+            fixed[key] = reading.values[key]
+            _set_url(key, address_text(reading.values[key]))
+            link[key] = address_text(reading.values[key])
+        else:
+            link[key] = raw
+    for key, value in fixed.items():
+        if value is None:
+            st.session_state.pop(key, None)
+        else:
+            st.session_state[key] = value
+    if reading.problems:
+        said = [(k, must, reading.values[k]) for k, must in reading.problems.items()]
+        st.session_state[_NOTES] = [*st.session_state.get(_NOTES, []), *said]
+    st.session_state[_SEEN] = {k: st.query_params[k] for k in st.query_params}
+    if fixed and st.session_state.get(_RESTARTS, 0) < 1:
+        st.session_state[_RESTARTS] = st.session_state.get(_RESTARTS, 0) + 1
+        st.session_state[_LINK] = link
+        st.session_state[_FIXED] = {k: v for k, v in fixed.items() if v is not None}
+        st.rerun()  # widgets seed from the address the run started with: start again from the corrected one
+    st.session_state[_RESTARTS] = 0
+    return link
+
+
+def pending_notes() -> list[str]:
+    """The notes of the last address read, each once: the page moved on from its values afterwards."""
+    said = st.session_state.pop(_NOTES, [])
+    reading = Reading({k: value for k, _, value in said}, {k: must for k, must, _ in said})
+    return notes(reading, {k: st.session_state[k] for k in reading.problems if k in st.session_state})
