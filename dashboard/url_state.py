@@ -122,7 +122,7 @@ class Spec:
         text = raw.strip()
         if self.kind == "text":
             return raw
-        if raw == "" and self.default is None:  # a cleared optional control (no tour) writes an empty value
+        if raw == "" and self.default is None and self.kind == "choice":  # a cleared picker (no tour) writes ""
             return None
         if self.kind == "switch":
             return {"true": True, "false": False}.get(text.lower(), BAD)
