@@ -30,7 +30,7 @@ from dashboard.classroom.tours import open_tour_link, tour_bar
 from dashboard.link_notes import show_link_notes
 from dashboard.presenter import presenter_style
 from dashboard.settings import apply_recommended, sidebar
-from dashboard.url_state import read_address
+from dashboard.url_state import read_address, remember_address
 from dashboard.views import choose_view
 from dashboard.weight_notes import show_weights_note
 
@@ -58,3 +58,4 @@ show_weights_note(settings.weights, settings.sentence, settings.config)
 view.render(settings)
 publish_room(room)  # the teacher's page, last: its settings become the room's
 room_quiz(room, settings.presenter)  # in a room's quiz: students' picks in, the teacher's tally out
+remember_address()  # last: what the page wrote to the address is its own, not a new link

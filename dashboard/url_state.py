@@ -252,7 +252,7 @@ def _heads_problem(raw: str, ctx: Context) -> str:
     """Why the link's head count cannot be drawn (it names the number, never the raw text)."""
     n = whole_number(raw.strip())
     if n is None:
-        return "not a whole number"
+        return "is not a whole number"
     if problem := head_count_problem(int(ctx["d_model"]), n, str(ctx["positional"]), str(ctx["weights"])):
         return f"cannot be used ({problem[:-1]})"
     return f"asks for {n} heads; at most {MAX_HEADS} are drawn"
@@ -291,7 +291,8 @@ def notes(reading: Reading, now: Mapping[str, object] | None = None) -> list[str
 
 # -- on the page ------------------------------------------------------------------------------------------------------
 _SEEN = "_url_seen"
-"""Session: the address as the last run left it after this module's corrections."""
+"""Session: the address as the last run left it (``remember_address``; after this module's corrections when
+a run ends early)."""
 _LINK = "_url_link"
 """Session: the link read before this module restarted the run (its corrections in place)."""
 _FIXED = "_url_fixed"
@@ -366,6 +367,14 @@ def read_address() -> dict[str, str]:
         st.rerun()  # widgets seed from the address the run started with: start again from the corrected one
     st.session_state[_RESTARTS] = 0
     return link
+
+
+def remember_address() -> None:
+    """Call it last in the run: the address as the page leaves it (its widgets write theirs during the run).
+
+    What a callback or a widget changes before the next run is then the page's own, not a new link.
+    """
+    st.session_state[_SEEN] = {k: st.query_params[k] for k in st.query_params}
 
 
 def pending_notes() -> list[str]:

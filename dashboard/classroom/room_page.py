@@ -3,7 +3,7 @@
 The app calls, in this order:
 
 1. ``enter_room(link)`` before any widget: takes the teacher key out of the link (it lives in the session only;
-   ``url_state.read_address`` has already removed it from the address bar) and, on a student's page that follows the room,
+   ``read_address`` has already removed it from the address bar) and, on a student's page that follows the room,
    writes the room's settings into ``st.session_state`` so the widgets are created with them.
 2. ``room_panel(state, presenter)`` in the sidebar and ``class_bar(state, presenter)`` on the page (presenter
    mode's "Share with the class" and room buttons, and the room's dialogs).
@@ -60,7 +60,7 @@ REDIS_URL = "ATTENTION_LAB_REDIS_URL"
 ROOM = "room"
 """The room code's text box; bound to the URL, so a student's reload stays in the room."""
 KEY_PARAM = "key"
-"""The teacher link's query parameter for the key. Not in LINK_KEYS: url_state.read_address removes it from the address bar."""
+"""The teacher link's query parameter for the key. Not in LINK_KEYS: read_address removes it from the address bar."""
 FOLLOW = "room_follow"
 """The "Follow the teacher" toggle (not in the URL: a reload follows again)."""
 TEACHER = "_room_teacher"
