@@ -143,8 +143,60 @@ def test_every_setting_is_a_link_key():
 def test_the_note_is_for_the_link_only():
     at = make_app(seed="abc").run()
     assert at.warning
+    at.run()
+    assert not at.warning  # said once: a rerun does not repeat it
     at.button_group(key="n_heads").set_value(2).run()
     assert not at.warning  # the user has moved on: the link note is gone
+
+
+def _link_notes(at) -> list[str]:
+    return [w.value for w in at.warning if w.icon == ":material/link:"]
+
+
+@pytest.mark.parametrize(
+    ("key", "raw", "widget", "shown"),
+    [
+        ("n_heads", "", "button_group", 4),
+        ("seed", "inf", "number_input", 18),
+        ("weights", "", "button_group", "random"),
+    ],
+)
+def test_a_changed_address_is_read_on_any_rerun(key, raw, widget, shown):
+    """Not only the first run: Back/Forward (a later issue) hands the page another address mid-session."""
+    at = make_app(n_heads="2", seed="5", weights="identity").run()
+    at.query_params[key] = raw  # the address changes under the open page
+    at.run()
+    no_exception(at)
+    assert getattr(at, widget)(key=key).value == shown
+    [note] = _link_notes(at)
+    assert key in note
+    assert (f"showing {shown} heads" if key == "n_heads" else f"showing {key} = {shown}") in note
+    at.run()
+    assert not _link_notes(at)  # said once
+
+
+def test_a_value_set_through_a_widget_is_never_corrected_or_noted():
+    at = make_app(d_model="64", n_heads="16").run()
+    assert not _link_notes(at)
+    at.selectbox(key="d_model").set_value(8).run()  # 16 heads no longer fit: the sidebar moves to the nearest
+    no_exception(at)
+    assert at.button_group(key="n_heads").value == 8 and not _link_notes(at)
+    at.button_group(key="n_heads").set_value(2).run()
+    assert at.button_group(key="n_heads").value == 2 and not _link_notes(at)
+    at.run()
+    assert at.button_group(key="n_heads").value == 2 and not _link_notes(at)
+
+
+def test_a_later_bad_value_of_another_views_control_is_replaced_before_it_is_drawn():
+    """A control that is not on the page yet would seed itself from the address when its view opens."""
+    at = make_app(n_heads="2").run()
+    at.query_params["perm_head"] = "²"
+    at.run()
+    [note] = _link_notes(at)
+    assert "perm_head" in note and "from 1 to 2" in note and "²" not in note
+    at.button_group(key="view").set_value("permutation").run()
+    no_exception(at)
+    assert at.button_group(key="perm_head").value == 1
 
 
 def test_link_notes_pure():

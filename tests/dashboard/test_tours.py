@@ -73,6 +73,7 @@ def test_next_and_back_walk_the_tour_and_set_every_control(slug):
     for number in range(1, len(tour.steps) + 1):
         no_exception(at)
         assert at.button_group(key="tour_step").value == number
+        assert not [w for w in at.warning if w.icon == ":material/link:"]  # the page's own values: not a link
         state = step_state(tour.steps[number - 1])
         for key, value in state.items():
             widget = _widget(at, key)
