@@ -1,9 +1,9 @@
 """The sidebar: widgets in, one frozen ``Settings`` out.
 
 Every widget's ``key`` is also its URL query parameter (``bind="query-params"``),
-so a teacher's link reproduces the exact view. Streamlit drops a URL value its
-widget cannot take (``d_model=7``, ``seed=abc``, ``n_heads=3`` with d_model 64)
-and keeps the default; ``link_notes`` says so on the page instead of silently.
+so a teacher's link reproduces the exact view. A URL value a widget cannot take
+(``d_model=7``, ``seed=abc``, ``n_heads=3`` with d_model 64, ``n_heads=``) is
+replaced by ``url_state`` before the widgets exist, and said on the page.
 
 The keys are declared once: ``SETTING_KEYS`` are the fields of ``AttentionConfig``
 plus the page's own (``sentence``, ``presenter``), and ``VIEW_KEYS`` the controls
@@ -257,7 +257,8 @@ def trains(weights: str | None) -> bool:
 def apply_recommended(link: dict[str, str]) -> None:
     """On a link that opens the train view or trained weights: the task's recommendation for what it leaves unset.
 
-    Call it before any widget exists, once per session (``link`` is empty on later reruns).
+    Call it before any widget exists; ``link`` is what is new in the address (``url_state.read_address``),
+    empty on a rerun where the address did not change.
     """
     if not link or (link.get("view") != "train" and not trains(link.get("weights"))):
         return

@@ -31,6 +31,8 @@ from tests.e2e.dom import (
 )
 
 pytestmark = pytest.mark.e2e
+LINK_NOTE = "[data-testid='stAlert']:has-text('The link')"
+"""The page's note about a link value it could not use (dashboard/link_notes.py)."""
 
 
 def open_app(page, url: str, query: str = "") -> None:
@@ -106,6 +108,7 @@ def test_shared_url_reproduces_the_state(page, server, browser):
     wait_heatmaps(page, 2)
     teacher = heads_z(page)
     assert teacher[0].shape == (5, 5)
+    expect(page.locator(LINK_NOTE)).to_have_count(0)  # values set through the controls: never read as a bad link
     link = page.url
 
     with watched_page(browser) as other:  # a student's own session, opened from the link
@@ -116,10 +119,24 @@ def test_shared_url_reproduces_the_state(page, server, browser):
         assert chosen_segment(other, "n_heads") == "2"
         assert toggle_on(other, "causal")
         expect_number(other, "seed", "7")  # not input_value: the field paints its default (18) first
+        expect(other.locator(LINK_NOTE)).to_have_count(0)
         student_grids = heads_z(other)
     assert len(student_grids) == len(teacher)
     for a, b in zip(teacher, student_grids, strict=True):
         np.testing.assert_array_equal(a, b)  # same settings, same pictures, bit for bit
+
+
+def test_a_bad_link_is_replaced_and_said_once(page, server):
+    """Empty and malformed values that made controls raise: the page draws the defaults and says so, once."""
+    open_app(page, server, "n_heads=&seed=inf&positional=%3Cb%3Ex%3C%2Fb%3E&tour=lesson-1-one-head&tour_step=%C2%B2")
+    note = page.locator(LINK_NOTE)
+    expect(note).to_have_count(1)
+    expect(note).to_contain_text("tour_step must be a whole number from 1 to 7: showing tour_step = 1")
+    assert "<b>" not in note.inner_text() and "²" not in note.inner_text()
+    assert chosen_segment(page, "tour_step") == "1" and "tour_step" not in page.url
+    choose_segment(page, "tour_step", "3")  # a step of the tour: the heads view with values
+    wait_heatmaps(page, 1)
+    expect(page.locator(LINK_NOTE)).to_have_count(0)  # said once; the step's values are the page's own
 
 
 @pytest.mark.parametrize(
