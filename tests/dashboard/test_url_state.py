@@ -52,6 +52,7 @@ DEFAULTS_SHOWN = {
 
 def test_every_link_key_has_one_spec():
     assert [s.key for s in SPECS] == list(SPEC) and set(SPEC) == LINK_KEYS
+    assert set(DEFAULTS_SHOWN) | TEXT_KEYS == LINK_KEYS  # every key's fallback is tested below
 
 
 @pytest.mark.parametrize("key", sorted(DEFAULTS_SHOWN))
