@@ -79,19 +79,20 @@ def _heads(ctx: Context) -> list[int]:
 
 
 def _default_heads(ctx: Context) -> int:
-    wanted = _default("n_heads", DEFAULT_CONFIG.n_heads)(ctx)
-    return nearest_heads(int(wanted), _heads(ctx)) if _heads(ctx) else int(wanted)
+    """The sidebar's (or the task's) head count, moved to the nearest these settings allow, as the sidebar does."""
+    wanted, options = int(_default("n_heads", DEFAULT_CONFIG.n_heads)(ctx)), _heads(ctx)
+    return nearest_heads(wanted, options) if options else wanted
 
 
 def _layers(ctx: Context) -> range:
-    """Layer choices: MiniLM's six, the trained model's own; unused by other weights (any MiniLM layer reads)."""
+    """Layer choices: the trained model's own, or MiniLM's six (other weights show no layer: any of those reads)."""
     n = int(ctx.get("train_layers", 1)) if ctx.get("weights") == "trained" else MINILM.n_layers
     return range(1, n + 1)
 
 
 def _shown_heads(ctx: Context) -> range:
-    """Choices of a view's head picker: 1 to the number of heads the page draws."""
-    return range(1, int(fixed_by_weights(ctx).get("n_heads", ctx["n_heads"])) + 1)
+    """Choices of a view's head picker: 1 to the number of heads the page draws (MiniLM's 12: ``read`` fixes it)."""
+    return range(1, int(ctx["n_heads"]) + 1)
 
 
 def _tour_steps(ctx: Context) -> range:
