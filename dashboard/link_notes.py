@@ -3,8 +3,7 @@
 ``url_state`` reads the address and replaces what no control can take (the notes it leaves name the key
 and the value shown); these are the rest: parameters no control reads, and settings the chosen weights
 fix (its shape, or scaling left on). Notes never quote the raw URL text (it could hold Markdown or
-HTML): only the key's name and
-values the page chose.
+HTML): only the key's name and values the page chose.
 """
 
 from __future__ import annotations

@@ -22,9 +22,8 @@ from dataclasses import dataclass
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
-from core import POSITIONAL_KINDS, WEIGHTS, head_count_problem
-from core.pipeline import MINILM_SHAPE
-from core.pretrained.minilm import MINILM
+from core import POSITIONAL_KINDS, head_count_problem
+from core.sources import SOURCES, WEIGHTS, ModelSource
 from core.training import MAX_STEPS, SAFE_LRS, TASK_NAMES
 from dashboard.classroom.tours import load_tours
 from dashboard.settings import (
@@ -35,6 +34,7 @@ from dashboard.settings import (
     MAX_HEADS,
     MAX_SEED,
     TRAIN_STEPS,
+    fixed_shape,
     head_options,
     nearest_heads,
     recommended_state,
@@ -53,14 +53,20 @@ MAX_QUESTIONS = 9_999
 """quiz_question: the run decides how many questions there are; a link may ask for any up to this."""
 
 
+def _kind(ctx: Context) -> type[ModelSource]:
+    """The model source the weights read so far choose (``core.sources``): ask it what it fixes."""
+    return SOURCES[str(ctx.get("weights", DEFAULT_CONFIG.weights))]
+
+
 def fixed_by_weights(ctx: Context) -> dict[str, object]:
-    """The settings the chosen weights fix (MiniLM's d_model, heads and positions); a link cannot change them."""
-    return dict(MINILM_SHAPE) if ctx.get("weights") == "minilm" else {}
+    """The settings the chosen weights fix (a pretrained model's d_model, heads and positions): a link cannot."""
+    fixed = _kind(ctx).ARCHITECTURE
+    return {} if fixed is None else fixed_shape(fixed)
 
 
 def _trains(ctx: Context) -> bool:
-    """The page opens the train view or the trained weights: each task's recommendation is the default."""
-    return ctx.get("view") == "train" or ctx.get("weights") == "trained"
+    """The page opens the train view or weights it trains: each task's recommendation is the default."""
+    return ctx.get("view") == "train" or _kind(ctx).TRAINS
 
 
 def _default(key: str, fallback: object) -> Callable[[Context], object]:
@@ -74,8 +80,14 @@ def _default(key: str, fallback: object) -> Callable[[Context], object]:
     return default
 
 
+def _config_weights(ctx: Context) -> str:
+    """The weights a random or hand-built run uses for these settings (what the head counts depend on)."""
+    return _kind(ctx).config_weights(str(ctx["weights"]))
+
+
 def _heads(ctx: Context) -> list[int]:
-    return head_options(int(ctx["d_model"]), str(ctx["positional"]), str(ctx["weights"]))
+    """The head counts the sidebar offers for these settings."""
+    return head_options(int(ctx["d_model"]), str(ctx["positional"]), _config_weights(ctx))
 
 
 def _default_heads(ctx: Context) -> int:
@@ -85,13 +97,16 @@ def _default_heads(ctx: Context) -> int:
 
 
 def _layers(ctx: Context) -> range:
-    """Layer choices: the trained model's own, or MiniLM's six (other weights show no layer: any of those reads)."""
-    n = int(ctx.get("train_layers", 1)) if ctx.get("weights") == "trained" else MINILM.n_layers
-    return range(1, n + 1)
+    """Layer choices: the trained model's own, a pretrained model's; other weights show no layer (any reads)."""
+    kind = _kind(ctx)
+    if kind.TRAINS:
+        return range(1, int(ctx.get("train_layers", 1)) + 1)
+    fixed = [k.ARCHITECTURE.n_layers for k in SOURCES.values() if k.ARCHITECTURE is not None]
+    return range(1, (kind.ARCHITECTURE.n_layers if kind.ARCHITECTURE else max(fixed, default=1)) + 1)
 
 
 def _shown_heads(ctx: Context) -> range:
-    """Choices of a view's head picker: 1 to the number of heads the page draws (MiniLM's 12: ``read`` fixes it)."""
+    """Choices of a view's head picker: 1 to the number of heads the page draws (``read`` sets a fixed count)."""
     return range(1, int(ctx["n_heads"]) + 1)
 
 
@@ -254,7 +269,7 @@ def _heads_problem(raw: str, ctx: Context) -> str:
     n = whole_number(raw.strip())
     if n is None:
         return "is not a whole number"
-    if problem := head_count_problem(int(ctx["d_model"]), n, str(ctx["positional"]), str(ctx["weights"])):
+    if problem := head_count_problem(int(ctx["d_model"]), n, str(ctx["positional"]), _config_weights(ctx)):
         return f"cannot be used ({problem[:-1]})"
     return f"asks for {n} heads; at most {MAX_HEADS} are drawn"
 

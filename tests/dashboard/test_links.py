@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from core import AttentionConfig
-from core.pipeline import MINILM_SHAPE
 from dashboard.link_notes import link_notes
 from dashboard.settings import DEFAULTS, LINK_KEYS, SETTING_KEYS, Settings
 from tests.dashboard.conftest import array, figures, heatmaps, make_app, no_exception
@@ -208,6 +207,6 @@ def test_link_notes_pure():
     assert link_notes({"foo": "1", "<b>": "2"}, s) == [
         "The link has 2 parameters this dashboard does not use: they were ignored."
     ]
-    minilm = Settings(config=AttentionConfig(**MINILM_SHAPE, weights="minilm"))
+    minilm = Settings(config=AttentionConfig(d_model=384, n_heads=12, positional="learned"), weights="minilm")
     [note] = link_notes({"d_model": "32", "n_heads": "12"}, minilm)
     assert note.startswith("With weights = minilm, d_model is the pretrained model's (d_model = 384, 12 heads")

@@ -6,12 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.pipeline import MINILM_SHAPE
 from core.training import recommended
 from dashboard.classroom.tours import load_tours
 from dashboard.settings import DEFAULT_CONFIG, DEFAULTS, LINK_KEYS, widget_state
 from dashboard.url_state import SPEC, SPECS, address_text, notes, read
 
+MINILM_SHAPE = {"d_model": 384, "n_heads": 12, "positional": "learned"}
+"""What all-MiniLM-L6-v2 was trained with (its config.json): the weights fix it."""
 BAD_TEXT = ["", " ", "²", "-1", "1e999", "nan", "inf", "x" * 300, "%00", "\x00", "<b>x</b>", "**x**", "1.5"]
 """Text no key but a text box takes (a head count of "-1", a view called "nan", ...)."""
 TEXT_KEYS = {s.key for s in SPECS if s.kind == "text"}
