@@ -285,7 +285,7 @@ def address_text(value: object) -> str:
 def shown(key: str, value: object) -> str:
     """How a note names the value on the page."""
     if value is None:
-        return "no tour" if key == "tour" else "its default"
+        return {"tour": "no tour", "replay_step": "the last snapshot"}.get(key, "its default")
     if key == "n_heads":
         return f"{value} head{'s' * (value != 1)}"
     return f"{key} = {address_text(value)}"
