@@ -9,7 +9,7 @@ every key's fallback in test_url_state.py.
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dashboard.settings import SETTING_KEYS
@@ -125,7 +125,4 @@ def test_a_few_bad_keys_together(links):
     link = {}
     for part in links:
         link |= part
-    # Known, and not the parser's: ?view=permutation&weights=trained raises (issue 17's first crash, which the
-    # model-source seam fixes). Remove this line when it lands.
-    assume(not (link.get("view") == "permutation" and link.get("weights") == "trained"))
     _check(link)
