@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
-from core import POSITIONAL_KINDS, head_count_problem
+from core import MAX_TOKENS, POSITIONAL_KINDS, head_count_problem
 from core.sources import SOURCES, WEIGHTS, ModelSource
 from core.training import MAX_STEPS, SAFE_LRS, TASK_NAMES
 from dashboard.classroom.tours import load_tours
@@ -213,6 +213,9 @@ SPECS: tuple[Spec, ...] = (
     Spec("room", "text", default=""),
     Spec("quiz", "switch", default=False),
     Spec("quiz_question", "whole", range(1, MAX_QUESTIONS + 1), 1),  # how many: the run decides (clamped there)
+    Spec("cache_step", "whole", range(1, MAX_TOKENS + 1)),  # 1..T: the kv_cache view knows T (default: the last)
+    Spec("block_size", "whole", range(1, MAX_TOKENS + 1)),  # 1..T: the flash view knows T (default: T // 4)
+    Spec("block", "whole", range(1, MAX_TOKENS + 1)),  # 1..number of blocks: the flash view knows it
     Spec("tour", "choice", lambda ctx: tuple(load_tours())),
     Spec("tour_step", "whole", _tour_steps, 1),
 )
@@ -285,7 +288,13 @@ def address_text(value: object) -> str:
 def shown(key: str, value: object) -> str:
     """How a note names the value on the page."""
     if value is None:
-        return {"tour": "no tour", "replay_step": "the last snapshot"}.get(key, "its default")
+        return {
+            "tour": "no tour",
+            "replay_step": "the last snapshot",
+            "cache_step": "the last step",
+            "block_size": "a quarter of the tokens",
+            "block": "the first block",
+        }.get(key, "its default")
     if key == "n_heads":
         return f"{value} head{'s' * (value != 1)}"
     return f"{key} = {address_text(value)}"

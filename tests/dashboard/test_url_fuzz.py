@@ -58,6 +58,9 @@ WHERE: dict[str, tuple[dict[str, str], ...]] = {
     "shift_head": ({"view": "positions"},),
     "source": ({"view": "cross"},),
     "replay_step": ({"view": "train"},),
+    "cache_step": ({"view": "kv_cache"},),
+    "block_size": ({"view": "flash"},),
+    "block": ({"view": "flash"},),
     "tour_step": ({"tour": "lesson-1-one-head"}, {"tour": "what-heads-learn"}),
 }
 WIDGETS = ("text_input", "selectbox", "button_group", "toggle", "number_input", "select_slider")

@@ -48,6 +48,9 @@ DEFAULTS_SHOWN = {
     "quiz_question": 1,
     "tour": None,
     "tour_step": 1,
+    "cache_step": None,  # the view's own default (the last step, a quarter of the tokens, the first block)
+    "block_size": None,
+    "block": None,
 }
 
 
