@@ -36,12 +36,28 @@ def render(settings: Settings) -> None:
     if tokens is None:
         return
     t = len(tokens)
-    block = _choice("Block size B_c", t, "block_size", max(1, t // 4), "How many keys one block holds.")
+    block = 1
+    if t > 1:  # a slider needs two options: one token is one block of one key
+        block = st.select_slider(
+            "Block size B_c",
+            options=list(range(1, t + 1)),
+            value=max(1, t // 4),
+            key="block_size",
+            bind="query-params",
+            help="How many keys one block holds.",
+        )
     result = compute.tiled_run(tokens, settings.config, HEAD, block)
     n_blocks = len(result.tiles)
-    b = _choice(
-        "Block", n_blocks, "block", 1, f"Step through the {n_blocks} blocks of keys; the last one gives the output."
-    )
+    b = 1
+    if n_blocks > 1:
+        b = st.select_slider(
+            "Block",
+            options=list(range(1, n_blocks + 1)),
+            value=1,
+            key="block",
+            bind="query-params",
+            help=f"Step through the {n_blocks} blocks of keys; the last one gives the output.",
+        )
     tile = result.tiles[b - 1]
     st.caption(
         f"Head {HEAD + 1}, block {b} of {n_blocks}: keys {tile.start + 1}–{tile.stop}, scores "
@@ -82,17 +98,6 @@ def render(settings: Settings) -> None:
         st.error(f"The tiled output differs from plain attention by up to {result.max_diff:.2e}.")
     show_code(tiles, f"blocks = list(tiles(q, k, v, mask, block={block}))  # q, k, v of head {HEAD + 1}")
     _memory(t, block)
-
-
-def _choice(label: str, n: int, key: str, default: int, help: str) -> int:
-    """A slider over 1..n (its value itself when n is 1)."""
-    if n == 1:
-        return 1
-    return int(
-        st.select_slider(
-            label, options=list(range(1, n + 1)), value=min(default, n), key=key, bind="query-params", help=help
-        )
-    )
 
 
 def _memory(t: int, block: int) -> None:
