@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import plotly.graph_objects as go
 
-from dashboard.figures.grid import ChartGrid, Panel, chart_grid, single_chart
-from dashboard.figures.layout import map_columns, vector_panel_px
+from dashboard.figures.grid import ChartGrid, Panel, chart_grid, heatmap_grid, single_chart
+from dashboard.figures.layout import grid_columns, map_columns, vector_panel_px
 
 DIVERGING = "RdBu_r"
 """Blue (negative) through white (0) to red (positive)."""
@@ -34,6 +35,35 @@ def vector_panel(z: np.ndarray, tokens: Sequence[str], title: str) -> Panel:
     if z.shape[0] != len(tokens):
         raise ValueError(f"{z.shape[0]} rows do not match {len(tokens)} tokens")
     return Panel(z, tokens, None, title, hover=VECTOR_HOVER)
+
+
+def vectors_figure(
+    panels: Sequence[Panel],
+    *,
+    ncols: int | None = None,
+    limit: float | None = None,
+    value_name: str = "value",
+    presenter: bool = False,
+) -> go.Figure:
+    """Matrices of vectors in ONE figure on one diverging scale ``[-limit, limit]`` (default: their largest
+    |value|), ``ncols`` to a row (the KV cache's K and V side by side); ``vectors_charts`` draws one chart each.
+    Sizes from ``layout.vector_panel_px``: cells stretch across the panel, rows keep their labels.
+    """
+    ncols = grid_columns(len(panels), ncols, presenter=presenter)
+    t = max(p.z.shape[0] for p in panels)
+    d = max(p.z.shape[1] for p in panels)
+    limit = symmetric_limit(*(p.z for p in panels)) if limit is None else limit
+    return heatmap_grid(
+        panels,
+        ncols=ncols,
+        zmin=-limit,
+        zmax=limit,
+        value_name=value_name,
+        colorscale=DIVERGING,
+        panel_px=vector_panel_px(t, d, ncols, presenter=presenter),
+        square=False,
+        presenter=presenter,
+    )
 
 
 def vectors_charts(
