@@ -49,10 +49,13 @@ with st.sidebar:
     room_panel(room, settings.presenter)  # the room code, start a room, follow the teacher
 if settings.presenter:  # our own constant text: safe as a heading
     presenter_style()  # larger page text: the project's constant style sheet (dashboard/presenter.py says why)
-    st.subheader(view.teaches, anchor=False)
+    heading = st.container(horizontal=True, vertical_alignment="center")  # one row: the maps start higher
+    heading.subheader(view.teaches, anchor=False, width="content")
 else:
     st.caption(view.teaches)
-class_bar(room, settings.presenter)  # presenter mode: Share with the class, the room's link
+    heading = st.container()
+with heading:
+    class_bar(room, settings.presenter)  # presenter mode: Share with the class, the room's link
 show_link_notes(link, settings)
 show_weights_note(settings.weights, settings.sentence, settings.config)
 view.render(settings)

@@ -1,19 +1,23 @@
-"""Maps drawn one chart each, in columns: side by side on a laptop or projector, one per row on a phone.
+"""Charts drawn one each, in columns: side by side on a laptop or projector, one per row on a phone.
 
 The server cannot know how wide the browser is (Streamlit sends it no width). Its columns can: below a
-640 px wide viewport (Streamlit's ``breakpoints.columns``) every column takes the whole row, so the maps
-stack, each as wide as the phone. The shared colour bar gets a narrow last column of the first row.
+640 px wide viewport (Streamlit's ``breakpoints.columns``) every column takes the whole row, so the charts
+stack, each as wide as the phone. Maps share one colour bar, drawn above them. Every multi-panel view
+shows its figures through this module; their sizes come from ``dashboard/figures/layout.py``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard.figures.grid import ChartGrid
 from dashboard.page import PLOTLY_CONFIG
 
 MAP_CONFIG = PLOTLY_CONFIG | {"modeBarButtons": [["toImage", "zoom2d", "resetScale2d"]]}
-"""A map's toolbar: save as PNG, zoom and reset only. Plotly's full toolbar (7 buttons, ~190 px) would cover
+"""A chart's toolbar: save as PNG, zoom and reset only. Plotly's full toolbar (7 buttons, ~190 px) would cover
 the title of a map ~280 px wide; three buttons stay to the right of it."""
 BAR_CONFIG = {"displayModeBar": False, "staticPlot": True}
 """The colour bar is a key, not a chart: no toolbar, no hover."""
@@ -24,14 +28,33 @@ def show_colour_bar(grid: ChartGrid, key: str, container=st) -> None:
     container.plotly_chart(grid.colour_bar, width=grid.bar_px, key=key, config=BAR_CONFIG)
 
 
-def show_maps(grid: ChartGrid, key: str) -> None:
-    """``grid``'s maps ``grid.ncols`` to a row, each chart keyed ``<key>_<i>`` (show the colour bar apart).
+def show_charts(figures: Sequence[go.Figure], ncols: int, key: str) -> None:
+    """``figures`` ``ncols`` to a row, each chart keyed ``<key>_<i>`` from 1.
 
-    The maps sit in a container keyed ``key``, so ``.st-key-<key>`` finds every map in the browser.
+    They sit in a container keyed ``key``, so ``.st-key-<key>`` finds every chart in the browser.
     """
     with st.container(key=key):
-        for start in range(0, len(grid.maps), grid.ncols):
-            columns = st.columns(grid.ncols, gap="small")
-            for i, fig in enumerate(grid.maps[start : start + grid.ncols]):
+        for start in range(0, len(figures), ncols):
+            columns = st.columns(ncols, gap="small")
+            for i, fig in enumerate(figures[start : start + ncols]):
                 with columns[i]:
                     st.plotly_chart(fig, width="stretch", key=f"{key}_{start + i + 1}", config=MAP_CONFIG)
+
+
+def show_maps(grid: ChartGrid, key: str) -> None:
+    """``grid``'s maps ``grid.ncols`` to a row (show the colour bar apart, e.g. beside the view's switches)."""
+    show_charts(grid.maps, grid.ncols, key)
+
+
+def show_grid(grid: ChartGrid, key: str) -> None:
+    """``grid``'s colour bar (keyed ``<key>_bar``), then its maps."""
+    show_colour_bar(grid, key=f"{key}_bar")
+    show_maps(grid, key)
+
+
+def show_figure(figure: go.Figure | ChartGrid, key: str) -> None:
+    """A figure as one chart keyed ``key``, or a grid of maps as ``show_grid`` draws it."""
+    if isinstance(figure, ChartGrid):
+        show_grid(figure, key)
+    else:
+        st.plotly_chart(figure, width="stretch", key=key, config=PLOTLY_CONFIG)

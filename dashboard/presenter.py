@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import streamlit as st
 
+from dashboard.figures.layout import PRESENTER_GAP_PX
+
 PAGE_TEXT_PX = 20
 """Every word on the page (captions, labels, buttons, inputs, notes) at least this large: readable from the back
 of a hall on a 1280 x 720 projector. Headings keep Streamlit's larger sizes."""
 TOP_PX = 64
 """Room above the page: Streamlit's header bar (the sidebar's >> button and the menu) is 60 px tall; its default
 96 px pushes the maps below a 720 px screen."""
+KATEX_SUBSCRIPT = 0.7
+"""KaTeX draws a subscript at 0.7 of its formula's size."""
 SIDE_PX = 32
 """Left and right padding of the page (Streamlit's wide layout: 80 px); the maps get the width instead."""
 
@@ -23,15 +27,21 @@ PRESENTER_CSS = f"""<style>
 .stApp p, .stApp li, .stApp label, .stApp input, .stApp textarea, .stApp button, .stApp summary,
 .stApp [data-testid="stCaptionContainer"], .stApp [data-testid="stMarkdownContainer"],
 .stApp [data-testid="stWidgetLabel"], .stApp [data-baseweb="select"] div, .stApp code {{
-    font-size: {PAGE_TEXT_PX}px;
+    font-size: {PAGE_TEXT_PX}px !important;  /* over Streamlit's own rules for alerts, code and segments */
+}}
+.stApp .katex {{  /* a formula's subscripts are 0.7 of it: d_k's k at 20 px too */
+    font-size: {round(PAGE_TEXT_PX / KATEX_SUBSCRIPT)}px;
 }}
 .stApp [data-testid="stMainBlockContainer"] {{
     padding-top: {TOP_PX}px;
     padding-left: {SIDE_PX}px;
     padding-right: {SIDE_PX}px;
 }}
+.stApp [data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] {{  /* lesson 2's maps end above 720 px */
+    row-gap: {PRESENTER_GAP_PX}px;
+}}
 </style>"""
-"""The style sheet: constant, no placeholder filled from outside this module."""
+"""The style sheet: constant, filled only from this project's own constants."""
 
 
 def presenter_style() -> None:

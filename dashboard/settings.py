@@ -100,6 +100,7 @@ VIEW_KEYS = (
     "step_head",  # steps: which head
     "batch",  # shapes: how many sequences in the batch (B)
     "head",  # model: the head opened large
+    "one_layer",  # model: only the sidebar's layer, one large map per head
     "values",  # heads: write each weight in its cell
     "shift",  # positions: how far every position moves
     "shift_head",  # positions: which head

@@ -4,19 +4,27 @@ Every token string is HTML-escaped here before it reaches a Plotly label.
 """
 
 from dashboard.figures.grid import COLORSCALE, Panel, heatmap_grid
-from dashboard.figures.heads import average_figure, heads_figure, model_figure, permutation_figure, single_map_figure
+from dashboard.figures.heads import (
+    average_charts,
+    heads_figure,
+    model_figure,
+    permutation_charts,
+    single_map_charts,
+    single_map_figure,
+)
 from dashboard.figures.labels import escape, position_labels, tick_texts
 
 __all__ = [
     "COLORSCALE",
     "Panel",
-    "average_figure",
+    "average_charts",
     "escape",
     "heads_figure",
     "heatmap_grid",
     "model_figure",
-    "permutation_figure",
+    "permutation_charts",
     "position_labels",
+    "single_map_charts",
     "single_map_figure",
     "tick_texts",
 ]

@@ -10,9 +10,10 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from dashboard.figures.grid import PRESENTER_SCALE
+from dashboard.figures.grid import Panel, heatmap_grid
 from dashboard.figures.labels import position_labels
-from dashboard.figures.steps import scores_figure
+from dashboard.figures.layout import scale, single_map_columns
+from dashboard.figures.steps import DIVERGING, symmetric_limit
 
 BEFORE, AFTER, CORRECTION = "#999999", "#0072B2", "#D55E00"
 """Bar colours: the state before a block (grey), after it (blue), and the correction factor (vermillion)."""
@@ -31,8 +32,17 @@ def block_figure(
     allowed = np.isfinite(scores)  # (T_q, B_c)
     stop = start + scores.shape[1]
     title = f"scores of keys {start + 1}–{stop}" if stop - start > 1 else f"scores of key {start + 1}"
-    return scores_figure(
-        np.where(allowed, scores, 0.0), tokens, key_tokens, title, limit=limit, allowed=allowed, presenter=presenter
+    z = np.where(allowed, scores, 0.0)  # (T_q, B_c)
+    limit = symmetric_limit(z[allowed]) if limit is None else limit
+    panel = Panel(z, tokens, key_tokens, title, allowed)
+    return heatmap_grid(
+        [panel],
+        ncols=single_map_columns(presenter),
+        zmin=-limit,
+        zmax=limit,
+        value_name="score",
+        colorscale=DIVERGING,
+        presenter=presenter,
     )
 
 
@@ -50,7 +60,7 @@ def state_figure(
 
     A row with no key seen yet has m = −∞: it is left out of the m panel (a gap), and its l is 0.
     """
-    s = PRESENTER_SCALE if presenter else 1.0
+    s = scale(presenter)
     y = position_labels(tokens)  # escaped, unique per position
 
     def finite(a: np.ndarray) -> list[float | None]:

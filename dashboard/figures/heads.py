@@ -8,7 +8,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core import realign
-from dashboard.figures.grid import ChartGrid, Panel, chart_grid, heatmap_grid
+from dashboard.figures.grid import ChartGrid, Panel, chart_grid, heatmap_grid, single_chart, title_annotation
+from dashboard.figures.layout import fonts, map_columns, outer_label_px, single_map_columns, small_multiple_px
 
 
 def heads_figure(
@@ -32,60 +33,48 @@ def heads_figure(
     return heatmap_grid(panels, presenter=presenter)
 
 
-PRESENTER_HEAD_COLUMNS = 4
-"""Presenter mode: four maps to a row, so the default four heads are all on a 1280 x 720 projector's first screen."""
-LAPTOP_HEAD_COLUMNS = 3
-"""Laptop: at most three maps to a row, each ~280 px wide in a 940 px page; four heads are 2 x 2."""
-VALUES_HEAD_COLUMNS = 2
-"""With numbers in the cells: two maps to a row, so a cell is wide enough for "0.12" at presenter size too."""
-
-
-def head_columns(h: int, *, presenter: bool, values: bool) -> int:
-    """Maps per row for ``h`` heads (a phone shows one per row whatever this says)."""
-    if values:
-        return min(h, VALUES_HEAD_COLUMNS)
-    if presenter:
-        return min(h, PRESENTER_HEAD_COLUMNS)
-    return 2 if h == 4 else min(h, LAPTOP_HEAD_COLUMNS)
-
-
 def head_charts(
-    weights: np.ndarray,
-    tokens: Sequence[str],
-    allowed: np.ndarray | None = None,
-    *,
-    presenter: bool = False,
-    values: bool = False,
-) -> ChartGrid:
-    """One chart per head of ``weights (h, T, T)``, each with its own row and column labels, and one colour bar.
-
-    The heads view lays them out in columns: side by side on a laptop or projector, one per row on a phone.
-    ``values=True`` writes each weight in its cell (maps up to ``grid.VALUES_MAX_CELLS`` tokens).
-    """
-    h, t_q, t_k = weights.shape
-    if (t_q, t_k) != (len(tokens), len(tokens)):
-        raise ValueError(f"weights {weights.shape} do not match {len(tokens)} tokens")
-    panels = [Panel(weights[i], tokens, tokens, f"head {i + 1}", allowed) for i in range(h)]
-    return chart_grid(panels, head_columns(h, presenter=presenter, values=values), presenter=presenter, values=values)
-
-
-def average_figure(
     weights: np.ndarray,
     tokens: Sequence[str],
     allowed: np.ndarray | None = None,
     *,
     key_tokens: Sequence[str] | None = None,
     presenter: bool = False,
-) -> go.Figure:
+    values: bool = False,
+    title: str = "head {n}",
+) -> ChartGrid:
+    """One chart per head of ``weights (h, T_q, T_k)``, each with its own row and column labels, and one colour bar.
+
+    The views lay them out in columns: side by side on a laptop or projector, one per row on a phone.
+    ``key_tokens (T_k,)`` label the columns (cross-attention); None: the keys are ``tokens``.
+    ``values=True`` writes each weight in its cell (maps up to ``layout.VALUES_MAX_CELLS`` tokens).
+    ``title``: each map's title, ``{n}`` its head number from 1.
+    """
+    keys = tokens if key_tokens is None else key_tokens
+    h, t_q, t_k = weights.shape
+    if (t_q, t_k) != (len(tokens), len(keys)):
+        raise ValueError(f"weights {weights.shape} do not match {len(tokens)} query and {len(keys)} key tokens")
+    panels = [Panel(weights[i], tokens, keys, title.format(n=i + 1), allowed) for i in range(h)]
+    return chart_grid(panels, map_columns(h, presenter=presenter, values=values), presenter=presenter, values=values)
+
+
+def average_charts(
+    weights: np.ndarray,
+    tokens: Sequence[str],
+    allowed: np.ndarray | None = None,
+    *,
+    key_tokens: Sequence[str] | None = None,
+    presenter: bool = False,
+) -> ChartGrid:
     """The mean over heads, ``(h, T_q, T_k) -> (T_q, T_k)``: still a distribution per row, so the 0-1 scale holds."""
     h = weights.shape[0]
     keys = tokens if key_tokens is None else key_tokens
     mean = weights.mean(axis=0)  # (h, T_q, T_k) -> (T_q, T_k)
     title = f"average over {h} head{'s' * (h > 1)}"
-    return heatmap_grid([Panel(mean, tokens, keys, title, allowed)], ncols=1 if presenter else 2, presenter=presenter)
+    return single_chart(Panel(mean, tokens, keys, title, allowed), presenter=presenter)
 
 
-def permutation_figure(
+def permutation_charts(
     weights: np.ndarray,
     permuted_weights: np.ndarray,
     realigned: np.ndarray,
@@ -94,7 +83,7 @@ def permutation_figure(
     allowed: np.ndarray | None = None,
     *,
     presenter: bool = False,
-) -> go.Figure:
+) -> ChartGrid:
     """Three maps of one head, each ``(T, T)``: original order, reordered sentence, reordered map moved back.
 
     ``allowed (T, T)`` is the mask in each sentence's own order (the causal mask
@@ -108,11 +97,8 @@ def permutation_figure(
         Panel(permuted_weights, permuted_tokens, permuted_tokens, "reordered sentence", allowed),
         Panel(realigned, tokens, tokens, "reordered map, moved back", realigned_allowed),
     ]
-    return heatmap_grid(panels, ncols=3, presenter=presenter)  # side by side, also on a projector
-
-
-MODEL_PANEL_PX = 64
-"""Each small map of the model view: 12 heads side by side fit a ~900 px wide chart."""
+    # side by side, under the view's row of pickers (the reordering and the head)
+    return chart_grid(panels, map_columns(3, presenter=presenter), presenter=presenter, control_rows=1)
 
 
 def model_figure(
@@ -120,22 +106,65 @@ def model_figure(
 ) -> go.Figure:
     """Every layer × head as a small map: ``weights (L, h, T, T)``, one row of panels per layer.
 
-    Always one column per head, in presenter mode too (the overview is the point; the large
-    map below it is the one to read from the back of the room).
+    Outer labels only: "H1".."Hh" over the columns, "L1".."LL" left of the rows (as the maps were titled
+    "L1 H1"), and no tick labels (the hover names both tokens; the large map below the overview has them),
+    so nothing overprints at any size, a phone's 25 px columns included.
+    Always one column per head, in presenter mode too (the overview is the point).
     """
     n_layers, h = weights.shape[:2]
     panels = [
-        Panel(weights[layer, head], tokens, tokens, f"L{layer + 1} H{head + 1}", allowed)
+        Panel(
+            weights[layer, head],
+            tokens,
+            tokens,
+            "",
+            allowed,
+            hover=f"layer {layer + 1}, head {head + 1}: %{{y}} → %{{x}}",
+        )
         for layer in range(n_layers)
         for head in range(h)
     ]
-    return heatmap_grid(panels, ncols=h, panel_px=MODEL_PANEL_PX)
+    fig = heatmap_grid(
+        panels,
+        ncols=h,
+        panel_px=small_multiple_px(h, presenter=presenter),
+        presenter=presenter,
+        x_labels=False,
+        y_labels=False,
+    )
+    size = fonts(presenter).title
+    marks = [title_annotation(f"H{head + 1}", *_top_centre(fig, head), size=size) for head in range(h)]
+    marks += [_row_label(f"L{layer + 1}", fig, layer * h, size) for layer in range(n_layers)]
+    fig.layout.annotations = [*fig.layout.annotations, *marks]
+    fig.layout.margin.l = round(outer_label_px(len(f"L{n_layers}"), size))
+    return fig
+
+
+def _top_centre(fig: go.Figure, k: int) -> tuple[float, float]:
+    """Paper coordinates of the middle of panel ``k``'s top edge."""
+    suffix = "" if k == 0 else str(k + 1)
+    x0, x1 = fig.layout[f"xaxis{suffix}"].domain
+    return (x0 + x1) / 2, fig.layout[f"yaxis{suffix}"].domain[1]
+
+
+def _row_label(text: str, fig: go.Figure, k: int, size: int) -> dict:
+    """A label left of panel ``k``, at its middle height, in the figure's left margin."""
+    suffix = "" if k == 0 else str(k + 1)
+    y0, y1 = fig.layout[f"yaxis{suffix}"].domain
+    return title_annotation(text, 0, (y0 + y1) / 2, xanchor="right", size=size) | dict(yanchor="middle", xshift=-4)
 
 
 def single_map_figure(
     weights: np.ndarray, tokens: Sequence[str], allowed: np.ndarray | None, title: str, presenter: bool = False
 ) -> go.Figure:
-    """One head's ``(T, T)`` map, large, with its tokens on both axes."""
+    """One head's ``(T, T)`` map, large, with its tokens on both axes and its colour bar beside it (the quiz)."""
     return heatmap_grid(
-        [Panel(weights, tokens, tokens, title, allowed)], ncols=1 if presenter else 2, presenter=presenter
+        [Panel(weights, tokens, tokens, title, allowed)], ncols=single_map_columns(presenter), presenter=presenter
     )
+
+
+def single_map_charts(
+    weights: np.ndarray, tokens: Sequence[str], allowed: np.ndarray | None, title: str, presenter: bool = False
+) -> ChartGrid:
+    """One head's ``(T, T)`` map, large, in its own chart with its tokens on both axes (the model view)."""
+    return single_chart(Panel(weights, tokens, tokens, title, allowed), presenter=presenter)

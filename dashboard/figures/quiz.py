@@ -12,8 +12,8 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from dashboard.figures.grid import PRESENTER_SCALE
 from dashboard.figures.heads import single_map_figure
+from dashboard.figures.layout import chart_fonts, chart_height, scale
 
 ANSWER_COLOUR = "#ff1f8f"
 """Deep pink: away from every colour of Viridis (purple, blue, green, yellow), so it shows on any cell."""
@@ -54,7 +54,7 @@ def marked_map_figure(
     """One head's map ``weights (T, T)`` with query ``row`` outlined, the ``answer`` key's cell in a solid
     box and the ``pick`` key's cell (if another) in a dashed one."""
     fig = single_map_figure(weights, tokens, allowed, title, presenter)
-    s = PRESENTER_SCALE if presenter else 1.0
+    s = scale(presenter)
     t = weights.shape[-1]
     shapes = [
         dict(
@@ -88,7 +88,7 @@ def pattern_bars_figure(
 ) -> go.Figure:
     """One bar per head: its pattern metric ``values (h,)``, the threshold as a dashed line, the answer's bar
     in the answer colour, the pick's bar outlined dashed."""
-    s = PRESENTER_SCALE if presenter else 1.0
+    s, font = scale(presenter), chart_fonts(presenter)
     h = len(values)
     heads = [f"head {k + 1}" for k in range(h)]
     colours = [ANSWER_COLOUR if k == answer else BAR_COLOUR for k in range(h)]
@@ -106,13 +106,13 @@ def pattern_bars_figure(
         line=dict(color="#333333", dash="dash", width=1.5 * s),
         annotation_text=f"core's threshold {threshold:g}",
         annotation_position="top left",
-        annotation_font_size=round(12 * s),
+        annotation_font_size=font.note,
     )
     fig.update_layout(
-        height=round(260 * s),
+        height=chart_height(260, presenter),
         margin=dict(l=10, r=10, t=10, b=10),
-        yaxis=dict(range=[0, 1], title=dict(text=metric, font=dict(size=round(12 * s))), tickfont_size=round(11 * s)),
-        xaxis=dict(tickfont_size=round(11 * s), type="category"),
+        yaxis=dict(range=[0, 1], title=dict(text=metric, font=dict(size=font.note)), tickfont_size=font.tick),
+        xaxis=dict(tickfont_size=font.tick, type="category"),
         plot_bgcolor="white",
         paper_bgcolor="rgba(0,0,0,0)",
         showlegend=False,

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import plotly.graph_objects as go
 
-from dashboard.figures.grid import Panel, heatmap_grid
+from dashboard.figures.grid import ChartGrid, Panel, chart_grid
+from dashboard.figures.layout import map_columns
 
 
 @dataclass(frozen=True)
@@ -20,15 +20,16 @@ class ShiftRow:
     shifted: np.ndarray
 
 
-def shift_figure(
+def shift_charts(
     rows: Sequence[ShiftRow],
     tokens: Sequence[str],
     shift: int,
     allowed: np.ndarray | None = None,
     *,
     presenter: bool = False,
-) -> go.Figure:
-    """Three panels per encoding: positions 0..T-1, positions shift..shift+T-1, and |difference|.
+) -> ChartGrid:
+    """Three maps per encoding, one chart each, a row per encoding (a phone stacks them): positions 0..T-1,
+    positions shift..shift+T-1, and |difference|.
 
     All on the 0-1 weight scale: a difference is between two weights, so it is in
     [0, 1] too, and "no difference" is the dark end, like a weight of 0.
@@ -46,4 +47,4 @@ def shift_figure(
             Panel(row.shifted, tokens, tokens, f"{row.label}: positions {shifted_span}", allowed),
             Panel(diff, tokens, tokens, f"{row.label}: |difference|", allowed, hover="|difference| at %{y} → %{x}"),
         ]
-    return heatmap_grid(panels, ncols=3, presenter=presenter)
+    return chart_grid(panels, map_columns(3, presenter=presenter), presenter=presenter)

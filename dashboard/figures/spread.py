@@ -11,7 +11,7 @@ import math
 import plotly.graph_objects as go
 
 from core import SpreadResult
-from dashboard.figures.grid import PRESENTER_SCALE
+from dashboard.figures.layout import chart_fonts, chart_height
 from dashboard.figures.scaling import REFERENCE, SCALED, UNSCALED
 
 CLAIM = 100.0
@@ -24,7 +24,7 @@ def spread_figure(result: SpreadResult, *, presenter: bool = False) -> go.Figure
 
     ``result.quantiles`` columns are ``core.scaling.SPREAD_QUANTILES``: 0.5 %, 2.5 %, 25 %, 50 %, 75 %, 97.5 %, 99.5 %.
     """
-    s = PRESENTER_SCALE if presenter else 1.0
+    font = chart_fonts(presenter)
     names = [f"d_k = {int(d)}" for d in result.d_ks]
     q = result.quantiles
     roots = [math.sqrt(float(d)) for d in result.d_ks]  # theory: the standard deviation of q·k
@@ -50,7 +50,7 @@ def spread_figure(result: SpreadResult, *, presenter: bool = False) -> go.Figure
             y=names + names,
             customdata=measured + measured,
             mode="markers",
-            marker=dict(symbol="diamond", size=round(11 * s), color=SCALED),
+            marker=dict(symbol="diamond", size=font.value, color=SCALED),
             name="±√d_k: one standard deviation",
             hovertemplate="%{y}: √d_k = %{x:.1f}, measured %{customdata:.1f}<extra></extra>",
         ),
@@ -78,19 +78,24 @@ def spread_figure(result: SpreadResult, *, presenter: bool = False) -> go.Figure
             y=1.0,
             yanchor="bottom",
             showarrow=False,
-            font=dict(color=REFERENCE, size=round(12 * s)),
+            font=dict(color=REFERENCE, size=font.note),
         )
     ]
     reach = max(CLAIM, float(abs(q).max())) * 1.1
     layout = dict(
         shapes=shapes,
         annotations=annotations,
-        height=round((90 + 70 * len(names)) * s),
-        font=dict(size=round(12 * s)),
+        height=chart_height(90 + 70 * len(names), presenter),
+        font=dict(size=font.note),
         margin=dict(l=10, r=10, t=30, b=10),
-        xaxis=dict(range=[-reach, reach], title=dict(text="raw score q·k (not divided by √d_k)"), zeroline=True),
-        yaxis=dict(autorange="reversed"),
-        legend=dict(orientation="h", yanchor="top", y=-0.3, x=0),
+        xaxis=dict(
+            range=[-reach, reach],
+            title=dict(text="raw score q·k (not divided by √d_k)"),
+            zeroline=True,
+            tickfont=dict(size=font.tick),
+        ),
+        yaxis=dict(autorange="reversed", tickfont=dict(size=font.tick)),
+        legend=dict(orientation="h", yanchor="top", y=-0.3, x=0, font=dict(size=font.note)),
         hovermode="closest",
         paper_bgcolor="rgba(0,0,0,0)",
     )

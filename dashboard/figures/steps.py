@@ -13,29 +13,13 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from dashboard.figures.grid import (
-    ASSUMED_WIDTH_PX,
-    CELL_PX,
-    MAX_COLS,
-    PANEL_PX,
-    PRESENTER_MAX_COLS,
-    PRESENTER_PANEL_PX,
-    PRESENTER_SCALE,
-    PRESENTER_WIDTH_PX,
-    Panel,
-    heatmap_grid,
-)
+from dashboard.figures.grid import ChartGrid, Panel, chart_grid, heatmap_grid, single_chart
+from dashboard.figures.layout import grid_columns, map_columns, vector_panel_px
 
 DIVERGING = "RdBu_r"
 """Blue (negative) through white (0) to red (positive)."""
 VECTOR_HOVER = "token %{y}, coordinate %{x}"
 """Hover of a matrix of vectors: the row is a token, the column one coordinate of its vector."""
-ROW_PX = 14
-"""Smallest row height (normal-mode px, scaled with the type in presenter mode): one token label (11 px type, or
-19 px in presenter mode) plus a gap, so every row keeps its label. Square cells narrower than this would thin
-the labels to every other token, so a matrix whose cells would be smaller stretches them to rows this high."""
-MIN_VECTOR_PX = 40
-"""Smallest panel height: one token is still a visible strip."""
 HEAD_BOX = "#111111"
 """Outline of the chosen head's columns in the concatenated heads."""
 
@@ -61,23 +45,13 @@ def vectors_figure(
     value_name: str = "value",
     presenter: bool = False,
 ) -> go.Figure:
-    """Matrices of vectors on one diverging scale ``[-limit, limit]`` (default: their largest |value|).
-
-    Cells are square while they stay at least ``ROW_PX`` wide; a wider matrix
-    (d_model = 512, or any d_k on a projector) stretches them to ``ROW_PX``-high rows across the panel width.
-    Sizes are planned in normal-mode pixels; ``heatmap_grid`` scales them for a presenter.
+    """Matrices of vectors in ONE figure on one diverging scale ``[-limit, limit]`` (default: their largest
+    |value|), ``ncols`` to a row (the KV cache's K and V side by side); ``vectors_charts`` draws one chart each.
+    Sizes from ``layout.vector_panel_px``: cells stretch across the panel, rows keep their labels.
     """
-    if presenter:
-        ncols = min(ncols or min(len(panels), PRESENTER_MAX_COLS), PRESENTER_MAX_COLS)
-        width, cap = PRESENTER_WIDTH_PX / PRESENTER_SCALE, PRESENTER_PANEL_PX[ncols] / PRESENTER_SCALE
-    else:
-        ncols = ncols or min(len(panels), MAX_COLS)
-        width, cap = ASSUMED_WIDTH_PX, PANEL_PX.get(ncols, PANEL_PX[MAX_COLS])
+    ncols = grid_columns(len(panels), ncols, presenter=presenter)
     t = max(p.z.shape[0] for p in panels)
     d = max(p.z.shape[1] for p in panels)
-    cell = min(CELL_PX, width / ncols / d)  # px per coordinate if the panel is as wide as planned
-    square = cell >= ROW_PX
-    rows_px = t * (cell if square else ROW_PX)
     limit = symmetric_limit(*(p.z for p in panels)) if limit is None else limit
     return heatmap_grid(
         panels,
@@ -86,13 +60,46 @@ def vectors_figure(
         zmax=limit,
         value_name=value_name,
         colorscale=DIVERGING,
-        panel_px=int(min(cap, max(MIN_VECTOR_PX, rows_px))),
-        square=square,
+        panel_px=vector_panel_px(t, d, ncols, presenter=presenter),
+        square=False,
         presenter=presenter,
     )
 
 
-def scores_figure(
+def vectors_charts(
+    panels: Sequence[Panel],
+    *,
+    at_most: int | None = None,
+    columns: int | None = None,
+    limit: float | None = None,
+    value_name: str = "value",
+    presenter: bool = False,
+) -> ChartGrid:
+    """Matrices of vectors ``(T, d)``, one chart each (a phone stacks them), on one diverging scale
+    ``[-limit, limit]`` (default: their largest |value|).
+
+    ``at_most``: panels to a row on a laptop or projector (Q, K and V: three; concat above output: one).
+    ``columns``: the page columns to plan for when there are fewer panels (Z alone in a third of the page).
+    Sizes from ``layout.vector_panel_px``: cells stretch across the chart, rows keep their labels.
+    """
+    ncols = columns or map_columns(len(panels), presenter=presenter, at_most=at_most)
+    t = max(p.z.shape[0] for p in panels)
+    d = max(p.z.shape[1] for p in panels)
+    limit = symmetric_limit(*(p.z for p in panels)) if limit is None else limit
+    return chart_grid(
+        panels,
+        ncols,
+        zmin=-limit,
+        zmax=limit,
+        value_name=value_name,
+        colorscale=DIVERGING,
+        panel_px=vector_panel_px(t, d, ncols, presenter=presenter),
+        square=False,
+        presenter=presenter,
+    )
+
+
+def scores_charts(
     z: np.ndarray,
     rows: Sequence[str],
     cols: Sequence[str],
@@ -101,19 +108,18 @@ def scores_figure(
     limit: float | None = None,
     allowed: np.ndarray | None = None,
     presenter: bool = False,
-) -> go.Figure:
-    """One score map ``(T_q, T_k)`` on a diverging scale; ``allowed`` marks masked cells as the heads do.
+) -> ChartGrid:
+    """One score map ``(T_q, T_k)`` in its own chart on a diverging scale; ``allowed`` marks masked cells as the
+    heads do.
 
     Pass the same ``limit`` to two score maps (QKᵀ, then ÷√d_k) to see the factor shrink them.
     """
     limit = symmetric_limit(z if allowed is None else z[allowed]) if limit is None else limit
     panel = Panel(z, rows, cols, title, allowed)
-    return heatmap_grid(
-        [panel], ncols=2, zmin=-limit, zmax=limit, value_name="score", colorscale=DIVERGING, presenter=presenter
-    )
+    return single_chart(panel, zmin=-limit, zmax=limit, value_name="score", colorscale=DIVERGING, presenter=presenter)
 
 
-def weights_figure(
+def weights_charts(
     weights: np.ndarray,
     rows: Sequence[str],
     cols: Sequence[str],
@@ -121,14 +127,14 @@ def weights_figure(
     allowed: np.ndarray | None = None,
     *,
     presenter: bool = False,
-) -> go.Figure:
-    """One head's weights ``(T_q, T_k)`` on the heads' shared 0-1 scale, masked cells marked."""
-    return heatmap_grid([Panel(weights, rows, cols, title, allowed)], ncols=2, presenter=presenter)
+) -> ChartGrid:
+    """One head's weights ``(T_q, T_k)`` in its own chart on the heads' shared 0-1 scale, masked cells marked."""
+    return single_chart(Panel(weights, rows, cols, title, allowed), presenter=presenter)
 
 
-def concat_figure(
+def concat_charts(
     concat: np.ndarray, output: np.ndarray, tokens: Sequence[str], head: int, d_k: int, *, presenter: bool = False
-) -> go.Figure:
+) -> ChartGrid:
     """``concat (T, d_model)`` above ``output = concat W_O (T, d_model)``; head ``head`` (0-based) outlined.
 
     The head's context fills columns ``head*d_k .. (head+1)*d_k - 1`` of concat; the
@@ -139,9 +145,9 @@ def concat_figure(
         vector_panel(concat, tokens, f"concat: head {head + 1} fills columns {first}–{last}"),
         vector_panel(output, tokens, "output = concat · W_O"),
     ]
-    fig = vectors_figure(panels, ncols=1, presenter=presenter)
+    charts = vectors_charts(panels, at_most=1, presenter=presenter)
     t = concat.shape[0]
-    fig.add_shape(
+    charts.maps[0].add_shape(
         type="rect",
         xref="x",
         yref="y",
@@ -152,7 +158,7 @@ def concat_figure(
         line=dict(color=HEAD_BOX, width=2),
         name="head columns",
     )
-    return fig
+    return charts
 
 
 MAX_CONTRIBUTION_PANELS = 4
@@ -160,9 +166,9 @@ MAX_CONTRIBUTION_PANELS = 4
 the output: the sum is the same lesson, and 16 heads of (64, 512) strips would be 4 MB of figure JSON."""
 
 
-def contributions_figure(
+def contributions_charts(
     parts: np.ndarray, output: np.ndarray, tokens: Sequence[str], head: int = 0, *, presenter: bool = False
-) -> go.Figure:
+) -> ChartGrid:
     """Each head's share ``parts (h, T, d_model)`` of the output, then ``output (T, d_model)``, on one scale.
 
     Panel h is ``Z_h · W_O[rows of head h]``; the last panel is the output they add up to. With more than
@@ -180,16 +186,16 @@ def contributions_figure(
         others = np.delete(parts, head, axis=0).sum(axis=0)  # (T, d_model): the other h - 1 heads together
         panels = [share(head), vector_panel(others, tokens, f"the other {h - 1} heads, added up")]
     panels.append(vector_panel(output, tokens, f"output = the sum of the {h} heads" if h > 1 else "output"))
-    return vectors_figure(panels, ncols=1, presenter=presenter)
+    return vectors_charts(panels, at_most=1, presenter=presenter)
 
 
 MASK_SCALE = "Greys"
 """0/1 matrices: white 0, black 1, as a mask printed in a notebook reads."""
 
 
-def mask_conventions_figure(
+def mask_conventions_charts(
     allowed: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, presenter: bool = False
-) -> go.Figure:
+) -> ChartGrid:
     """One mask ``allowed (T_q, T_k)`` (True = may attend) written three ways, as 0/1 matrices side by side.
 
     Lesson 1 keeps where the mask is 1 (``np.tril(np.ones)``); lesson 3 hides where it is True
@@ -201,9 +207,9 @@ def mask_conventions_figure(
         Panel(1.0 - keep, rows, cols, "lesson 3: True = hidden", hover="query %{y}, key %{x}"),
         Panel(keep, rows, cols, "this app: True = may attend", hover="query %{y}, key %{x}"),
     ]
-    return heatmap_grid(
+    return chart_grid(
         panels,
-        ncols=3,
+        map_columns(3, presenter=presenter),
         zmin=0,
         zmax=1,
         value_name="entry",

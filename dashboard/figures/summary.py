@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core import HeadSummary
-from dashboard.figures.grid import PRESENTER_SCALE
+from dashboard.figures.layout import LEGEND_BELOW, MODEBAR_CLEAR_PX, chart_fonts, chart_height
 
 BARS = (
     ("self_weight", "on itself", "#0072B2"),
@@ -33,7 +33,7 @@ def bar_texts(values: np.ndarray) -> list[str]:
 def summary_figure(summary: HeadSummary, *, presenter: bool = False) -> go.Figure:
     """One group of four bars per head (``summary`` arrays are ``(h,)``), on a shared 0-1 axis; larger type for a
     presenter."""
-    s = PRESENTER_SCALE if presenter else 1.0
+    font = chart_fonts(presenter)
     h = summary.entropy.shape[-1]
     heads = [f"head {i + 1}" for i in range(h)]
     fig = go.Figure()
@@ -53,11 +53,18 @@ def summary_figure(summary: HeadSummary, *, presenter: bool = False) -> go.Figur
         )
     fig.update_layout(
         barmode="group",
-        height=round((380 if h <= 8 else 440) * s),
-        font=dict(size=round(12 * s)),
-        margin=dict(l=10, r=10, t=10, b=10),
-        yaxis=dict(range=[0, 1.12], title_text="mean over query rows", tickvals=[0, 0.25, 0.5, 0.75, 1]),
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0),
+        height=chart_height(380 if h <= 8 else 440, presenter),
+        font=dict(size=font.note),
+        margin=dict(l=10, r=10, t=MODEBAR_CLEAR_PX, b=10),
+        xaxis=dict(tickfont=dict(size=font.tick)),
+        yaxis=dict(
+            range=[0, 1.12],
+            title_text="mean over query rows",
+            tickvals=[0, 0.25, 0.5, 0.75, 1],
+            tickfont=dict(size=font.tick),
+        ),
+        # below the plot: the toolbar shows at the top right, over a legend there (on a phone's tap, too)
+        legend=dict(orientation="h", yanchor="top", y=LEGEND_BELOW, x=0, font=dict(size=font.note)),
         uniformtext=dict(minsize=8, mode="hide"),
         paper_bgcolor="rgba(0,0,0,0)",
         hovermode="closest",

@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
-from dashboard.figures.grid import PRESENTER_SCALE
 from dashboard.figures.labels import escape
+from dashboard.figures.layout import chart_fonts, chart_height
 
 BAR_COLOUR = "#9db4c0"
 ANSWER_COLOUR = "#1a7f37"
@@ -21,7 +21,7 @@ def tally_figure(
 
     Choice texts may hold a token the teacher typed: HTML-escaped, as every Plotly label here.
     """
-    s = PRESENTER_SCALE if presenter else 1.0
+    font = chart_fonts(presenter)
     labels = [f"{escape(c)} ✓" if i == answer else escape(c) for i, c in enumerate(choices)]
     y = [int(counts.get(i, 0)) for i in range(len(choices))]
     fig = go.Figure(
@@ -30,23 +30,23 @@ def tally_figure(
             y=y,
             text=y,
             textposition="outside",
-            textfont_size=round(13 * s),
+            textfont_size=font.hover,
             marker_color=[ANSWER_COLOUR if i == answer else BAR_COLOUR for i in range(len(choices))],
             hovertemplate="%{x}: %{y} guesses<extra></extra>",
         )
     )
     fig.update_layout(
-        height=round(260 * s),
+        height=chart_height(260, presenter),
         margin=dict(l=10, r=10, t=30, b=10),
-        xaxis=dict(type="category", tickfont_size=round(12 * s)),
+        xaxis=dict(type="category", tickfont_size=font.tick),
         yaxis=dict(
-            title=dict(text="guesses", font_size=round(12 * s)),
+            title=dict(text="guesses", font_size=font.note),
             rangemode="tozero",
             dtick=1 if max(y, default=0) < 10 else None,  # whole guesses on a small class's axis
         ),
         plot_bgcolor="white",
         paper_bgcolor="rgba(0,0,0,0)",
         showlegend=False,
-        title=dict(text=f"{sum(y)} guesses; ✓ the right answer", font_size=round(14 * s), x=0.5, xanchor="center"),
+        title=dict(text=f"{sum(y)} guesses; ✓ the right answer", font_size=font.title, x=0.5, xanchor="center"),
     )
     return fig

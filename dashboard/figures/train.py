@@ -13,8 +13,9 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core.training.train import TARGET_ACCURACY
-from dashboard.figures.grid import MAX_COLS, PRESENTER_SCALE, Panel, heatmap_grid, title_annotation
+from dashboard.figures.grid import ChartGrid, Panel, chart_grid, title_annotation
 from dashboard.figures.labels import escape
+from dashboard.figures.layout import LEGEND_BELOW, MODEBAR_CLEAR_PX, chart_fonts, chart_height, map_columns
 
 LOSS = "#0072B2"
 """Okabe-Ito blue: training loss."""
@@ -24,23 +25,15 @@ MARKER = "#000000"
 LINE_COLOURS = ("#D55E00", "#0072B2", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
 """Okabe-Ito: one colour per head's line; dashes tell layers apart without colour."""
 DASHES = ("solid", "dash")
-DOMAINS = ([0.0, 0.44], [0.56, 1.0])
-"""x domains of two side-by-side panels."""
 
 
-def layers_figure(
-    weights: np.ndarray,
-    tokens: Sequence[str],
-    allowed: np.ndarray | None = None,
-    *,
-    panel_px: int | None = None,
-    presenter: bool = False,
-) -> go.Figure:
-    """Every head of every layer, ``weights (L, h, T, T)``, at the heads view's size: one row of panels per layer.
+def layers_charts(
+    weights: np.ndarray, tokens: Sequence[str], allowed: np.ndarray | None = None, *, presenter: bool = False
+) -> ChartGrid:
+    """Every head of every layer, ``weights (L, h, T, T)``, one chart each at the heads view's size.
 
     Unlike the model view's small multiples (built for 6 x 12 heads), a tiny model's 1 to 4 maps are drawn
-    large enough to read each cell; more than ``MAX_COLS`` heads wrap onto further rows. ``panel_px`` sizes
-    the panels for a narrower chart (half the page: the replay beside its curves).
+    large enough to read each cell, the heads of one layer to a row (a phone stacks them).
     """
     n_layers, h = weights.shape[:2]
     panels = [
@@ -48,7 +41,7 @@ def layers_figure(
         for layer in range(n_layers)
         for head in range(h)
     ]
-    return heatmap_grid(panels, ncols=min(h, MAX_COLS), panel_px=panel_px, presenter=presenter)
+    return chart_grid(panels, map_columns(h, presenter=presenter, at_most=h), presenter=presenter)
 
 
 def _vline(xa: str, ya: str, step: int, top: float) -> dict:
@@ -66,7 +59,7 @@ def _vline(xa: str, ya: str, step: int, top: float) -> dict:
     )
 
 
-def curves_figure(
+def curves_figures(
     loss_step: Sequence[int],
     loss: Sequence[float],
     eval_step: Sequence[int],
@@ -75,71 +68,71 @@ def curves_figure(
     *,
     at_step: int | None = None,
     presenter: bool = False,
-) -> go.Figure:
-    """Two panels over the training step: the batch loss, and the held-out token accuracy (0-1).
+) -> list[go.Figure]:
+    """Two charts over the training step: the batch loss, and the held-out token accuracy (0-1).
 
-    The x axes run to ``total_steps`` from the start, so a live run fills the plot as it trains.
+    Two figures, not two panels of one, so a phone stacks them (``map_columns.show_charts``). The x axes run
+    to ``total_steps`` from the start, so a live run fills the plot as it trains.
     """
-    s = PRESENTER_SCALE if presenter else 1.0
     x_range = [0, max(total_steps, 1)]
     top_loss = max([*loss, 1e-9]) * 1.05
-    data = [
-        dict(
-            type="scatter",
-            x=list(loss_step),
-            y=[float(v) for v in loss],
-            xaxis="x",
-            yaxis="y",
-            mode="lines",
-            line=dict(color=LOSS, width=2),
-            name="training loss",
-            hovertemplate="step %{x}: loss %{y:.3f}<extra></extra>",
-        ),
-        dict(
-            type="scatter",
-            x=list(eval_step),
-            y=[float(v) for v in eval_accuracy],
-            xaxis="x2",
-            yaxis="y2",
-            mode="lines+markers",
-            line=dict(color=ACCURACY, width=3),
-            name="held-out accuracy",
-            hovertemplate="step %{x}: %{y:.1%} of held-out tokens right<extra></extra>",
-        ),
-    ]
+    loss_line = dict(
+        type="scatter",
+        x=list(loss_step),
+        y=[float(v) for v in loss],
+        mode="lines",
+        line=dict(color=LOSS, width=2),
+        name="training loss",
+        hovertemplate="step %{x}: loss %{y:.3f}<extra></extra>",
+    )
+    accuracy_line = dict(
+        type="scatter",
+        x=list(eval_step),
+        y=[float(v) for v in eval_accuracy],
+        mode="lines+markers",
+        line=dict(color=ACCURACY, width=3),
+        name="held-out accuracy",
+        hovertemplate="step %{x}: %{y:.1%} of held-out tokens right<extra></extra>",
+    )
+    target = dict(
+        type="line",
+        xref="x domain",
+        x0=0,
+        x1=1,
+        yref="y",
+        y0=TARGET_ACCURACY,
+        y1=TARGET_ACCURACY,
+        line=dict(color="#888888", dash="dot", width=1),
+    )
+    loss_chart = _curve_chart(
+        [loss_line], "training loss", x_range, dict(range=[0, top_loss], rangemode="tozero"), presenter
+    )
+    accuracy_chart = _curve_chart(
+        [accuracy_line], "held-out accuracy", x_range, dict(range=[0, 1.04], tickformat=".0%"), presenter
+    )
+    accuracy_chart["layout"]["shapes"] = [target]
     if at_step is not None:
-        data += [_vline("x", "y", at_step, top_loss), _vline("x2", "y2", at_step, 1.0)]
-    target = dict(color="#888888", dash="dot", width=1)
-    ticks = dict(tickfont=dict(size=round(12 * s)))  # explicit: Streamlit's theme template sets its own
+        loss_chart["data"].append(_vline("x", "y", at_step, top_loss))
+        accuracy_chart["data"].append(_vline("x", "y", at_step, 1.0))
+    return [go.Figure(**loss_chart), go.Figure(**accuracy_chart)]
+
+
+def _curve_chart(data: list[dict], title: str, x_range: list[int], y_axis: dict, presenter: bool) -> dict:
+    """One curve chart's data and layout: its title above the plot, fonts and height from ``layout``."""
+    font = chart_fonts(presenter)
+    ticks = dict(tickfont=dict(size=font.tick))  # explicit: Streamlit's theme template sets its own
     layout = dict(
-        xaxis=dict(domain=DOMAINS[0], anchor="y", range=x_range, title=dict(text="step"), **ticks),
-        yaxis=dict(anchor="x", range=[0, top_loss], rangemode="tozero", **ticks),
-        xaxis2=dict(domain=DOMAINS[1], anchor="y2", range=x_range, title=dict(text="step"), **ticks),
-        yaxis2=dict(anchor="x2", range=[0, 1.04], tickformat=".0%", **ticks),
-        shapes=[
-            dict(
-                type="line",
-                xref="x2 domain",
-                x0=0,
-                x1=1,
-                yref="y2",
-                y0=TARGET_ACCURACY,
-                y1=TARGET_ACCURACY,
-                line=target,
-            )
-        ],
-        annotations=[
-            title_annotation("training loss", sum(DOMAINS[0]) / 2, 1.0, size=round(14 * s)),
-            title_annotation("held-out accuracy", sum(DOMAINS[1]) / 2, 1.0, size=round(14 * s)),
-        ],
-        height=round(300 * s),
-        font=dict(size=round(12 * s)),
-        margin=dict(l=10, r=10, t=34, b=10),
+        xaxis=dict(range=x_range, title=dict(text="step"), **ticks),
+        yaxis=dict(y_axis, **ticks),
+        annotations=[title_annotation(title, 0.5, 1.0, size=font.title)],
+        height=chart_height(300, presenter),
+        font=dict(size=font.note),
+        margin=dict(l=10, r=10, t=MODEBAR_CLEAR_PX, b=10),
         showlegend=False,
         hovermode="closest",
         paper_bgcolor="rgba(0,0,0,0)",
     )
-    return go.Figure(data=data, layout=layout)
+    return dict(data=data, layout=layout)
 
 
 def formation_figure(
@@ -154,7 +147,7 @@ def formation_figure(
 
     Each line is the weight a head puts on the key its task's pattern reads (see the page's caption).
     """
-    s = PRESENTER_SCALE if presenter else 1.0
+    font = chart_fonts(presenter)
     columns = list(zip(*values, strict=True)) if len(values) else [() for _ in labels]
     data = []
     for i, (label, column) in enumerate(zip(labels, columns, strict=True)):
@@ -172,14 +165,15 @@ def formation_figure(
         )
     if at_step is not None:
         data.append(_vline("x", "y", at_step, 1.0))
-    ticks = dict(tickfont=dict(size=round(12 * s)))
+    ticks = dict(tickfont=dict(size=font.tick))
     layout = dict(
         xaxis=dict(range=[0, max([*steps, 1])], title=dict(text="step"), **ticks),
         yaxis=dict(range=[0, 1.04], title=dict(text="mean weight"), **ticks),
-        height=round(300 * s),
-        font=dict(size=round(12 * s)),
+        height=chart_height(300, presenter),
+        font=dict(size=font.note),
         margin=dict(l=10, r=10, t=10, b=10),
-        legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0),
+        # below the plot: the toolbar shows at the top right, over a legend there (on a phone's tap, too)
+        legend=dict(orientation="h", yanchor="top", y=LEGEND_BELOW, x=0, font=dict(size=font.note)),
         hovermode="closest",
         paper_bgcolor="rgba(0,0,0,0)",
     )

@@ -15,9 +15,9 @@ import streamlit as st
 from core import MAX_CHARS, MAX_TOKENS, Run, multi_head_attention
 from dashboard import compute
 from dashboard.downloads import download_buttons
-from dashboard.figures import heads_figure
+from dashboard.figures.heads import head_charts
+from dashboard.map_columns import show_grid
 from dashboard.page import (
-    PLOTLY_CONFIG,
     run_call,
     scaled,
     served,
@@ -123,14 +123,10 @@ def render(settings: Settings) -> None:
     )
     if run.trace.mask is not None:
         st.info(CAUSAL_HERE, icon=":material/change_history:")
-    st.plotly_chart(
-        heads_figure(
-            run.trace.weights, run.tokens, run.trace.mask, key_tokens=run.key_tokens, presenter=settings.presenter
-        ),
-        width="stretch",
-        key="cross_chart",
-        config=PLOTLY_CONFIG,
+    charts = head_charts(
+        run.trace.weights, run.tokens, run.trace.mask, key_tokens=run.key_tokens, presenter=settings.presenter
     )
+    show_grid(charts, key="cross_chart")
     show_code(
         multi_head_attention,
         f"{run_call(settings, source)}\nweights = result.trace.weights  # (h, T_q, T_k): kv = the source's X + P",

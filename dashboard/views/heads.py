@@ -8,12 +8,11 @@ from core import Run
 from dashboard import compute
 from dashboard.classroom.quiz_panel import ask
 from dashboard.downloads import download_buttons
-from dashboard.figures import average_figure
-from dashboard.figures.grid import VALUES_MAX_CELLS
+from dashboard.figures import average_charts
 from dashboard.figures.heads import head_charts
+from dashboard.figures.layout import VALUES_MAX_CELLS
 from dashboard.map_columns import show_colour_bar, show_maps
 from dashboard.page import (
-    PLOTLY_CONFIG,
     computed_by,
     pretrained_examples,
     run_call,
@@ -33,19 +32,16 @@ def _repeats(tokens: tuple[str, ...]) -> list[list[int]]:
 
 
 def render(settings: Settings) -> None:
-    pretrained_examples(settings)
+    if not settings.presenter:  # on a projector the examples follow the maps: nothing pushes the maps down
+        pretrained_examples(settings)
     run = run_or_message(settings)
     if run is None:
         return
     if ask(settings, run):  # quiz mode (URL quiz=true): a question, and no map until Reveal
         return
     t, h, d_k = len(run.tokens), run.trace.n_heads, run.trace.q.shape[-1]
-    maps = f"{h} heads, each a {t}×{t} map" if h > 1 else f"1 head: a {t}×{t} map"
-    st.caption(
-        f"{maps}. Row = the query token, column = the key token it looks at; every row sums to 1. "
-        f"d_k = {run.x.shape[-1]} / {h} = {d_k}."
-    )
     unscaled_warning(run)  # the run's scores were not divided by √d_k: say so above the maps
+    on_top = st.container()  # presenter mode: the maps, first
     switches = st.container(horizontal=True, vertical_alignment="center")  # with the colour bar: maps start higher
     with switches:
         show_average = st.toggle(
@@ -67,17 +63,21 @@ def render(settings: Settings) -> None:
         )
     charts = head_charts(run.trace.weights, run.tokens, run.trace.mask, presenter=settings.presenter, values=values)
     show_colour_bar(charts, key="heads_chart_bar", container=switches)
-    show_maps(charts, key="heads_chart")
+    with on_top if settings.presenter else st.container():
+        show_maps(charts, key="heads_chart")
+    maps = f"{h} heads, each a {t}×{t} map" if h > 1 else f"1 head: a {t}×{t} map"
+    st.caption(
+        f"{maps}. Row = the query token, column = the key token it looks at; every row sums to 1. "
+        f"d_k = {run.x.shape[-1]} / {h} = {d_k}."
+    )
     show_code(computed_by(settings), f"{run_call(settings)}\nweights = result.trace.weights  # (h, T, T)")
     if show_average:
-        st.plotly_chart(
-            average_figure(run.trace.weights, run.tokens, run.trace.mask, presenter=settings.presenter),
-            width="stretch",
-            key="average_chart",
-            config=PLOTLY_CONFIG,
-        )
+        average = average_charts(run.trace.weights, run.tokens, run.trace.mask, presenter=settings.presenter)
+        show_maps(average, key="average_chart")  # on the maps' colour bar
     _notice(run)
     download_buttons(run, "heads", settings)
+    if settings.presenter:
+        pretrained_examples(settings)
 
 
 def _notice(run: Run) -> None:

@@ -13,7 +13,9 @@ import streamlit as st
 from core import head_summary
 from core.head_summary import named_shares, pattern_label
 from dashboard.classroom.quiz_panel import ask
-from dashboard.figures import model_figure, single_map_figure
+from dashboard.figures import model_figure, single_map_charts
+from dashboard.figures.heads import head_charts
+from dashboard.map_columns import show_grid
 from dashboard.page import (
     PLOTLY_CONFIG,
     choose_head,
@@ -41,12 +43,25 @@ def render(settings: Settings) -> None:
         f"map{'s' * (n_layers * h > 1)} of {t}×{t}: rows are layers "
         "(the first at the top), columns are heads. Hover a cell for its tokens and weight."
     )
-    st.plotly_chart(
-        model_figure(weights, runs[0].tokens, mask, presenter=settings.presenter),
-        width="stretch",
-        key="model_chart",
-        config=PLOTLY_CONFIG,
+    one_layer = n_layers == 1 or st.toggle(
+        "One layer at a time",
+        key="one_layer",
+        bind="query-params",
+        help="Show only the sidebar's layer, each head as a large map with its tokens (one per row on a phone), "
+        "instead of every layer at once as small maps.",
     )
+    if one_layer:
+        shown = min(settings.layer, n_layers)
+        title = f"layer {shown}, head {{n}}" if n_layers > 1 else "head {n}"
+        charts = head_charts(weights[shown - 1], runs[0].tokens, mask, presenter=settings.presenter, title=title)
+        show_grid(charts, key="model_chart")
+    else:
+        st.plotly_chart(
+            model_figure(weights, runs[0].tokens, mask, presenter=settings.presenter),
+            width="stretch",
+            key="model_chart",
+            config=PLOTLY_CONFIG,
+        )
     show_code(computed_by(settings), f"{run_call(settings)}\nweights = result.trace.weights  # (h, T, T)")
 
     st.subheader("One head, large", anchor=False)
@@ -55,12 +70,9 @@ def render(settings: Settings) -> None:
         st.caption(f"Layer {layer}: change it with the sidebar's Layer control.")
     k = choose_head(h, key="head", bind="query-params", help="The head to open large, in the layer chosen.")
     run = runs[layer - 1]
-    st.plotly_chart(
-        single_map_figure(run.trace.weights[k], run.tokens, mask, f"layer {layer}, head {k + 1}", settings.presenter),
-        width="stretch",
-        key="model_head_chart",
-        config=PLOTLY_CONFIG,
-    )
+    title = f"layer {layer}, head {k + 1}"
+    large = single_map_charts(run.trace.weights[k], run.tokens, mask, title, settings.presenter)
+    show_grid(large, key="model_head_chart")
     [named] = named_shares(head_summary(run.trace.weights[k : k + 1], mask, run.word_ids))
     show_code(named_shares, f"named = named_shares(head_summary(weights[{layer - 1}, {k}:{k + 1}], mask, word_ids))")
     if named:

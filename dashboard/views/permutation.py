@@ -16,10 +16,10 @@ from core import POSITIONAL_KINDS, AttentionConfig, PermutationResult, Run, caus
 from core.pipeline import realign_rows
 from core.sources import ModelSource
 from dashboard import compute
-from dashboard.figures import permutation_figure
-from dashboard.figures.steps import vector_panel, vectors_figure
+from dashboard.figures import permutation_charts
+from dashboard.figures.steps import vector_panel, vectors_charts
+from dashboard.map_columns import show_grid
 from dashboard.page import (
-    PLOTLY_CONFIG,
     choose_head,
     permutation_code,
     served,
@@ -114,20 +114,16 @@ def _pickers(tokens: tuple[str, ...], source: ModelSource) -> tuple[int, tuple[i
 
 def _maps(result: PermutationResult, k: int, tokens: tuple[str, ...], settings: Settings, causal: bool) -> None:
     """Head ``k``'s three maps: the original order, the reordered sentence, and its map moved back."""
-    st.plotly_chart(
-        permutation_figure(
-            result.weights[k],
-            result.permuted_weights[k],
-            result.realigned[k],
-            tokens,
-            tuple(int(p) for p in result.permutation),
-            causal_mask(len(tokens)) if causal else None,
-            presenter=settings.presenter,
-        ),
-        width="stretch",
-        key="permutation_chart",
-        config=PLOTLY_CONFIG,
+    charts = permutation_charts(
+        result.weights[k],
+        result.permuted_weights[k],
+        result.realigned[k],
+        tokens,
+        tuple(int(p) for p in result.permutation),
+        causal_mask(len(tokens)) if causal else None,
+        presenter=settings.presenter,
     )
+    show_grid(charts, key="permutation_chart")
 
 
 def _verdict(diff: float, run: Run) -> tuple[bool, str]:
@@ -221,18 +217,10 @@ def _outputs(result: PermutationResult, tokens: tuple[str, ...], presenter: bool
     st.metric("max |original output − moved-back output|", f"{result.output_diff:.2e}")
     (st.success if same else st.warning)(EQUIVARIANT if same else NOT_EQUIVARIANT)
     difference = abs(result.output - result.realigned_output)  # (T, d_model)
-    st.plotly_chart(
-        vectors_figure(
-            [
-                vector_panel(result.output, tokens, "output of the sentence"),
-                vector_panel(result.realigned_output, tokens, "output of the reordered sentence, rows moved back"),
-                vector_panel(difference, tokens, "|difference|"),
-            ],
-            ncols=1,
-            presenter=presenter,
-        ),
-        width="stretch",
-        key="permutation_output_chart",
-        config=PLOTLY_CONFIG,
-    )
+    panels = [
+        vector_panel(result.output, tokens, "output of the sentence"),
+        vector_panel(result.realigned_output, tokens, "output of the reordered sentence, rows moved back"),
+        vector_panel(difference, tokens, "|difference|"),
+    ]
+    show_grid(vectors_charts(panels, at_most=1, presenter=presenter), key="permutation_output_chart")
     show_code(realign_rows, "moved_back = realign_rows(permuted_run.trace.output, permutation)  # (T, d_model)")

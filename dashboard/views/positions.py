@@ -15,8 +15,9 @@ import streamlit as st
 
 from core import POSITIONAL_KINDS, causal_mask, shift_experiment
 from dashboard import compute
-from dashboard.figures.shift import ShiftRow, shift_figure
-from dashboard.page import PLOTLY_CONFIG, choose_head, served, show_code, tokens_or_message
+from dashboard.figures.shift import ShiftRow, shift_charts
+from dashboard.map_columns import show_grid
+from dashboard.page import choose_head, served, show_code, tokens_or_message
 from dashboard.settings import Settings, head_options
 
 TOLERANCE = 1e-9
@@ -87,18 +88,8 @@ def render(settings: Settings) -> None:
     shown = [
         ShiftRow(kind, results[kind].weights[k], results[kind].shifted_weights[k]) for kind in SHOWN if kind in results
     ]
-    st.plotly_chart(
-        shift_figure(
-            shown,
-            tokens,
-            shift,
-            causal_mask(len(tokens)) if settings.config.causal else None,
-            presenter=settings.presenter,
-        ),
-        width="stretch",
-        key="shift_chart",
-        config=PLOTLY_CONFIG,
-    )
+    allowed = causal_mask(len(tokens)) if settings.config.causal else None
+    show_grid(shift_charts(shown, tokens, shift, allowed, presenter=settings.presenter), key="shift_chart")
     calls = [
         f"results[{kind!r}] = shift_experiment(tokenize({settings.sentence!r}), {shift}, "
         f"{replace(settings.config, positional=kind)!r})"

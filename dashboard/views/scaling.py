@@ -13,8 +13,9 @@ import streamlit as st
 
 from core import Run, SpreadResult, scaling_experiment, score_spread
 from dashboard import compute
-from dashboard.figures.scaling import scaling_figure
+from dashboard.figures.scaling import scaling_figures
 from dashboard.figures.spread import CLAIM, spread_figure
+from dashboard.map_columns import show_charts
 from dashboard.page import PLOTLY_CONFIG, served, show_code, tokens_or_message, unscaled_warning
 from dashboard.settings import Settings
 
@@ -29,12 +30,7 @@ def render(settings: Settings) -> None:
         "unit-variance entries; each curve is the mean over draws and rows. A dot product of two such vectors "
         "has standard deviation √d_k, so without the factor the scores spread wider as heads widen."
     )
-    st.plotly_chart(
-        scaling_figure(result, d_k, presenter=settings.presenter),
-        width="stretch",
-        key="scaling_chart",
-        config=PLOTLY_CONFIG,
-    )
+    show_charts(scaling_figures(result, d_k, presenter=settings.presenter), 2, key="scaling_chart")
     show_code(
         scaling_experiment, "result = scaling_experiment()  # the defaults: the curves do not depend on the sentence"
     )
@@ -44,7 +40,7 @@ def render(settings: Settings) -> None:
         "- **Without it** (dashed) the largest weight climbs toward 1 and the entropy falls toward 0: "
         "each row puts almost all its weight on one key, and training gets almost no gradient through it."
     )
-    _spread()
+    _spread(settings.presenter)
     run = _current_sentence(settings, toggle_works)
     if run is not None:
         unscaled_warning(run)
@@ -66,11 +62,12 @@ def spread_text(result: SpreadResult) -> str:
     )
 
 
-def _spread() -> None:
+def _spread(presenter: bool) -> None:
     """The raw scores' spread against d_k, with √d_k marked, answering lesson 3's "±100"."""
     st.subheader("How large do raw scores get?", anchor=False)
     result = compute.score_spreads()
-    st.plotly_chart(spread_figure(result), width="stretch", key="spread_chart", config=PLOTLY_CONFIG)
+    figure = spread_figure(result, presenter=presenter)
+    st.plotly_chart(figure, width="stretch", key="spread_chart", config=PLOTLY_CONFIG)
     st.caption(spread_text(result))
     show_code(score_spread, "result = score_spread()  # d_k = 16, 64, 512; 20,000 pairs q, k each")
 

@@ -28,19 +28,20 @@ from core import (
 )
 from core.pipeline import EMBEDDED
 from dashboard import compute
+from dashboard.figures.grid import ChartGrid
 from dashboard.figures.steps import (
     MAX_CONTRIBUTION_PANELS,
-    concat_figure,
-    contributions_figure,
-    mask_conventions_figure,
-    scores_figure,
+    concat_charts,
+    contributions_charts,
+    mask_conventions_charts,
+    scores_charts,
     symmetric_limit,
     vector_panel,
-    vectors_figure,
-    weights_figure,
+    vectors_charts,
+    weights_charts,
 )
+from dashboard.map_columns import show_figure, show_grid
 from dashboard.page import (
-    PLOTLY_CONFIG,
     choose_head,
     input_code,
     input_words,
@@ -83,7 +84,7 @@ class Step:
     """One step of the view: what it is called, what it draws, its shape, its equation and its code."""
 
     title: str
-    figure: go.Figure | None
+    figure: go.Figure | ChartGrid | None
     key: str
     """The chart's widget key (tests read charts by it)."""
     caption: str
@@ -157,7 +158,7 @@ def render_steps(head: Head) -> None:
         if step.note is not None:
             step.note()
         if step.figure is not None:
-            st.plotly_chart(step.figure, width="stretch", key=step.key, config=PLOTLY_CONFIG)
+            show_figure(step.figure, step.key)
         st.caption(step.caption)
         st.latex(step.equation)
         function, lines = step.code
@@ -181,7 +182,7 @@ def x_step(head: Head) -> Step:
         equation = rf"X = \text{{{run.input_from}}}"
     return Step(
         "X: one vector per token" if first else f"X: the hidden state entering layer {run.layer}",
-        vectors_figure(panels, ncols=1, presenter=head.settings.presenter),
+        vectors_charts(panels, at_most=1, presenter=head.settings.presenter),
         "step_x_chart",
         f"Shape {shape_text(x.shape)} = (T, d_model): {input_words(run)}.",
         equation,
@@ -223,7 +224,7 @@ def qkv_step(head: Head) -> Step:
     needles += ["q = apply_rope(", "k = apply_rope("] if rope else []
     return Step(
         f"Q, K and V of head {n}",
-        vectors_figure(panels, ncols=2 if rope else 3, presenter=head.settings.presenter),
+        vectors_charts(panels, at_most=2 if rope else 3, presenter=head.settings.presenter),
         "step_qkv_chart",
         f"Each {shape_text((t_q, d_k))} = (T, d_k): W^({n}) is columns {first}–{last} of the (d_model, d_model) matrix."
         + (" RoPE turns each pair of coordinates of row i by i·θ: lengths stay, angles move." if rope else ""),
@@ -240,7 +241,7 @@ def scores_step(head: Head, limit: float) -> Step:
     raw = compute.unscaled_scores(tr.scores[head.k], tr.scale)  # (T_q, T_k)
     return Step(
         "QKᵀ: every query against every key",
-        scores_figure(
+        scores_charts(
             raw, head.run.tokens, head.run.key_tokens, f"Q{n}·K{n}ᵀ", limit=limit, presenter=head.settings.presenter
         ),
         "step_qk_chart",
@@ -272,7 +273,7 @@ def scale_step(head: Head, limit: float) -> Step:
         equation = r"S \cdot 1 \quad \text{(scaling off: the scores stay as large as } QK^{\top}\text{)}"
     return Step(
         title,
-        scores_figure(
+        scores_charts(
             tr.scores[head.k],
             head.run.tokens,
             head.run.key_tokens,
@@ -304,7 +305,7 @@ def mask_step(head: Head, limit: float) -> Step:
         )
     return Step(
         "The mask: future keys hidden",
-        scores_figure(
+        scores_charts(
             tr.scores[head.k],
             head.run.tokens,
             head.run.key_tokens,
@@ -325,12 +326,8 @@ def mask_step(head: Head, limit: float) -> Step:
 def _mask_conventions(head: Head) -> None:
     """The applied mask as 0/1 matrices in lesson 1's, lesson 3's and this app's conventions."""
     tr = head.run.trace
-    st.plotly_chart(
-        mask_conventions_figure(tr.mask, head.run.tokens, head.run.key_tokens, presenter=head.settings.presenter),
-        width="stretch",
-        key="step_mask_conventions_chart",
-        config=PLOTLY_CONFIG,
-    )
+    charts = mask_conventions_charts(tr.mask, head.run.tokens, head.run.key_tokens, presenter=head.settings.presenter)
+    show_grid(charts, key="step_mask_conventions_chart")
     st.caption(CONVENTIONS)
     show_code(causal_mask, f"mask = causal_mask({tr.mask.shape[0]})  # (T, T) bool, True = may attend")
 
@@ -339,7 +336,7 @@ def softmax_step(head: Head) -> Step:
     tr, n = head.run.trace, head.n
     return Step(
         "softmax over each row: the weights",
-        weights_figure(
+        weights_charts(
             tr.weights[head.k],
             head.run.tokens,
             head.run.key_tokens,
@@ -359,9 +356,9 @@ def context_step(head: Head) -> Step:
     t_q, t_k, d_k = tr.weights.shape[-2], tr.weights.shape[-1], head.d_k
     return Step(
         "weights · V: each query's weighted mix of values",
-        vectors_figure(
+        vectors_charts(
             [vector_panel(tr.context[head.k], head.run.tokens, f"Z{n} = A·V{n}")],
-            ncols=3,
+            columns=3,
             presenter=head.settings.presenter,
         ),
         "step_context_chart",
@@ -379,7 +376,7 @@ def output_step(head: Head) -> Step:
     bias = r" + b_O" if _has_biases(head.run) else ""
     return Step(
         f"head {n}'s place in concat, then W_O",
-        concat_figure(tr.concat, tr.output, head.run.tokens, head.k, head.d_k, presenter=head.settings.presenter),
+        concat_charts(tr.concat, tr.output, head.run.tokens, head.k, head.d_k, presenter=head.settings.presenter),
         "step_concat_chart",
         f"concat and output are {shape_text((t_q, d))}. Head {n} fills columns {first}–{last} of concat, "
         f"so it meets rows {first}–{last} of W_O: {mixes}.",
@@ -401,12 +398,8 @@ def _heads_sum(head: Head) -> None:
     bias = head.run.projections.b_o if _has_biases(head.run) else 0.0
     gap = float(abs(parts.sum(axis=0) + bias - tr.output).max())
     st.subheader("The same output, head by head", anchor=False)
-    st.plotly_chart(
-        contributions_figure(parts, tr.output, head.run.tokens, head.k, presenter=head.settings.presenter),
-        width="stretch",
-        key="step_heads_sum_chart",
-        config=PLOTLY_CONFIG,
-    )
+    charts = contributions_charts(parts, tr.output, head.run.tokens, head.k, presenter=head.settings.presenter)
+    show_grid(charts, key="step_heads_sum_chart")
     plus_bias = " plus the bias b_O" if _has_biases(head.run) else ""
     summed = (
         f"Each panel is one head's (T, d_model) contribution; the output is their sum{plus_bias}"

@@ -22,7 +22,8 @@ from core.training import TrainSettings, head_patterns, recommended, seed_note, 
 from core.training.model import forward
 from core.training.train import snapshot
 from dashboard import clients
-from dashboard.figures.train import curves_figure, formation_figure, layers_figure
+from dashboard.figures.train import curves_figures, formation_figure, layers_charts
+from dashboard.map_columns import show_charts, show_grid
 from dashboard.page import PLOTLY_CONFIG, session_id, show_code, table_height
 from dashboard.settings import Settings, recommended_state, widget_state
 from dashboard.training_jobs import (
@@ -39,8 +40,6 @@ from dashboard.training_jobs import (
 
 LIVE_SECONDS = 0.5
 """How often a running job's progress is redrawn."""
-REPLAY_PANEL_PX = 190
-"""Replay maps share the page with their curves: two panels side by side fill half of a laptop's page."""
 PLAY_SECONDS = 0.3
 """Time between replay frames."""
 PLAY_FRAMES = 40
@@ -100,7 +99,7 @@ def render(settings: Settings) -> None:
     _recommendation(settings, training)
     job = _train_button(training)
     if job is not None and job.active:
-        _live(training)
+        _live(training, settings.presenter)
         return
     if job is not None and job.error:
         st.error(job.error)
@@ -165,7 +164,7 @@ def _train_button(training: TrainSettings) -> Job | None:
 
 
 @st.fragment(run_every=LIVE_SECONDS)
-def _live(training: TrainSettings) -> None:
+def _live(training: TrainSettings, presenter: bool) -> None:
     """A running job's progress bar and live curves; when it ends, the whole page redraws with the results."""
     job = registry().job(training)
     if job is None or not job.active:
@@ -177,12 +176,10 @@ def _live(training: TrainSettings) -> None:
     step = 0 if live is None else live.step
     st.progress(step / training.steps, text=f"Training: step {step} of {training.steps}, {job.elapsed():.1f} s")
     if live is not None:
-        st.plotly_chart(
-            curves_figure(live.loss_step, live.loss, live.eval_step, live.eval_accuracy, training.steps),
-            width="stretch",
-            key="live_curves",
-            config=PLOTLY_CONFIG,
+        curves = curves_figures(
+            live.loss_step, live.loss, live.eval_step, live.eval_accuracy, training.steps, presenter=presenter
         )
+        show_charts(curves, 2, key="live_curves")
     if job.owner == session_id():
         st.button(
             "Stop",
@@ -203,12 +200,8 @@ def _results(settings: Settings, trained: Trained) -> None:
     result, presenter = trained.result, settings.presenter
     _outcome(trained)
     h = result.history
-    st.plotly_chart(
-        curves_figure(h.step, h.loss, h.eval_step, h.eval_accuracy, result.settings.steps, presenter=presenter),
-        width="stretch",
-        key="train_curves",
-        config=PLOTLY_CONFIG,
-    )
+    curves = curves_figures(h.step, h.loss, h.eval_step, h.eval_accuracy, result.settings.steps, presenter=presenter)
+    show_charts(curves, 2, key="train_curves")
     st.caption(
         "Left: cross-entropy of each step's batch of 64 sequences. Right: share of held-out tokens predicted right, "
         "every 25 steps; the dotted line is 99%, the bar for solved."
@@ -257,11 +250,8 @@ def _final_maps(settings: Settings, trained: Trained) -> None:
         "rows are layers, columns heads; row = query, column = key."
     )
     weights = np.stack([r.trace.weights for r in trained.runs])  # (L, h, T, T)
-    st.plotly_chart(
-        layers_figure(weights, tokens, trained.runs[0].trace.mask, presenter=settings.presenter),
-        width="stretch",
-        key="trained_maps",
-        config=PLOTLY_CONFIG,
+    show_grid(
+        layers_charts(weights, tokens, trained.runs[0].trace.mask, presenter=settings.presenter), key="trained_maps"
     )
     show_code(forward, "runs = runs_of(result, example)  # forward: one AttentionTrace per layer")
 
@@ -335,24 +325,13 @@ def _replay_figures(settings: Settings, trained: Trained, i: int) -> None:
         words.append(f"accuracy on this step's training batch {batch:.1%}")
     st.markdown(", ".join(words) + ".")
     tokens = _example_tokens(trained)
-    maps, lines = (st.container(), st.container()) if settings.presenter else st.columns(2)
-    maps.plotly_chart(
-        layers_figure(
-            result.snapshots[i],
-            tokens,
-            trained.runs[0].trace.mask,
-            panel_px=None if settings.presenter else REPLAY_PANEL_PX,
-            presenter=settings.presenter,
-        ),
-        width="stretch",
-        key="replay_maps",
-        config=PLOTLY_CONFIG,
-    )
+    maps = layers_charts(result.snapshots[i], tokens, trained.runs[0].trace.mask, presenter=settings.presenter)
+    show_grid(maps, key="replay_maps")
     formation = formation_figure(
         result.snapshot_steps, trained.formation, trained.formation_labels, at_step=step, presenter=settings.presenter
     )
-    lines.plotly_chart(formation, width="stretch", key="replay_formation", config=PLOTLY_CONFIG)
-    lines.caption(
+    st.plotly_chart(formation, width="stretch", key="replay_formation", config=PLOTLY_CONFIG)
+    st.caption(
         "Each head's mean weight on the key its pattern reads, on the fixed example, at every snapshot; "
         "the dotted line is the step shown."
     )
@@ -446,11 +425,8 @@ def _try_it(settings: Settings, trained: Trained) -> None:
     st.caption(READING[reading])
     st.code(_answer_text(outcome), language=None)
     weights = np.stack([r.trace.weights for r in outcome.runs])  # (L, h, T, T)
-    st.plotly_chart(
-        layers_figure(weights, outcome.tokens, outcome.runs[0].trace.mask, presenter=settings.presenter),
-        width="stretch",
-        key="try_maps",
-        config=PLOTLY_CONFIG,
+    show_grid(
+        layers_charts(weights, outcome.tokens, outcome.runs[0].trace.mask, presenter=settings.presenter), key="try_maps"
     )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pyarrow as pa
 from streamlit.testing.v1 import AppTest
@@ -15,6 +17,14 @@ def charts(at: AppTest) -> dict[str, dict]:
     A grid of maps drawn one chart each is one entry under its container's key (see ``keyed_figures``).
     """
     return keyed_figures(at)
+
+
+def grid_json(grid) -> dict:
+    """A ``ChartGrid``'s maps as one figure JSON: the first map's layout, every map's traces in order."""
+    first, *rest = (json.loads(fig.to_json()) for fig in grid.maps)
+    for fig in rest:
+        first["data"].extend(fig["data"])
+    return first
 
 
 def grids(fig: dict) -> list[np.ndarray]:

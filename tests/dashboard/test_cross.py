@@ -8,7 +8,7 @@ import pytest
 
 from core import MAX_TOKENS, run, tokenize
 from dashboard.figures import heads_figure
-from dashboard.figures.grid import CELL_PX
+from dashboard.figures.layout import CELL_PX
 from dashboard.settings import DEFAULTS
 from dashboard.views.cross import DEFAULT_SOURCE
 from tests.dashboard.conftest import array, figures, heatmaps, make_app, no_exception

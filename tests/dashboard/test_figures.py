@@ -7,9 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from dashboard.figures import Panel, average_figure, heads_figure, heatmap_grid, permutation_figure
+from dashboard.figures import Panel, average_charts, heads_figure, heatmap_grid, permutation_charts
 from dashboard.figures.grid import _hatch_path
 from dashboard.figures.labels import TICK_CHARS, tick_step
+from tests.dashboard.charts import grid_json
 from tests.dashboard.conftest import array, escaped, heatmaps
 
 HOSTILE = [
@@ -114,11 +115,15 @@ def test_tokens_are_escaped_in_every_label(token):
     allowed = np.tri(3, dtype=bool)
     figs = [
         heads_figure(random_weights(2, 3), tokens, allowed),
-        average_figure(random_weights(2, 3), tokens),
-        permutation_figure(*random_weights(3, 3), tokens, [2, 0, 1], allowed),
     ]
-    for fig in figs:
-        data = as_json(fig)  # to_json writes "<" as \u003c: decode before looking
+    grids = [
+        average_charts(random_weights(2, 3), tokens),
+        permutation_charts(*random_weights(3, 3), tokens, [2, 0, 1], allowed),
+    ]
+    for data in [
+        *map(as_json, figs),
+        *(as_json(m) for g in grids for m in g.maps),
+    ]:  # to_json writes "<" as \u003c: decode first
         for text in all_strings(data):
             for raw in ("<b>", "<img", "<a ", "<br>"):
                 assert raw not in text, (raw, text)
@@ -188,7 +193,7 @@ def test_panels_are_square_and_inside_the_figure():
 
 def test_average_is_the_mean_of_heads():
     w = random_weights(4, 5)
-    [trace] = weight_maps(as_json(average_figure(w, list("abcde"))))
+    [trace] = weight_maps(grid_json(average_charts(w, list("abcde"))))
     np.testing.assert_allclose(array(trace["z"]), w.mean(axis=0), rtol=1e-6)
     np.testing.assert_allclose(array(trace["z"]).sum(axis=1), 1, rtol=1e-5)
 
@@ -197,19 +202,20 @@ def test_permutation_figure_shows_the_reordered_sentence_in_its_own_order():
     tokens = ["man", "bites", "dog"]
     perm = [2, 1, 0]
     w, pw, back = random_weights(3, 3)
-    fig = as_json(permutation_figure(w, pw, back, tokens, perm))
-    original, permuted, realigned = weight_maps(fig)
+    grid = permutation_charts(w, pw, back, tokens, perm)
+    original, permuted, realigned = weight_maps(grid_json(grid))
     assert permuted["y"] == ["0·dog", "1·bites", "2·man"]
     assert original["y"] == realigned["y"] == ["0·man", "1·bites", "2·dog"]
     np.testing.assert_allclose(array(permuted["z"]), pw, rtol=1e-6)
-    assert fig["layout"]["yaxis2"]["showticklabels"]  # its rows differ from its left neighbour's
+    assert grid.ncols == 3  # side by side on a laptop and a projector
+    reordered = as_json(grid.maps[1])["layout"]["yaxis"]
+    assert reordered["showticklabels"] and reordered["ticktext"] == ["0·dog", "1·bites", "2·man"]  # its own rows
 
 
 def test_realigned_mask_moves_with_the_map():
     allowed = np.tri(3, dtype=bool)
     w, pw, back = random_weights(3, 3)
-    fig = as_json(permutation_figure(w, pw, back, ["a", "b", "c"], [2, 0, 1], allowed))
-    *_, realigned = weight_maps(fig)
+    *_, realigned = weight_maps(grid_json(permutation_charts(w, pw, back, ["a", "b", "c"], [2, 0, 1], allowed)))
     z = array(realigned["z"])
     inverse = np.argsort([2, 0, 1])
     np.testing.assert_array_equal(np.isnan(z), ~allowed[inverse][:, inverse])

@@ -11,17 +11,18 @@ import pytest
 
 from core import HeadSummary, ScalingResult
 from dashboard.figures.grid import Panel, heatmap_grid
-from dashboard.figures.scaling import CURRENT, scaling_figure
-from dashboard.figures.shift import ShiftRow, shift_figure
+from dashboard.figures.scaling import CURRENT, scaling_figures
+from dashboard.figures.shift import ShiftRow, shift_charts
 from dashboard.figures.steps import (
-    concat_figure,
-    scores_figure,
+    concat_charts,
+    scores_charts,
     symmetric_limit,
     vector_panel,
-    vectors_figure,
-    weights_figure,
+    vectors_charts,
+    weights_charts,
 )
 from dashboard.figures.summary import BARS, summary_figure
+from tests.dashboard.charts import grid_json
 from tests.dashboard.conftest import array, heatmaps
 
 HOSTILE = ["<b>x</b>", "&amp;", "it's", "$x$", "a<br>b"]
@@ -73,7 +74,7 @@ def test_vector_panel_refuses_a_row_count_that_is_not_the_token_count():
 def test_vectors_share_one_diverging_scale_symmetric_about_zero():
     q = np.array([[1.0, -3.0], [0.5, 2.0]])
     k = np.array([[0.1, 0.2], [-0.4, 0.0]])
-    fig = as_json(vectors_figure([vector_panel(q, "ab", "Q"), vector_panel(k, "ab", "K")]))
+    fig = grid_json(vectors_charts([vector_panel(q, "ab", "Q"), vector_panel(k, "ab", "K")]))
     ca = fig["layout"]["coloraxis"]
     assert (ca["cmin"], ca["cmax"]) == (-3.0, 3.0)
     assert ca["colorscale"][0][1] == "rgb(5,48,97)"  # RdBu reversed: blue for negative
@@ -85,11 +86,12 @@ def test_symmetric_limit_of_zeros_is_one():
     assert symmetric_limit(np.array([[-5.0, 2.0]]), np.array([[4.0]])) == 5.0
 
 
-@pytest.mark.parametrize(("t", "d", "square"), [(8, 16, True), (8, 64, True), (8, 512, False), (64, 512, False)])
-def test_wide_matrices_stretch_their_cells_narrow_ones_stay_square(t, d, square):
-    fig = as_json(vectors_figure([vector_panel(np.ones((t, d)), [f"w{i}" for i in range(t)], "X")], ncols=1))
+@pytest.mark.parametrize(("t", "d"), [(8, 16), (8, 64), (8, 512), (64, 512)])
+def test_matrices_of_vectors_stretch_their_cells_across_the_chart(t, d):
+    """No square-cell constraint: on a phone's narrow column the rows keep their height, not a 4 px strip."""
+    fig = grid_json(vectors_charts([vector_panel(np.ones((t, d)), [f"w{i}" for i in range(t)], "X")]))
     y = axis(fig, "y", 0)
-    assert ("scaleanchor" in y) is square
+    assert "scaleanchor" not in y
     height = fig["layout"]["height"]
     assert 40 <= height <= 900  # never a few-pixel strip, never taller than a screen
 
@@ -97,7 +99,7 @@ def test_wide_matrices_stretch_their_cells_narrow_ones_stay_square(t, d, square)
 def test_scores_figure_uses_the_given_limit_and_marks_masked_cells():
     z = np.array([[1.0, 9.0], [-2.0, 0.5]])
     allowed = np.tri(2, dtype=bool)
-    fig = as_json(scores_figure(z, "ab", "ab", "masked scores", limit=4.0, allowed=allowed))
+    fig = grid_json(scores_charts(z, "ab", "ab", "masked scores", limit=4.0, allowed=allowed))
     assert (fig["layout"]["coloraxis"]["cmin"], fig["layout"]["coloraxis"]["cmax"]) == (-4.0, 4.0)
     [masked] = [t for t in heatmaps(fig) if t.get("name") == "masked"]
     assert np.isnan(array(masked["z"])[allowed]).all() and (array(masked["z"])[~allowed] == 1).all()
@@ -107,13 +109,13 @@ def test_scores_figure_uses_the_given_limit_and_marks_masked_cells():
 
 def test_scores_figure_default_limit_ignores_masked_scores():
     z = np.array([[1.0, 100.0], [-2.0, 0.5]])
-    fig = as_json(scores_figure(z, "ab", "ab", "s", allowed=np.tri(2, dtype=bool)))
+    fig = grid_json(scores_charts(z, "ab", "ab", "s", allowed=np.tri(2, dtype=bool)))
     assert fig["layout"]["coloraxis"]["cmax"] == 2.0
 
 
 def test_weights_figure_is_on_the_heads_0_1_viridis_scale():
     w = np.array([[1.0, 0.0], [0.3, 0.7]])
-    fig = as_json(weights_figure(w, "ab", "ab", "head 2: weights"))
+    fig = grid_json(weights_charts(w, "ab", "ab", "head 2: weights"))
     ca = fig["layout"]["coloraxis"]
     assert (ca["cmin"], ca["cmax"]) == (0, 1)
     assert ca["colorscale"][0][1].lower() == "#440154"  # viridis, not the diverging scale
@@ -124,7 +126,7 @@ def test_weights_figure_is_on_the_heads_0_1_viridis_scale():
 def test_concat_outlines_exactly_the_heads_columns(head):
     t, h, d_k = 3, 4, 2
     concat = np.arange(t * h * d_k, dtype=float).reshape(t, h * d_k)
-    fig = as_json(concat_figure(concat, -concat, ["a", "b", "c"], head, d_k))
+    fig = grid_json(concat_charts(concat, -concat, ["a", "b", "c"], head, d_k))
     c, o = heatmaps(fig)
     np.testing.assert_array_equal(array(c["z"]), concat)
     np.testing.assert_array_equal(array(o["z"]), -concat)
@@ -140,13 +142,12 @@ def test_concat_outlines_exactly_the_heads_columns(head):
 def test_tokens_are_escaped_in_vector_and_score_figures(token):
     tokens = [token, "ok"]
     figs = [
-        vectors_figure([vector_panel(np.ones((2, 3)), tokens, "X")]),
-        scores_figure(np.ones((2, 2)), tokens, tokens, "s"),
-        concat_figure(np.ones((2, 4)), np.ones((2, 4)), tokens, 1, 2),
-        shift_figure([ShiftRow("rope", np.eye(2), np.eye(2))], tokens, 3),
+        vectors_charts([vector_panel(np.ones((2, 3)), tokens, "X")]),
+        scores_charts(np.ones((2, 2)), tokens, tokens, "s"),
+        concat_charts(np.ones((2, 4)), np.ones((2, 4)), tokens, 1, 2),
+        shift_charts([ShiftRow("rope", np.eye(2), np.eye(2))], tokens, 3),
     ]
-    for fig in figs:
-        data = as_json(fig)
+    for data in map(grid_json, figs):
         labels = [s for tr in heatmaps(data) for s in tr["y"]]
         assert f"0·{html.escape(token, quote=True)}" in labels
         assert "<b>" not in json.dumps(data) and "<br>" not in json.dumps(data).replace("<extra>", "")
@@ -154,7 +155,7 @@ def test_tokens_are_escaped_in_vector_and_score_figures(token):
 
 def test_presenter_mode_makes_step_figures_larger():
     panels = [vector_panel(np.ones((4, 8)), "abcd", "Q")]
-    small, large = as_json(vectors_figure(panels)), as_json(vectors_figure(panels, presenter=True))
+    small, large = grid_json(vectors_charts(panels)), grid_json(vectors_charts(panels, presenter=True))
     assert large["layout"]["height"] > small["layout"]["height"]
     assert axis(large, "y", 0)["tickfont"]["size"] > axis(small, "y", 0)["tickfont"]["size"]
 
@@ -165,7 +166,7 @@ def test_presenter_mode_makes_step_figures_larger():
 def test_shift_figure_has_three_panels_per_encoding_and_the_absolute_difference():
     a, b = np.array([[1.0, 0.0], [0.25, 0.75]]), np.array([[1.0, 0.0], [0.75, 0.25]])
     rows = [ShiftRow("rope", a, a), ShiftRow("sinusoidal", a, b)]
-    fig = as_json(shift_figure(rows, ["x", "y"], 5))
+    fig = grid_json(shift_charts(rows, ["x", "y"], 5))
     maps = heatmaps(fig)
     assert len(maps) == 6
     titles = [t["name"] for t in maps]
@@ -184,7 +185,7 @@ def test_shift_figure_has_three_panels_per_encoding_and_the_absolute_difference(
 
 def test_shift_figure_refuses_maps_of_the_wrong_size():
     with pytest.raises(ValueError, match="do not match 3 tokens"):
-        shift_figure([ShiftRow("rope", np.eye(2), np.eye(2))], ["a", "b", "c"], 1)
+        shift_charts([ShiftRow("rope", np.eye(2), np.eye(2))], ["a", "b", "c"], 1)
 
 
 # --- scaling figure ------------------------------------------------------------------------------
@@ -205,28 +206,28 @@ def fake_scaling() -> ScalingResult:
 
 def test_scaling_figure_plots_both_curves_on_a_log_d_k_axis():
     result = fake_scaling()
-    fig = as_json(scaling_figure(result, current_d_k=16))
-    curves = [t for t in fig["data"] if t.get("name") != CURRENT]
-    assert len(curves) == 4
-    by = {(t["xaxis"], t["name"]): t for t in curves}
+    figs = [as_json(f) for f in scaling_figures(result, current_d_k=16)]
+    curves = {("x", "x2")[i]: [t for t in f["data"] if t.get("name") != CURRENT] for i, f in enumerate(figs)}
+    assert [len(c) for c in curves.values()] == [2, 2]
+    by = {(axis, t["name"]): t for axis, c in curves.items() for t in c}
     np.testing.assert_allclose(array(by[("x", "with ÷√d_k")]["y"]), result.max_weight_scaled)
     np.testing.assert_allclose(array(by[("x", "without ÷√d_k")]["y"]), result.max_weight_unscaled)
     np.testing.assert_allclose(array(by[("x2", "with ÷√d_k")]["y"]), result.entropy_scaled)
     np.testing.assert_allclose(array(by[("x2", "without ÷√d_k")]["y"]), result.entropy_unscaled)
-    assert fig["layout"]["xaxis"]["type"] == "log" and fig["layout"]["xaxis2"]["type"] == "log"
+    assert [f["layout"]["xaxis"]["type"] for f in figs] == ["log", "log"]
     assert by[("x", "with ÷√d_k")]["line"]["dash"] != by[("x", "without ÷√d_k")]["line"]["dash"]  # not colour only
     # the reference lines: one-hot (1, 0) and uniform (1/t, log t)
-    levels = sorted(round(s["y0"], 6) for s in fig["layout"]["shapes"])
+    levels = sorted(round(s["y0"], 6) for f in figs for s in f["layout"]["shapes"])
     assert levels == sorted(round(v, 6) for v in (0.0, 1 / 8, 1.0, math.log(8)))
 
 
 def test_scaling_figure_marks_the_current_d_k_in_both_panels():
-    fig = as_json(scaling_figure(fake_scaling(), current_d_k=64))
-    marks = [t for t in fig["data"] if t.get("name") == CURRENT]
+    figs = [as_json(f) for f in scaling_figures(fake_scaling(), current_d_k=64)]
+    marks = [t for f in figs for t in f["data"] if t.get("name") == CURRENT]
     assert len(marks) == 2
     assert all(array(t["x"]).tolist() == [64, 64, 64] for t in marks)  # a vertical line, labelled halfway up
     assert all(t["text"] == ["", "your d_k = 64", ""] for t in marks)
-    assert not [t for t in as_json(scaling_figure(fake_scaling()))["data"] if t.get("name") == CURRENT]
+    assert not [t for f in scaling_figures(fake_scaling()) for t in as_json(f)["data"] if t.get("name") == CURRENT]
 
 
 # --- summary figure ------------------------------------------------------------------------------
@@ -256,7 +257,7 @@ def test_vector_strips_label_every_token_in_both_modes(presenter, width):
     """Rows stay at least a label high (presenter mode scales both), so no token loses its label."""
     tokens = [f"t{i}" for i in range(8)]
     z = np.random.default_rng(width).standard_normal((8, width))
-    fig = vectors_figure([vector_panel(z, tokens, "X")], ncols=1, presenter=presenter).to_dict()
+    fig = grid_json(vectors_charts([vector_panel(z, tokens, "X")], presenter=presenter))
     y = fig["layout"]["yaxis"]
     assert len(y["tickvals"]) == 8
     row_px = (y["domain"][1] - y["domain"][0]) * (fig["layout"]["height"] - 8) / 8  # plot height, less margins

@@ -13,10 +13,10 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from dashboard.figures import Panel, average_figure, heads_figure, heatmap_grid, permutation_figure
+from dashboard.figures import Panel, average_charts, heads_figure, heatmap_grid, model_figure, permutation_charts
 from dashboard.figures.plain import colorscale, plain_figure
-from dashboard.figures.shift import ShiftRow, shift_figure
-from dashboard.figures.steps import concat_figure, scores_figure, vectors_figure, weights_figure
+from dashboard.figures.shift import ShiftRow, shift_charts
+from dashboard.figures.steps import concat_charts, scores_charts, vectors_charts, weights_charts
 
 TOKENS = ["<b>x</b>", "the", "bank", "the", "supercalifragilisticexpialidocious"]
 T = len(TOKENS)
@@ -34,13 +34,15 @@ def _builders():
     yield "heads", heads_figure(w, TOKENS, causal)
     yield "heads, presenter", heads_figure(_weights(16), TOKENS, presenter=True)
     yield "cross", heads_figure(_weights(2, 2, T), TOKENS[:2], key_tokens=TOKENS)
-    yield "average", average_figure(w, TOKENS, causal)
-    yield "permutation", permutation_figure(w[0], w[1], w[2], TOKENS, [4, 3, 2, 1, 0], causal, presenter=True)
-    yield "vectors", vectors_figure([Panel(vectors, TOKENS, None, "X")])
-    yield "scores", scores_figure(vectors[:, :T], TOKENS, TOKENS, "QK^T", allowed=causal)
-    yield "weights", weights_figure(w[0], TOKENS, TOKENS, "head 1", causal)
-    yield "concat", concat_figure(vectors, vectors, TOKENS, 1, 4)
-    yield "shift", shift_figure([ShiftRow("rope", w[0], w[1])], TOKENS, 3, causal)
+    yield "average", average_charts(w, TOKENS, causal).maps[0]
+    yield "permutation", permutation_charts(w[0], w[1], w[2], TOKENS, [4, 3, 2, 1, 0], causal, presenter=True).maps[1]
+    yield "model", model_figure(np.stack([w, w]), TOKENS, causal, presenter=True)
+    yield "vectors", vectors_charts([Panel(vectors, TOKENS, None, "X")]).maps[0]
+    yield "scores", scores_charts(vectors[:, :T], TOKENS, TOKENS, "QK^T", allowed=causal).maps[0]
+    yield "weights", weights_charts(w[0], TOKENS, TOKENS, "head 1", causal).maps[0]
+    yield "concat", concat_charts(vectors, vectors, TOKENS, 1, 4).maps[0]
+    yield "colour bar", concat_charts(vectors, vectors, TOKENS, 1, 4).colour_bar
+    yield "shift", shift_charts([ShiftRow("rope", w[0], w[1])], TOKENS, 3, causal).maps[2]
     yield "grid, stretched", heatmap_grid([Panel(vectors, TOKENS, None, "V")], square=False, panel_px=200)
 
 

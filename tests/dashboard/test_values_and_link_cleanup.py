@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dashboard.figures.grid import VALUES_MAX_CELLS
-from dashboard.figures.heads import VALUES_HEAD_COLUMNS, head_charts
+from dashboard.figures.heads import head_charts
+from dashboard.figures.layout import VALUES_COLUMNS, VALUES_MAX_CELLS
 from dashboard.settings import LINK_KEYS
 from tests.dashboard.conftest import figures, heatmaps, make_app, no_exception
 
@@ -47,7 +47,7 @@ def test_values_use_a_readable_font_and_larger_maps(presenter):
     tokens = [f"t{i}" for i in range(8)]
     plain = head_charts(w, tokens, presenter=presenter)
     numbers = head_charts(w, tokens, presenter=presenter, values=True)
-    assert numbers.ncols == VALUES_HEAD_COLUMNS <= plain.ncols  # two to a row: a cell holds "0.12"
+    assert numbers.ncols == VALUES_COLUMNS <= plain.ncols  # two to a row: a cell holds "0.12"
     trace = numbers.maps[0].to_dict()["data"][0]
     assert trace["textfont"]["size"] >= (19 if presenter else 11)
     assert "color" not in trace["textfont"]  # plotly.js picks black or white against each cell's colour

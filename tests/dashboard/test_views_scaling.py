@@ -17,8 +17,10 @@ from tests.dashboard.conftest import array, figures, heatmaps, make_app, no_exce
 
 
 def curves(fig: dict) -> dict[tuple[str, str], np.ndarray]:
-    """(x axis, curve name) -> y values; the current-d_k marker left out."""
-    return {(t["xaxis"], t["name"]): array(t["y"]) for t in fig["data"] if t["name"] != CURRENT}
+    """(chart, curve name) -> y values, the charts named "x" (largest weight) and "x2" (entropy) in page order;
+    the current-d_k marker left out. ``fig``: the view's two charts merged (``charts``), two curves each."""
+    drawn = [t for t in fig["data"] if t["name"] != CURRENT]
+    return {(("x", "x2")[i // 2], t["name"]): array(t["y"]) for i, t in enumerate(drawn)}
 
 
 def test_the_curves_are_core_scaling_experiment_and_go_the_right_way():

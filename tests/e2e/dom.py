@@ -9,6 +9,8 @@ drawn trace), i.e. what the browser drew, not what the server meant to send.
 from __future__ import annotations
 
 import io
+import math
+import time
 
 import numpy as np
 from PIL import Image
@@ -105,3 +107,136 @@ def cell_colours(page: Page, head: int = 0) -> np.ndarray:
     ys = ((np.arange(t) + 0.25) * h_px / t).astype(int)
     xs = ((np.arange(t) + 0.25) * w_px / t).astype(int)
     return pixels[ys[:, None], xs[None, :]].astype(int)  # (T, T, 3)
+
+
+# ---- geometry: what the browser drew, for the layout tests (tests/e2e/test_projector_and_phone.py) ----------
+
+# Every drawn Plotly chart: its key (the innermost ".st-key-<key>" around it), its box, the boxes of its heatmap
+# images, and every piece of its text with its kind, font size and box. Titles are the annotations the figures
+# name "title" (dashboard/figures/grid.py title_annotation); "rotated" marks x labels drawn at an angle.
+CHARTS = """() => [...document.querySelectorAll('.js-plotly-plot')]
+  .filter((p) => p._fullLayout && p.querySelector('.main-svg'))
+  .map((p) => {
+    const keyed = p.closest('[class*="st-key-"]');
+    const key = keyed ? [...keyed.classList].find((c) => c.startsWith('st-key-')).slice(7) : '';
+    const box = (e) => { const r = e.getBoundingClientRect(); return {x: r.x, y: r.y, w: r.width, h: r.height}; };
+    const texts = [...p.querySelectorAll('text')].filter((t) => t.textContent.trim() && !t.closest('.hoverlayer'))
+      .map((t) => {
+      let kind = 'text';
+      if (t.closest('.xtick')) kind = 'xtick';
+      else if (t.closest('.ytick')) kind = 'ytick';
+      else if (t.closest('.annotation')) {
+        const a = p._fullLayout.annotations[Number(t.closest('.annotation').dataset.index)];
+        kind = a && a.name === 'title' ? 'title' : 'annotation';
+      } else if (t.closest('.legend')) kind = 'legend';
+      const subplot = t.closest('.subplot');
+      return {kind, text: t.textContent.slice(0, 40), fs: parseFloat(getComputedStyle(t).fontSize), ...box(t),
+              rotated: [t, t.parentNode].some((e) => (e.getAttribute('transform') || '').includes('rotate')),
+              subplot: subplot ? subplot.getAttribute('class') : ''};
+    }).filter((t) => t.w > 0 && t.h > 0);
+    const maps = [...p.querySelectorAll('g.hm')].filter((g) => g.__data__ && g.__data__[0].trace.coloraxis)
+      .map((g) => g.querySelector('image')).filter(Boolean).map(box);  // one per panel, not its mask's overlay
+    return {key, box: box(p), maps, texts};
+  })"""
+
+# Font size of every visible text node outside the charts. Left out: Plotly's SVG (measured above), invisible
+# zero-width text, Material icon ligatures (a glyph, not words; by test id or font) and Streamlit's
+# "Skip to main content" (shown only on focus).
+PAGE_TEXT = """() => {
+  const out = [];
+  const walker = document.createTreeWalker(document.querySelector('.stApp'), NodeFilter.SHOW_TEXT);
+  for (let n; (n = walker.nextNode()); ) {
+    const el = n.parentElement;
+    if (!/[^\\s\u200b\u200c\u200d\ufeff]/.test(n.textContent) || el.closest('svg, .js-plotly-plot, '
+        + '[data-testid=stIconMaterial], [data-testid=stSkipToContent]')) continue;
+    if (getComputedStyle(el).fontFamily.includes('Material Symbols')) continue;  // an icon's ligature
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0 || r.bottom < 0 || r.top > innerHeight || r.right < 0 || r.left > innerWidth)
+      continue;
+    if (!el.checkVisibility({visibilityProperty: true, opacityProperty: true})) continue;
+    out.push({text: n.textContent.trim().slice(0, 40), fs: parseFloat(getComputedStyle(el).fontSize)});
+  }
+  return out;
+}"""
+
+# Charts drawn so far, and how many of them are still without their SVG.
+_DRAWN_COUNT = """() => { const all = [...document.querySelectorAll('.js-plotly-plot')];
+  const drawn = (p) => Boolean(p._fullLayout && p.querySelector('.main-svg')
+    && (!(p.data || []).some((t) => t.type === 'heatmap') || p.querySelector('g.hm image')));
+  return [all.length, all.filter((p) => !drawn(p)).length]; }"""
+
+
+def wait_charts_drawn(page: Page, *, charts: bool = True, settle_ms: int = 800, timeout: float = 90) -> None:
+    """Until every chart on the page is drawn and their number has stayed the same for ``settle_ms``.
+
+    ``charts=False``: a page of tables, with no chart to wait for. Streamlit loads plotly.js on demand, so a
+    page that will draw charts may show none for a while after its script run has ended.
+    """
+    deadline = time.monotonic() + timeout
+    seen, since = None, time.monotonic()
+    while True:
+        count, undrawn = page.evaluate(_DRAWN_COUNT)
+        if (count, undrawn) != seen:
+            seen, since = (count, undrawn), time.monotonic()
+        elif undrawn == 0 and bool(count) is charts and (time.monotonic() - since) * 1000 >= settle_ms:
+            return
+        assert time.monotonic() < deadline, f"charts still drawing: {seen}"
+        page.wait_for_timeout(100)
+
+
+def charts(page: Page) -> list[dict]:
+    """Every drawn chart (see ``CHARTS``); a colour bar's chart (key ending "_bar") is a key, not a chart."""
+    return [c for c in page.evaluate(CHARTS) if not c["key"].endswith("_bar")]
+
+
+def overlap(a: dict, b: dict, slack: float = 1.0) -> bool:
+    """Two boxes share more than ``slack`` px in both directions."""
+    apart_x = a["x"] + slack >= b["x"] + b["w"] or b["x"] + slack >= a["x"] + a["w"]
+    apart_y = a["y"] + slack >= b["y"] + b["h"] or b["y"] + slack >= a["y"] + a["h"]
+    return not (apart_x or apart_y)
+
+
+ACROSS = (math.cos(math.radians(30)), math.sin(math.radians(30)))
+"""The unit normal to x labels rotated 60° (dashboard/figures/layout.py TICK_ANGLE), in screen coordinates."""
+
+
+def text_overlaps(drawn: list[dict]) -> list[tuple[str, str]]:
+    """Pairs of texts drawn over each other, in any chart or across charts.
+
+    Boxes are compared, except two tick labels of one axis, whose boxes include the line's leading: labels
+    whose centres are one font size apart (y labels stacked, as the old heads test held them) do not touch.
+    Two rotated x labels' boxes are upright rectangles around slanted text and always meet: their centres must
+    be at least 0.86 of the font size apart across the text's direction (a capital's height plus a descender
+    in Source Sans), as tilted text never touches then.
+    """
+    texts = [(i, t) for i, c in enumerate(drawn) for t in c["texts"]]
+    bad = []
+    for n, (i, a) in enumerate(texts):
+        for j, b in texts[n + 1 :]:
+            dx = (b["x"] + b["w"] / 2) - (a["x"] + a["w"] / 2)
+            dy = (b["y"] + b["h"] / 2) - (a["y"] + a["h"] / 2)
+            same_axis = i == j and a["kind"] == b["kind"] and a["subplot"] == b["subplot"]
+            if same_axis and a["rotated"] and b["rotated"]:
+                clash = abs(dx * ACROSS[0] + dy * ACROSS[1]) < 0.86 * max(a["fs"], b["fs"])
+            elif same_axis and a["kind"] == "ytick":
+                clash = abs(dy) < max(a["fs"], b["fs"]) and overlap(a, b)
+            else:
+                clash = overlap(a, b)
+            if clash:
+                bad.append((a["text"], b["text"]))
+    return bad
+
+
+def toolbar_overlaps(page: Page, index: int) -> list[str]:
+    """Hover chart ``index`` (of ``charts``' order) so Plotly shows its toolbar: the texts it covers."""
+    plots = page.locator(".js-plotly-plot").filter(has=page.locator(".main-svg"))
+    keyed = [c["key"] for c in page.evaluate(CHARTS)]
+    nth = [k for k, key in enumerate(keyed) if not key.endswith("_bar")][index]
+    plot = plots.nth(nth)
+    plot.scroll_into_view_if_needed()
+    plot.hover()
+    bar = plot.locator(".modebar")
+    bar.wait_for(state="visible")
+    b = bar.bounding_box()
+    box = {"x": b["x"], "y": b["y"], "w": b["width"], "h": b["height"]}
+    return [t["text"] for t in charts(page)[index]["texts"] if overlap(box, t)]

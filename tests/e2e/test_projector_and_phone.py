@@ -1,7 +1,8 @@
-"""The heads view on a 1280 x 720 projector (presenter mode) and a 390 x 844 phone, measured in chromium.
+"""Every view on a 1280 x 720 projector (presenter mode) and a 390 x 844 phone, measured in chromium.
 
-Everything is read from what the browser drew: bounding boxes of the heatmap images, tick labels and
-titles, Plotly's toolbar, and the computed font size of every visible piece of page text.
+Everything is read from what the browser drew: bounding boxes of the heatmap images and of every piece of
+chart text, Plotly's toolbar, and the computed font size of every visible piece of page text. The geometry
+helpers live in tests/e2e/dom.py; each view's check is a few lines. One page per view and size.
 """
 
 from __future__ import annotations
@@ -13,202 +14,233 @@ import math
 import pytest
 
 from bench.streamlit_server import wait_idle
-from dashboard.settings import DEFAULTS
+from tests.conftest import require_minilm
 from tests.e2e.conftest import WATCH_EXCEPTIONS
+from tests.e2e.dom import PAGE_TEXT, charts, overlap, text_overlaps, toolbar_overlaps, wait_charts_drawn
 
 pytestmark = pytest.mark.e2e
 
-HEADS = DEFAULTS.config.n_heads
-TOKENS = 8  # "The bank of the river gave a loan"
-
-# Per chart of the heads grid (container .st-key-heads_chart): its map's box, its tick labels, its title.
-MAPS = """() => [...document.querySelectorAll('.st-key-heads_chart .js-plotly-plot')]
-  .filter((p) => p.querySelector('g.hm image') && p.querySelector('.xtick'))
-  .map((p) => {
-    const box = (e) => { const r = e.getBoundingClientRect(); return {x: r.x, y: r.y, w: r.width, h: r.height}; };
-    const ticks = (sel) => [...p.querySelectorAll(sel)].map((t) => ({text: t.textContent,
-        fs: parseFloat(getComputedStyle(t).fontSize), ...box(t),
-        cx: t.getBoundingClientRect().x + t.getBoundingClientRect().width / 2,
-        cy: t.getBoundingClientRect().y + t.getBoundingClientRect().height / 2}));
-    const title = p.querySelector('.annotation-text');
-    const marks = [...p.querySelectorAll('path.xtick')].map((m) => box(m)).map((b) => b.x + b.w / 2);
-    return {map: box(p.querySelector('g.hm image')), chart: box(p), x: ticks('.xtick text'), y: ticks('.ytick text'),
-            marks: marks,
-            title: {...box(title), fs: parseFloat(getComputedStyle(title).fontSize)}};
-  })"""
-
-# Font size of every visible text node outside the charts. Left out: Plotly's SVG (measured above),
-# Material icon ligatures (a glyph, not words) and Streamlit's "Skip to main content" (shown only on focus).
-PAGE_TEXT = """() => {
-  const out = [];
-  const walker = document.createTreeWalker(document.querySelector('.stApp'), NodeFilter.SHOW_TEXT);
-  for (let n; (n = walker.nextNode()); ) {
-    const el = n.parentElement;
-    if (!n.textContent.trim() || el.closest('svg, .js-plotly-plot, [data-testid=stIconMaterial], '
-        + '[data-testid=stSkipToContent]')) continue;
-    const r = el.getBoundingClientRect();
-    if (r.width === 0 || r.height === 0 || r.bottom < 0 || r.top > innerHeight || r.right < 0 || r.left > innerWidth)
-      continue;
-    if (!el.checkVisibility({visibilityProperty: true, opacityProperty: true})) continue;
-    out.push({text: n.textContent.trim().slice(0, 40), fs: parseFloat(getComputedStyle(el).fontSize)});
-  }
-  return out;
-}"""
+PROJECTOR = (1280, 720)
+PHONE = (390, 844)
+VIEWS = ("tokens", "heads", "model", "shapes", "permutation", "steps", "scaling", "positions", "summary", "cross")
+TABLES_ONLY = ("tokens", "shapes")
+"""Views that draw tables, no chart."""
+MINILM_VIEWS = ("heads", "model", "steps", "summary")
+TRAIN = "view=train&task=induction"
+"""The train view with the recommended induction run, loaded from its file: the maps, curves and replay."""
+LESSON_2 = "view=heads&sentence=one+two+three+four+five+six+seven+eight+nine+ten&n_heads=8&d_model=512"
+"""Lesson 2's own example: 10 tokens, 8 heads."""
 
 
-def open_page(browser, url: str, query: str, width: int, height: int, mobile: bool = False):
-    context = browser.new_context(
-        viewport={"width": width, "height": height}, is_mobile=mobile, has_touch=mobile, device_scale_factor=1
-    )
-    context.set_default_timeout(60_000)
-    context.add_init_script(WATCH_EXCEPTIONS)
-    page = context.new_page()
-    page.goto(f"{url}/?{query}")
-    wait_idle(page)
-    page.wait_for_function(f"() => ({MAPS})().length === {HEADS}", polling="raf")
-    page.wait_for_timeout(500)  # plotly.js finishes its layout after the image is in place
-    return context, page
-
-
-def overlap(a: dict, b: dict) -> bool:
-    apart_x = a["x"] >= b["x"] + b["w"] or b["x"] >= a["x"] + a["w"]
-    apart_y = a["y"] >= b["y"] + b["h"] or b["y"] >= a["y"] + a["h"]
-    return not (apart_x or apart_y)
-
-
-def assert_labels_apart(chart: dict) -> None:
-    """Every token labelled on both axes of this map, and no two labels colliding.
-
-    y labels are horizontal: their centres are at least one font size apart. x labels are rotated 60° and
-    hang from their tick marks: the distance between neighbours across the text direction (tick pitch x
-    sin 60°) is at least 0.86 of the font size, a capital's height plus a descender in Source Sans
-    (0.66 + 0.2 em), so their glyphs never touch.
-    """
-    assert len(chart["x"]) == len(chart["y"]) == TOKENS, "every token labelled"
-    for a, b in zip(chart["y"], chart["y"][1:], strict=False):
-        assert b["cy"] - a["cy"] >= a["fs"], (a["text"], b["text"])
-    across = math.sin(math.radians(60))
-    font = max(t["fs"] for t in chart["x"])
-    assert len(chart["marks"]) == TOKENS
-    for a, b in zip(chart["marks"], chart["marks"][1:], strict=False):  # each label hangs from its tick mark
-        assert (b - a) * across >= 0.86 * font, (a, b)
-
-
-def assert_toolbar_clear_of_title(page, index: int, chart: dict) -> None:
-    """Hover the chart so Plotly shows its toolbar; it must not cover the chart's title."""
-    page.locator(".st-key-heads_chart .js-plotly-plot").nth(index).hover()
-    bar = page.locator(".st-key-heads_chart .js-plotly-plot").nth(index).locator(".modebar")
-    bar.wait_for(state="visible")
-    box = bar.bounding_box()
-    assert not overlap({"x": box["x"], "y": box["y"], "w": box["width"], "h": box["height"]}, chart["title"])
-
-
-def test_presenter_mode_fits_every_head_on_a_1280_by_720_projector(browser, server):
-    context, page = open_page(browser, server, "presenter=true", 1280, 720)
-    try:
-        charts = page.evaluate(MAPS)
-        assert len(charts) == HEADS
-        for i, c in enumerate(charts):
-            lowest = max(t["y"] + t["h"] for t in c["x"])
-            assert c["map"]["y"] >= 0 and lowest <= 720, f"head {i + 1} and its key labels on the first screen"
-            assert c["map"]["x"] >= 0 and c["map"]["x"] + c["map"]["w"] <= 1280
-            assert c["map"]["w"] >= 160, "cells of at least 20 px"
-            assert_labels_apart(c)
-            assert min(t["fs"] for t in c["x"] + c["y"]) >= 16, "axis tick labels >= 16 px"
-            assert c["title"]["fs"] >= 22, "panel titles >= 22 px"
-            assert_toolbar_clear_of_title(page, i, c)
-        assert len({round(c["map"]["y"]) for c in charts}) == 1, "one row"
-        text = page.evaluate(PAGE_TEXT)
-        assert text, "page text found"
-        small = [t for t in text if t["fs"] < 20]
-        assert not small, f"page text under 20 px: {small[:5]}"
-        assert not page.evaluate("() => window.__alExceptions")
-    finally:
-        context.close()
-
-
-def test_a_phone_gets_one_readable_map_per_row(browser, server):
-    context, page = open_page(browser, server, "", 390, 844, mobile=True)
-    try:
-        charts = page.evaluate(MAPS)
-        assert len(charts) == HEADS
-        tops = [c["map"]["y"] for c in charts]
-        assert tops == sorted(tops) and len(set(map(round, tops))) == HEADS, "one map per row"
-        for i, c in enumerate(charts):
-            assert c["map"]["w"] >= 250, f"head {i + 1} is {c['map']['w']:.0f} px wide"
-            assert c["map"]["x"] >= 0 and c["map"]["x"] + c["map"]["w"] <= 390
-            assert_labels_apart(c)
-        for i in range(2):  # the toolbar of the first maps (it is the same for every map)
-            page.locator(".st-key-heads_chart .js-plotly-plot").nth(i).scroll_into_view_if_needed()
-            assert_toolbar_clear_of_title(page, i, page.evaluate(MAPS)[i])
-        assert not page.evaluate("() => window.__alExceptions")
-    finally:
-        context.close()
-
-
-# The permutation view's one chart: the boxes of its three heatmaps, and the bottom of its lowest tick label.
-PERMUTATION_MAPS = """() => {
-  const p = document.querySelector('.st-key-permutation_chart .js-plotly-plot');
-  if (!p) return null;
-  const boxes = [...p.querySelectorAll('g.hm image')].map((e) => e.getBoundingClientRect())
-    .map((r) => ({x: r.x, y: r.y, w: r.width, h: r.height}));
-  const lowest = Math.max(...[...p.querySelectorAll('.xtick text')].map((t) => t.getBoundingClientRect().bottom));
-  return {boxes, lowest};
-}"""
+PRESENTER_STYLE = """() => [...document.querySelectorAll('style')]
+    .some((s) => s.textContent.includes('stMainBlockContainer'))"""
+"""dashboard/presenter.py's style sheet is on the page (it can arrive after the script run has ended)."""
 
 
 @contextlib.contextmanager
-def projector(browser, url: str, query: str):
-    """A fresh 1280 x 720 page on ``url/?presenter=true&query``, its script run finished; closed afterwards."""
-    context = browser.new_context(viewport={"width": 1280, "height": 720}, device_scale_factor=1)
+def opened(browser, url: str, query: str, size: tuple[int, int], *, presenter: bool, charts: bool = True):
+    """A fresh page of ``size`` on ``url/?query`` (presenter mode or not), every chart drawn; closed afterwards.
+
+    ``charts=False``: a view of tables only. A phone context is a touch device, as a phone is; exceptions on
+    the page fail the test.
+    """
+    phone = size == PHONE
+    context = browser.new_context(
+        viewport={"width": size[0], "height": size[1]}, is_mobile=phone, has_touch=phone, device_scale_factor=1
+    )
     context.set_default_timeout(60_000)
     context.add_init_script(WATCH_EXCEPTIONS)
     try:
         page = context.new_page()
-        page.goto(f"{url}/?presenter=true&{query}")
+        page.goto(f"{url}/?{'presenter=true&' if presenter else ''}{query}")
         wait_idle(page)
+        if presenter:
+            page.wait_for_function(PRESENTER_STYLE)
+        wait_charts_drawn(page, charts=charts)
         yield page
         assert not page.evaluate("() => window.__alExceptions")
     finally:
         context.close()
 
 
-def test_presenter_mode_puts_the_three_permutation_maps_side_by_side_on_the_first_screen(browser, server):
-    with projector(browser, server, "view=permutation") as page:
-        page.wait_for_function(f"() => {{ const m = ({PERMUTATION_MAPS})(); return m && m.boxes.length === 3; }}")
-        page.wait_for_timeout(500)
-        drawn = page.evaluate(PERMUTATION_MAPS)
-        boxes = sorted(drawn["boxes"], key=lambda b: b["x"])
-        assert len({round(b["y"]) for b in boxes}) == 1, "one row"
-        for a, b in itertools.pairwise(boxes):
+def small_text(drawn: list[dict], kinds: tuple[str, ...], least: float) -> list[tuple[str, float]]:
+    """Chart texts of these kinds under ``least`` px."""
+    return [(t["text"], t["fs"]) for c in drawn for t in c["texts"] if t["kind"] in kinds and t["fs"] < least]
+
+
+def assert_projector_readable(page, *, least_chart_text: float = 14) -> list[dict]:
+    """The README's promises on a projector: page text >= 20 px, ticks >= 16, titles >= 22, nothing overprinted.
+
+    Every other piece of chart text (legends, notes, labels in a plot) is at least ``least_chart_text``.
+    """
+    drawn = charts(page)
+    page_text = page.evaluate(PAGE_TEXT)
+    assert page_text, "page text found"
+    assert not [t for t in page_text if t["fs"] < 20], "page text under 20 px"
+    assert not small_text(drawn, ("xtick", "ytick"), 16), "axis tick labels under 16 px"
+    assert not small_text(drawn, ("title",), 22), "panel titles under 22 px"
+    assert not small_text(drawn, ("text", "annotation", "legend"), least_chart_text), "chart text too small"
+    assert not text_overlaps(drawn), "text over text"
+    assert not drawn or not toolbar_overlaps(page, 0), "Plotly's toolbar over the first chart's text"
+    return drawn
+
+
+def assert_phone_readable(page, *, least_map_px: float = 250) -> list[dict]:
+    """On a phone: every chart inside the screen, every map at least ``least_map_px`` wide and alone in its row,
+    no text over other text, and the toolbar of the first two charts clear of their text."""
+    drawn = charts(page)
+    for c in drawn:
+        assert c["box"]["x"] >= 0 and c["box"]["x"] + c["box"]["w"] <= PHONE[0] + 0.5, (c["key"], c["box"])
+    maps = [m for c in drawn for m in c["maps"]]
+    for m in maps:
+        assert m["w"] >= least_map_px, f"a map {m['w']:.0f} px wide"
+    for a, b in itertools.combinations(maps, 2):
+        assert a["y"] + a["h"] <= b["y"] + 0.5 or b["y"] + b["h"] <= a["y"] + 0.5, "one map per row"
+    assert not text_overlaps(drawn), "text over text"
+    for i in range(min(2, len(drawn))):
+        assert not toolbar_overlaps(page, i), f"Plotly's toolbar over chart {i + 1}'s text"
+    return drawn
+
+
+def heat_charts(drawn: list[dict], key: str) -> list[dict]:
+    """The charts of one grid of maps (keys ``<key>_1``, ``<key>_2``...), in page order."""
+    return [c for c in drawn if c["key"].rpartition("_")[0] == key and c["maps"]]
+
+
+# ---- every view, both sizes --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_every_view_reads_on_a_projector(browser, server, view):
+    with opened(browser, server, f"view={view}", PROJECTOR, presenter=True, charts=view not in TABLES_ONLY) as page:
+        assert_projector_readable(page)
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_every_view_fits_a_phone(browser, server, view):
+    with opened(browser, server, f"view={view}", PHONE, presenter=False, charts=view not in TABLES_ONLY) as page:
+        assert_phone_readable(page)
+
+
+@pytest.mark.parametrize("view", MINILM_VIEWS)
+def test_minilm_views_read_on_a_projector(browser, server, view):
+    require_minilm()
+    with opened(browser, server, f"view={view}&weights=minilm", PROJECTOR, presenter=True) as page:
+        assert_projector_readable(page)
+
+
+@pytest.mark.parametrize("view", MINILM_VIEWS)
+def test_minilm_views_fit_a_phone(browser, server, view):
+    """The model view shows one layer at a time on a phone (``one_layer``): 12 heads of 6 layers in 360 px
+    would be 25 px maps."""
+    require_minilm()
+    one_layer = "&one_layer=true" if view == "model" else ""
+    with opened(browser, server, f"view={view}&weights=minilm{one_layer}", PHONE, presenter=False) as page:
+        assert_phone_readable(page)
+
+
+def test_the_train_view_reads_on_a_projector_and_fits_a_phone(browser, server):
+    with opened(browser, server, TRAIN, PROJECTOR, presenter=True) as page:
+        assert_projector_readable(page)
+    with opened(browser, server, TRAIN, PHONE, presenter=False) as page:
+        assert_phone_readable(page)
+
+
+def test_the_minilm_model_overview_has_no_small_or_overprinted_text(browser, server):
+    """All 72 heads at once: outer labels only ("H1".."H12", "L1".."L6"), each >= 14 px on a projector."""
+    require_minilm()
+    with opened(browser, server, "view=model&weights=minilm", PROJECTOR, presenter=True) as page:
+        drawn = assert_projector_readable(page)
+        [overview] = [c for c in drawn if c["key"] == "model_chart"]
+        assert len(overview["maps"]) == 72
+        assert {t["text"] for t in overview["texts"] if t["kind"] == "title"} >= {"H12", "L6"}
+    with opened(browser, server, "view=model&weights=minilm", PHONE, presenter=False) as page:
+        drawn = charts(page)
+        [overview] = [c for c in drawn if c["key"] == "model_chart"]
+        assert min(m["w"] for m in overview["maps"]) > 0
+        assert not text_overlaps(drawn), "text over text"
+
+
+# ---- the first screen of a projector -----------------------------------------------------------------------
+
+
+def assert_key_labels_apart(chart: dict, n: int) -> None:
+    """All ``n`` tokens labelled on the map's key axis, the labels' centres a font size apart across the text."""
+    keys = [t for t in chart["texts"] if t["kind"] == "xtick"]
+    assert len(keys) == n, f"{len(keys)} of {n} key labels"
+    across = math.sin(math.radians(60))
+    for a, b in itertools.pairwise(sorted(keys, key=lambda t: t["x"] + t["w"])):
+        pitch = (b["x"] + b["w"]) - (a["x"] + a["w"])  # the labels' right ends sit at their tick marks
+        assert pitch * across >= 0.86 * max(a["fs"], b["fs"]), (a["text"], b["text"])
+
+
+def first_screen(page, key: str, n_maps: int, on_screen: int | None = None) -> list[dict]:
+    """The maps of grid ``key``: all ``n_maps`` drawn, the first ``on_screen`` (default: all) and their labels
+    inside the 1280 x 720 screen."""
+    maps = heat_charts(charts(page), key)
+    assert len(maps) == n_maps
+    for i, c in enumerate(maps[:on_screen]):
+        [m] = c["maps"]
+        lowest = max(t["y"] + t["h"] for t in c["texts"])
+        assert m["y"] >= 0 and lowest <= PROJECTOR[1], f"map {i + 1} and its labels on the first screen"
+        assert m["x"] >= 0 and m["x"] + m["w"] <= PROJECTOR[0]
+    return maps
+
+
+def test_lesson_2_fits_every_head_and_every_key_label_on_the_first_screen(browser, server):
+    with opened(browser, server, LESSON_2, PROJECTOR, presenter=True) as page:
+        maps = first_screen(page, "heads_chart", 8)
+        bottom_row = [c for c in maps if c["maps"][0]["y"] == max(m["maps"][0]["y"] for m in maps)]
+        assert len(bottom_row) == 4, "two rows of four"
+        for c in bottom_row:  # the upper row shares the keys: the labels under the lower row name them
+            assert_key_labels_apart(c, 10)
+        for c in maps:
+            assert len([t for t in c["texts"] if t["kind"] == "ytick"]) == 10, "every query labelled"
+            assert c["maps"][0]["w"] >= 160, "cells of at least 16 px"
+        assert_projector_readable(page)
+
+
+def test_the_default_heads_fit_the_first_screen_in_one_row(browser, server):
+    with opened(browser, server, "view=heads", PROJECTOR, presenter=True) as page:
+        maps = first_screen(page, "heads_chart", 4)
+        assert len({round(c["maps"][0]["y"]) for c in maps}) == 1, "one row"
+        for c in maps:
+            assert_key_labels_apart(c, 8)
+        for i in range(len(maps)):
+            assert not toolbar_overlaps(page, i), f"Plotly's toolbar over map {i + 1}'s title"
+
+
+def test_the_minilm_example_buttons_leave_the_maps_on_the_first_screen(browser, server):
+    """12 heads are three rows of four: the first row starts right under the view's line and its switch."""
+    require_minilm()
+    with opened(browser, server, "view=heads&weights=minilm", PROJECTOR, presenter=True) as page:
+        maps = first_screen(page, "heads_chart", 12, on_screen=4)
+        assert max(c["box"]["y"] for c in maps[:4]) < PROJECTOR[1] / 3, "nothing above the maps but the view's line"
+
+
+def test_the_three_permutation_maps_sit_side_by_side_on_the_first_screen(browser, server):
+    with opened(browser, server, "view=permutation", PROJECTOR, presenter=True) as page:
+        maps = sorted((c["maps"][0] for c in first_screen(page, "permutation_chart", 3)), key=lambda m: m["x"])
+        assert len({round(m["y"]) for m in maps}) == 1, "one row"
+        for a, b in itertools.pairwise(maps):
             assert a["x"] + a["w"] <= b["x"], "side by side, not overlapping"
-        assert all(b["y"] >= 0 and b["x"] + b["w"] <= 1280 for b in boxes)
-        assert drawn["lowest"] <= 720, "the maps and their key labels on the first screen"
 
 
-# The scaling figure's text in paper pixels: the limit labels ("one-hot", "uniform") and the "your d_k" labels.
-SCALING_LABELS = """() => {
-  const p = document.querySelector('.st-key-scaling_chart .js-plotly-plot');
-  if (!p) return null;
-  const box = (e) => { const r = e.getBoundingClientRect(); return {text: e.textContent, x: r.x, y: r.y,
-                                                                     w: r.width, h: r.height}; };
-  const limits = [...p.querySelectorAll('.annotation-text')].map(box)
-    .filter((b) => b.text === 'one-hot' || b.text === 'uniform');
-  const yours = [...p.querySelectorAll('.textpoint text')].map(box).filter((b) => b.text.startsWith('your d_k'));
-  const ticks = [...p.querySelectorAll('.xtick text, .ytick text')]
-    .map((t) => parseFloat(getComputedStyle(t).fontSize));
-  return {limits, yours, ticks};
-}"""
+def test_the_heads_on_a_phone_are_one_readable_map_per_row(browser, server):
+    with opened(browser, server, "view=heads", PHONE, presenter=False) as page:
+        maps = heat_charts(assert_phone_readable(page), "heads_chart")
+        assert len(maps) == 4
+        for c in maps:
+            assert_key_labels_apart(c, 8)
+            assert len([t for t in c["texts"] if t["kind"] == "ytick"]) == 8
 
 
 @pytest.mark.parametrize("query", ["n_heads=16", "d_model=512&n_heads=1", ""], ids=["d_k=4", "d_k=512", "d_k=16"])
 def test_presenter_scaling_labels_do_not_overlap(browser, server, query):
-    with projector(browser, server, f"view=scaling&{query}") as page:
-        page.wait_for_function(f"() => {{ const l = ({SCALING_LABELS})(); return l && l.yours.length === 2; }}")
-        page.wait_for_timeout(500)
-        drawn = page.evaluate(SCALING_LABELS)
-        assert len(drawn["limits"]) == 4
-        for mine in drawn["yours"]:
-            for limit in drawn["limits"]:
-                assert not overlap(mine, limit), (mine, limit)
-        assert min(drawn["ticks"]) >= 16, "axis tick labels >= 16 px"
+    with opened(browser, server, f"view=scaling&{query}", PROJECTOR, presenter=True) as page:
+        drawn = [c for c in charts(page) if c["key"].startswith("scaling_chart_")]
+        limits = [t for c in drawn for t in c["texts"] if t["text"] in ("one-hot", "uniform")]
+        yours = [t for c in drawn for t in c["texts"] if t["text"].startswith("your d_k")]
+        assert len(limits) == 4 and len(yours) == 2
+        assert not [(a["text"], b["text"]) for a in yours for b in limits if overlap(a, b)]
+        assert not small_text(drawn, ("xtick", "ytick"), 16), "axis tick labels >= 16 px"

@@ -73,7 +73,7 @@ def test_steps_head_selector_redraws_every_step(page, server):
 
 def test_scaling_toggle_collapses_the_heads(page, server):
     open_view(page, server, "view=scaling&d_model=512&n_heads=1")
-    page.locator(chart("scaling_chart")).wait_for()
+    page.locator(chart("scaling_chart")).first.wait_for()
     flip_toggle(page, "scaled")
     page.locator("[data-testid='stAlert']", has_text="Scaling is off").wait_for()
     assert "scaled=false" in page.url

@@ -21,17 +21,17 @@ def test_train_shows_live_curves_then_the_maps(server, page):
     page.get_by_text("Training: step").first.wait_for(timeout=60_000)  # the running job's progress
     page.locator(".st-key-live_curves .js-plotly-plot").first.wait_for(timeout=10_000)  # and its curves
     start = time.monotonic()
-    page.locator(".st-key-trained_maps .js-plotly-plot").wait_for(timeout=120_000)
+    page.locator(".st-key-trained_maps .js-plotly-plot").first.wait_for(timeout=120_000)
     assert time.monotonic() - start < 90
     assert page.locator(".st-key-live_curves").count() == 0  # the live chart gave way to the results
-    page.locator(".st-key-train_curves .js-plotly-plot").wait_for()
-    page.locator(".st-key-replay_maps .js-plotly-plot").wait_for()
+    page.locator(".st-key-train_curves .js-plotly-plot").first.wait_for()
+    page.locator(".st-key-replay_maps .js-plotly-plot").first.wait_for()
     assert page.get_by_text("Held-out accuracy").count() >= 1
 
 
 def test_play_moves_the_replay_step(server, page):
     page.goto(server + "?view=train&task=induction&replay_step=0")
-    page.locator(".st-key-replay_maps .js-plotly-plot").wait_for()
+    page.locator(".st-key-replay_maps .js-plotly-plot").first.wait_for()
     shown = widget(page, "replay_step").locator("[data-testid='stSliderThumbValue']").first
     assert shown.inner_text() == "0"
     widget(page, "replay_play").locator("button").first.click()
