@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.attention import causal_mask
+from core.attention import alibi_bias, attention_mask
 from core.heads import check_heads
 from core.multihead import AttentionTrace, Projections, multi_head_attention
 from core.positions import POSITIONAL_KINDS
@@ -54,6 +54,18 @@ class AttentionConfig:
     """"random" (seeded), or hand-built: "identity" (look-alikes attend to each other) or "previous"
     (a previous-token head, d_k >= 4, reading its own clock table when positional="learned"). Learned
     weights are other model sources (``core.sources``), not a config."""
+    kv_heads: int | None = None
+    """K/V heads, a divisor of n_heads: each group of n_heads / kv_heads query heads shares one K and V
+    (Llama 3: 8 for 32; 1 is multi-query). None: one per query head, multi-head attention. Random weights only:
+    the hand-built ones have no grouped form."""
+    window: int = 0
+    """A sliding window (Mistral), 0 = off: with causal, query i sees keys i-w+1..i; without, |i - j| < w."""
+    prefix: int = 0
+    """A prefix-LM, 0 = off: with causal, the first p tokens see each other both ways (the window does not apply
+    inside them). Without causal every key is visible already, so it changes nothing."""
+    alibi: bool = False
+    """Add ALiBi's bias -m_h (i - j) (symmetric |i - j| without causal) to the scaled scores (BLOOM, MPT). It
+    replaces position embeddings: meant with positional="none"."""
 
     def __post_init__(self) -> None:
         if self.d_model < 1:
@@ -65,10 +77,36 @@ class AttentionConfig:
         check_heads(self.d_model, self.n_heads, self.positional, self.weights)
         if self.seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed}")
+        kv = self.kv_heads
+        if kv is not None and (kv < 1 or self.n_heads % kv):
+            raise ValueError(f"kv_heads must divide n_heads = {self.n_heads}, got {kv}")
+        if kv is not None and kv != self.n_heads and self.weights != "random":
+            raise ValueError(
+                f"kv_heads = {kv} needs random weights: the hand-built {self.weights!r} weights give every query "
+                "head its own K (W_K = I for identity), so they have no grouped form"
+            )
+        for name in ("window", "prefix"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be 0 (off) or a positive number of tokens, got {getattr(self, name)}")
 
     @property
     def d_k(self) -> int:
         return self.d_model // self.n_heads
+
+    @property
+    def kv_head_count(self) -> int:
+        """The K/V heads that run: ``kv_heads``, or ``n_heads`` when it is None."""
+        return self.n_heads if self.kv_heads is None else self.kv_heads
+
+    def mask(self, t_q: int, t_k: int) -> np.ndarray | None:
+        """``(T_q, T_k)`` the bool mask these settings apply (top-left aligned), or None when every key is seen."""
+        if not (self.causal or self.window):
+            return None  # a prefix alone changes nothing: every key is visible already
+        return attention_mask(t_q, t_k, causal=self.causal, window=self.window, prefix=self.prefix)
+
+    def bias(self, t_q: int, t_k: int) -> np.ndarray | None:
+        """``(h, T_q, T_k)`` ALiBi's bias when ``alibi`` is on, else None."""
+        return alibi_bias(self.n_heads, t_q, t_k, causal=self.causal) if self.alibi else None
 
 
 @dataclass(frozen=True)
@@ -146,14 +184,17 @@ def run(
         src_x = embed(list(source), config.d_model, config.seed)  # (T_k, d_model)
         src_pe = model_positions(config.positional, config.weights, t_k, config.d_model, config.seed, start)
     proj = make_projections(config.weights, config.d_model, config.n_heads, config.seed)
+    if config.kv_head_count < config.n_heads:
+        proj = proj.grouped(config.n_heads, config.kv_head_count)  # W_K, W_V (d_model, kv_heads * d_k)
     rope = config.positional == "rope"
     trace = multi_head_attention(
         x + pe,
         proj,
         config.n_heads,
         kv=None if source is None else src_x + src_pe,  # (T_k, d_model)
-        mask=causal_mask(t, t_k) if config.causal else None,  # (T_q, T_k), top-left aligned
+        mask=config.mask(t, t_k),  # (T_q, T_k), top-left aligned, or None
         scale=None if config.scaled else 1.0,
+        bias=config.bias(t, t_k),  # (h, T_q, T_k) ALiBi's, or None
         q_positions=np.arange(start, start + t) if rope else None,
         k_positions=np.arange(start, start + t_k) if rope else None,
     )
@@ -192,6 +233,7 @@ def run_batch(one: Run, batch: int) -> AttentionTrace:
         kv=kv,
         mask=one.trace.mask,  # (T_q, T_k) broadcasts over (B, h, T_q, T_k)
         scale=one.trace.scale,
+        bias=one.trace.bias,  # (h, T_q, T_k) broadcasts too, or None
         q_positions=np.arange(one.start, one.start + t_q) if rope else None,
         k_positions=np.arange(one.start, one.start + t_k) if rope else None,
     )

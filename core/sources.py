@@ -10,7 +10,8 @@ Every view draws what a ``ModelSource`` gives it, never a kind's name:
 
 Three kinds today:
 
-- ``ConfigSource``: random or hand-built weights, one model from an ``AttentionConfig``.
+- ``ConfigSource``: random or hand-built weights, one model from an ``AttentionConfig``; ``ToySource``, its
+  hand-built kind, says what those weights cannot do (grouped K/V heads).
 - ``MiniLMSource``: the pretrained all-MiniLM-L6-v2 on a sentence's WordPiece pieces (at most
   ``MAX_TOKENS`` of them, in every use).
 - ``TrainedSource``: a model trained in the train view, on its task's fixed example.
@@ -49,11 +50,16 @@ EXPERIMENTS = (
     "logits",
     "decode",
     "tiles",
+    "kv_heads",
+    "window",
+    "prefix",
+    "alibi",
 )
 """What a view may ask a source for: reorder the tokens, read a second sentence, shift or change the positions,
 compare with and without ÷√d_k on the sentence, run unscaled (the sidebar's toggle), add the causal mask, draw
 other weights with another seed; decode one token at a time with a KV cache (the kv_cache view), recompute a head
-block by block (the flash view); and (not built yet) knock a head out, read the logits."""
+block by block (the flash view); run today's variants (the sidebar's controls of the same names: grouped-query
+K/V heads, a sliding window, a prefix-LM mask, ALiBi's bias); and (not built yet) knock a head out, read the logits."""
 
 
 @dataclass(frozen=True)
@@ -229,6 +235,21 @@ class ConfigSource(ModelSource):
         return (permutation_experiment(self.input_tokens, list(permutation), self.config),)
 
 
+@dataclass(frozen=True)
+class ToySource(ConfigSource):
+    """Hand-built weights ("identity", "previous"): a config source whose every query head has its own K."""
+
+    label: ClassVar[str] = "hand-built weights"
+    SUPPORTS: ClassVar[dict[str, Support]] = {
+        "kv_heads": Support(
+            False,
+            "The hand-built weights have no grouped form: identity's W_K = I and the previous-token head's clock "
+            "give every query head its own K, so sharing one would change the pattern they were built to show.",
+            "random weights",
+        ),
+    }
+
+
 INSTEAD = "random weights of the same shape"
 
 
@@ -272,6 +293,18 @@ class MiniLMSource(ModelSource):
         "decode": Support(False, "MiniLM is an encoder: it reads the whole sentence and never generates.", INSTEAD),
         "tiles": Support(
             False, "The flash view tiles a run of random or hand-built weights; MiniLM's: not built yet.", INSTEAD
+        ),
+        "kv_heads": Support(False, "MiniLM has 12 K/V heads, one per query head: its weights fix them.", INSTEAD),
+        "window": Support(
+            False, "MiniLM was trained to read the whole sentence: a window is not built for it.", INSTEAD
+        ),
+        "prefix": Support(
+            False, "MiniLM reads every piece both ways already: a prefix mask is not built for it.", INSTEAD
+        ),
+        "alibi": Support(
+            False,
+            "MiniLM was trained with learned position embeddings, not ALiBi's bias: it is not in its weights.",
+            INSTEAD,
         ),
         "causal": Support(
             True,
@@ -332,6 +365,15 @@ class TrainedSource(ModelSource):
             False, "The trained model was trained with the 1/√d_k factor: it is in its weights.", INSTEAD
         ),
         "decode": Support(False, "The trained model reads its task's sequences, not your sentence.", INSTEAD),
+        **{
+            key: Support(False, f"The trained model was trained without {what}: it is not in its weights.", INSTEAD)
+            for key, what in (
+                ("kv_heads", "grouped K/V heads"),
+                ("window", "a sliding window"),
+                ("prefix", "a prefix mask"),
+                ("alibi", "ALiBi's bias"),
+            )
+        },
         "tiles": Support(
             False,
             "The flash view tiles a run of random or hand-built weights; the trained model's: not built yet.",
@@ -365,8 +407,8 @@ class TrainedSource(ModelSource):
 
 SOURCES: dict[str, type[ModelSource]] = {
     "random": ConfigSource,
-    "identity": ConfigSource,
-    "previous": ConfigSource,
+    "identity": ToySource,
+    "previous": ToySource,
     "minilm": MiniLMSource,
     "trained": TrainedSource,
 }
@@ -393,6 +435,7 @@ __all__ = [
     "ModelSource",
     "Support",
     "Tokens",
+    "ToySource",
     "TrainedSource",
     "source_class",
 ]

@@ -34,6 +34,11 @@ def link_notes(link: dict[str, str], s: Settings) -> list[str]:
     unscaled = s.kind.supports("unscaled")
     if link.get("scaled") == "false" and not unscaled:  # url_state wrote the link's value as its widget reads it
         notes.append(f"The link turns scaling off, but with weights = {s.weights} it stays on: {unscaled.reason}")
+    defaults = {"kv_heads": str(c.n_heads), "window": "0", "prefix": "0", "alibi": "false"}  # each variant off
+    for key, off in defaults.items():
+        support = s.kind.supports(key)
+        if key in link and link[key] != off and not support:
+            notes.append(f"The link sets {key}, but with weights = {s.weights} it is not used: {support.reason}")
     return notes
 
 

@@ -144,7 +144,8 @@ def sidebar(trains: bool = False) -> Settings:
         if kind.TRAINS and task["train_layers"] > 1:
             layer = _layer(task["train_layers"])
         causal, scaled, seed, presenter = _switches(kind)
-    config = AttentionConfig(**shape, causal=causal, seed=seed, scaled=scaled, weights=config_weights)
+        variants = _variants(kind, shape["n_heads"], causal, shape["positional"])
+    config = AttentionConfig(**shape, causal=causal, seed=seed, scaled=scaled, weights=config_weights, **variants)
     return Settings(sentence=sentence, config=config, weights=weights, layer=layer, presenter=presenter, **task)
 
 
@@ -387,3 +388,82 @@ def _switches(kind: type[ModelSource]) -> tuple[bool, bool, int, bool]:
         "For the rest of the page use the browser's zoom (Ctrl or Cmd and +).",
     )
     return bool(causal), bool(scaled), int(seed), bool(presenter)
+
+
+def kv_head_options(n_heads: int) -> list[int]:
+    """K/V head counts offered for ``n_heads`` query heads: its divisors (1 is multi-query, n_heads multi-head)."""
+    return [kv for kv in range(1, n_heads + 1) if n_heads % kv == 0]
+
+
+def _variants(kind: type[ModelSource], n_heads: int, causal: bool, positional: str) -> dict:
+    """Today's variants: K/V heads, a sliding window, a prefix, ALiBi; one the source cannot run is disabled, saying
+    why (and runs off). Returns the ``AttentionConfig`` fields."""
+    st.subheader("Today's variants", divider="gray")
+    grouped, windowed, prefixed, biased = (kind.supports(k) for k in ("kv_heads", "window", "prefix", "alibi"))
+    options = kv_head_options(n_heads)
+    current = st.session_state.get("kv_heads")
+    if current is not None and current not in options:  # n_heads changed: move to the nearest divisor
+        st.session_state["kv_heads"] = nearest_heads(current, options)
+    kv_heads = st.segmented_control(
+        "K/V heads",
+        options,
+        default=n_heads,
+        required=True,
+        key="kv_heads",
+        bind="query-params",
+        disabled=not grouped,
+        help=grouped.reason
+        or f"Grouped-query attention (Llama 3, Mistral): each group of {n_heads} / kv_heads query heads shares one "
+        f"K and V. {n_heads} is multi-head attention, 1 multi-query; fewer K/V heads, a smaller KV cache.",
+    )
+    window = st.number_input(
+        "Sliding window (tokens, 0 = off)",
+        min_value=0,
+        max_value=MAX_TOKENS,
+        value=0,
+        step=1,
+        key="window",
+        bind="query-params",
+        disabled=not windowed,
+        help=windowed.reason
+        or "Mistral's sliding window: with the causal mask query i sees keys i-w+1..i; without it, keys with "
+        "|i - j| < w.",
+    )
+    prefix = st.number_input(
+        "Prefix (tokens, 0 = off)",
+        min_value=0,
+        max_value=MAX_TOKENS,
+        value=0,
+        step=1,
+        key="prefix",
+        bind="query-params",
+        disabled=not prefixed,
+        help=prefixed.reason
+        or "A prefix-LM: with the causal mask the first p tokens see each other both ways, the rest stay causal. "
+        "Without the causal mask every key is visible already, so it changes nothing.",
+    )
+    if prefixed and prefix and not causal:
+        st.caption("Without the causal mask every key is visible already: the prefix changes nothing.")
+    alibi = st.toggle(
+        "ALiBi bias",
+        value=False,
+        key="alibi",
+        bind="query-params",
+        disabled=not biased,
+        help=biased.reason
+        or "BLOOM's and MPT's bias: -m_h times the distance i - j (|i - j| without the causal mask) is added to "
+        "each head's scaled scores, slope m_h = 2^(-8h/H). It replaces position embeddings: use it with "
+        "positional = none.",
+    )
+    if biased and alibi and positional != "none":
+        st.caption(
+            f"ALiBi replaces position embeddings, so it is meant with positional = none: with {positional} "
+            "positions too, the model gets position twice."
+        )
+    kv = int(kv_heads) if grouped else n_heads
+    return dict(
+        kv_heads=None if kv == n_heads else kv,
+        window=int(window) if windowed else 0,
+        prefix=int(prefix) if prefixed else 0,
+        alibi=bool(alibi) and bool(biased),
+    )

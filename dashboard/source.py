@@ -17,7 +17,7 @@ import streamlit as st
 from core import multi_head_attention, permutation_experiment, run
 from core.pretrained import FIX_COMMAND, bert_forward
 from core.pretrained.runs import permutation_layers
-from core.sources import ConfigSource, MiniLMSource, ModelSource, TrainedSource
+from core.sources import ConfigSource, MiniLMSource, ModelSource, ToySource, TrainedSource
 from core.training.model import forward
 from dashboard import compute, training_jobs
 from dashboard.settings import Settings
@@ -53,7 +53,7 @@ def _config_source(settings: Settings) -> ConfigSource | None:
     tokens = tokens_or_message(settings.sentence)
     if tokens is None:
         return None
-    return ConfigSource(settings.config, tokens, (compute.attention_run(tokens, settings.config),))
+    return settings.kind(settings.config, tokens, (compute.attention_run(tokens, settings.config),))  # Config or Toy
 
 
 def _minilm_source(settings: Settings) -> MiniLMSource | None:
@@ -130,6 +130,7 @@ BUILDS: dict[type[ModelSource], Build] = {
         (forward, ('x = params["embed"][tokens]', "attn_in, ln1 = pre_norm(", "x = x + trace.output")),
     ),
 }
+BUILDS[ToySource] = BUILDS[ConfigSource]  # hand-built weights: the same build, code and reordering
 
 
 def source_or_message(settings: Settings) -> ModelSource | None:

@@ -36,6 +36,7 @@ from dashboard.settings import (
     TRAIN_STEPS,
     fixed_shape,
     head_options,
+    kv_head_options,
     nearest_heads,
     recommended_state,
 )
@@ -187,6 +188,7 @@ SPECS: tuple[Spec, ...] = (
     Spec("positional", "choice", POSITIONAL_KINDS, _default("positional", DEFAULT_CONFIG.positional)),
     Spec("d_model", "choice", D_MODELS, _default("d_model", DEFAULT_CONFIG.d_model)),
     Spec("n_heads", "choice", _heads, _default_heads),
+    Spec("kv_heads", "choice", lambda ctx: kv_head_options(int(ctx["n_heads"])), lambda ctx: ctx["n_heads"]),
     Spec("causal", "switch", default=_default("causal", DEFAULT_CONFIG.causal)),
     Spec("scaled", "switch", default=DEFAULT_CONFIG.scaled),
     Spec("seed", "whole", range(MAX_SEED + 1), _default("seed", DEFAULT_CONFIG.seed)),
@@ -196,6 +198,9 @@ SPECS: tuple[Spec, ...] = (
     Spec("layer", "choice", _layers, DEFAULTS.layer),
     Spec("sentence", "text", default=DEFAULTS.sentence),
     Spec("presenter", "switch", default=DEFAULTS.presenter),
+    Spec("window", "whole", range(MAX_TOKENS + 1), DEFAULT_CONFIG.window),
+    Spec("prefix", "whole", range(MAX_TOKENS + 1), DEFAULT_CONFIG.prefix),
+    Spec("alibi", "switch", default=DEFAULT_CONFIG.alibi),
     # A view's own controls.
     Spec("average", "switch", default=False),
     Spec("values", "switch", default=False),
