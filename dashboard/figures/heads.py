@@ -42,19 +42,22 @@ def head_charts(
     presenter: bool = False,
     values: bool = False,
     title: str = "head {n}",
+    titles: Sequence[str] | None = None,
 ) -> ChartGrid:
     """One chart per head of ``weights (h, T_q, T_k)``, each with its own row and column labels, and one colour bar.
 
     The views lay them out in columns: side by side on a laptop or projector, one per row on a phone.
     ``key_tokens (T_k,)`` label the columns (cross-attention); None: the keys are ``tokens``.
     ``values=True`` writes each weight in its cell (maps up to ``layout.VALUES_MAX_CELLS`` tokens).
-    ``title``: each map's title, ``{n}`` its head number from 1.
+    ``title``: each map's title, ``{n}`` its head number from 1; ``titles`` (one per head) replaces it (the
+    heads view names each head's K/V group).
     """
     keys = tokens if key_tokens is None else key_tokens
     h, t_q, t_k = weights.shape
     if (t_q, t_k) != (len(tokens), len(keys)):
         raise ValueError(f"weights {weights.shape} do not match {len(tokens)} query and {len(keys)} key tokens")
-    panels = [Panel(weights[i], tokens, keys, title.format(n=i + 1), allowed) for i in range(h)]
+    titles = [title.format(n=i + 1) for i in range(h)] if titles is None else titles
+    panels = [Panel(weights[i], tokens, keys, titles[i], allowed) for i in range(h)]
     return chart_grid(panels, map_columns(h, presenter=presenter, values=values), presenter=presenter, values=values)
 
 

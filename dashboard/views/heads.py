@@ -12,6 +12,7 @@ from dashboard.figures import average_charts
 from dashboard.figures.heads import head_charts
 from dashboard.figures.layout import VALUES_MAX_CELLS
 from dashboard.map_columns import show_colour_bar, show_maps
+from dashboard.mask_words import bias_words, group_words, head_title, rule_words
 from dashboard.page import (
     computed_by,
     pretrained_examples,
@@ -61,7 +62,10 @@ def render(settings: Settings) -> None:
             else f"Write each weight in its cell (two decimals), as lesson 1 prints weights[:3, :3]; "
             f"up to {VALUES_MAX_CELLS} tokens.",
         )
-    charts = head_charts(run.trace.weights, run.tokens, run.trace.mask, presenter=settings.presenter, values=values)
+    titles = [head_title(run.trace, i) for i in range(h)]  # "head 3 · K/V 2" when heads share K/V
+    charts = head_charts(
+        run.trace.weights, run.tokens, run.trace.mask, presenter=settings.presenter, values=values, titles=titles
+    )
     show_colour_bar(charts, key="heads_chart_bar", container=switches)
     with on_top if settings.presenter else st.container():
         show_maps(charts, key="heads_chart")
@@ -70,6 +74,8 @@ def render(settings: Settings) -> None:
         f"{maps}. Row = the query token, column = the key token it looks at; every row sums to 1. "
         f"d_k = {run.x.shape[-1]} / {h} = {d_k}."
     )
+    if run.trace.group > 1:
+        st.caption(f"{group_words(run.trace)} Each map's title names its K/V head.")
     show_code(computed_by(settings), f"{run_call(settings)}\nweights = result.trace.weights  # (h, T, T)")
     if show_average:
         average = average_charts(run.trace.weights, run.tokens, run.trace.mask, presenter=settings.presenter)
@@ -87,14 +93,16 @@ def _notice(run: Run) -> None:
     if len(tokens) == 1:
         points.append("A single token can only attend to itself: its one weight is 1. Type a longer sentence.")
     repeats = _repeats(tokens)
-    if repeats and run.positional == "none" and not causal:
+    if repeats and run.positional == "none" and not causal and run.trace.bias is None:  # ALiBi's bias sees position
         where = "; ".join(" and ".join(map(str, g)) for g in repeats[:3]) + ("; ..." if len(repeats) > 3 else "")
         points.append(
             f"Positions {where} hold the same word. With no positional encoding they get identical rows "
             "and identical columns in every head: attention cannot tell them apart."
         )
     if causal:
-        points.append("Causal mask: row i only has weights on columns 0..i; the first token can only look at itself.")
+        points.append(f"{rule_words(run.trace.mask)} Masked cells are blank: their weight is 0.")
+    if run.trace.bias is not None:
+        points.append(bias_words(run.trace.bias))
     peak = compute.mean_row_peak(weights)
     if len(tokens) > 1:
         points.append(f"The largest weight in a row is {peak:.2f} on average (1.00 = one-hot, 1/{len(tokens)} = flat).")

@@ -13,19 +13,20 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
 from core import (
     Run,
     attention_scores,
-    causal_mask,
     head_contributions,
     masked_softmax,
     multi_head_attention,
     scaled_dot_product_attention,
     softmax,
 )
+from core.attention import alibi_bias, attention_mask
 from core.pipeline import EMBEDDED
 from dashboard import compute
 from dashboard.figures.grid import ChartGrid
@@ -41,6 +42,7 @@ from dashboard.figures.steps import (
     weights_charts,
 )
 from dashboard.map_columns import show_figure, show_grid
+from dashboard.mask_words import bias_slopes, bias_words, group_words, mask_rule, rule_words
 from dashboard.page import (
     choose_head,
     input_code,
@@ -56,7 +58,8 @@ from dashboard.settings import Settings
 
 NO_MASK = (
     "No mask: the causal mask is off, so every query may attend to every key and the scores go to the "
-    "softmax unchanged. Turn on the causal mask in the sidebar to hide each query's future keys."
+    "softmax unchanged. Turn on the causal mask or a window in the sidebar to hide keys (a prefix alone "
+    "changes nothing: without the causal mask every key is visible already)."
 )
 CONVENTIONS = (
     "The same mask, written three ways. Lesson 1 builds np.tril(np.ones((T, T))) and hides where mask == 0: "
@@ -133,7 +136,7 @@ def render(settings: Settings) -> None:
 
 
 def render_steps(head: Head) -> None:
-    """The eight steps of one head, drawn by one loop."""
+    """The eight steps of one head (nine with ALiBi's bias), drawn by one loop."""
     tr = head.run.trace
     first, last = head.columns
     t_q = len(head.run.tokens)
@@ -148,6 +151,7 @@ def render_steps(head: Head) -> None:
         qkv_step(head),
         scores_step(head, limit),
         scale_step(head, limit),
+        *([bias_step(head)] if tr.bias is not None else []),
         mask_step(head, limit),
         softmax_step(head),
         context_step(head),
@@ -192,6 +196,7 @@ def x_step(head: Head) -> Step:
 
 def qkv_step(head: Head) -> Step:
     tr, n, k = head.run.trace, head.n, head.k
+    g = tr.kv_head_of(k) + 1  # the K/V head this query head reads (n itself for multi-head attention)
     rows, cols = head.run.tokens, head.run.key_tokens
     t_q, d, d_k = len(rows), head.run.x.shape[-1], head.d_k
     first, last = head.columns
@@ -200,24 +205,24 @@ def qkv_step(head: Head) -> Step:
         panels = [
             vector_panel(tr.q_unrotated[k], rows, f"Q{n} before RoPE"),
             vector_panel(tr.q[k], rows, f"Q{n} after RoPE"),
-            vector_panel(tr.k_unrotated[k], cols, f"K{n} before RoPE"),
-            vector_panel(tr.k[k], cols, f"K{n} after RoPE"),
-            vector_panel(tr.v[k], cols, f"V{n}"),
+            vector_panel(tr.k_unrotated[g - 1], cols, f"K{g} before RoPE"),
+            vector_panel(tr.k[g - 1], cols, f"K{g} after RoPE"),
+            vector_panel(tr.v[g - 1], cols, f"V{g}"),
         ]
     else:
         panels = [
             vector_panel(tr.q[k], rows, f"Q{n}"),
-            vector_panel(tr.k[k], cols, f"K{n}"),
-            vector_panel(tr.v[k], cols, f"V{n}"),
+            vector_panel(tr.k[g - 1], cols, f"K{g}"),  # (T_k, d_k): K/V head g's, shared by its group
+            vector_panel(tr.v[g - 1], cols, f"V{g}"),
         ]
     equation = (
-        rf"Q_{{{n}}} = X W_Q^{{({n})}},\; K_{{{n}}} = X W_K^{{({n})}},\; V_{{{n}}} = X W_V^{{({n})}}"
+        rf"Q_{{{n}}} = X W_Q^{{({n})}},\; K_{{{g}}} = X W_K^{{({g})}},\; V_{{{g}}} = X W_V^{{({g})}}"
         rf"\qquad ({t_q} \times {d})\,({d} \times {d_k}) \to ({t_q} \times {d_k})"
     )
     if _has_biases(head.run):
         equation = equation.replace(f"X W_Q^{{({n})}}", f"X W_Q^{{({n})}} + b_Q^{{({n})}}")
-        equation = equation.replace(f"X W_K^{{({n})}}", f"X W_K^{{({n})}} + b_K^{{({n})}}")
-        equation = equation.replace(f"X W_V^{{({n})}}", f"X W_V^{{({n})}} + b_V^{{({n})}}")
+        equation = equation.replace(f"X W_K^{{({g})}}", f"X W_K^{{({g})}} + b_K^{{({g})}}")
+        equation = equation.replace(f"X W_V^{{({g})}}", f"X W_V^{{({g})}} + b_V^{{({g})}}")
     if rope:
         equation += r"\\ \tilde q_i = R(i\,\theta)\, q_i,\quad \tilde k_j = R(j\,\theta)\, k_j"
     needles = ["q = split_heads(", "k = split_heads(", "v = split_heads("]
@@ -227,9 +232,43 @@ def qkv_step(head: Head) -> Step:
         vectors_charts(panels, at_most=2 if rope else 3, presenter=head.settings.presenter),
         "step_qkv_chart",
         f"Each {shape_text((t_q, d_k))} = (T, d_k): W^({n}) is columns {first}–{last} of the (d_model, d_model) matrix."
+        + _grouped_words(head)
         + (" RoPE turns each pair of coordinates of row i by i·θ: lengths stay, angles move." if rope else ""),
         equation,
         (multi_head_attention, source_lines(multi_head_attention, *needles)),
+    )
+
+
+def _grouped_words(head: Head) -> str:
+    """How this head's K and V are shared, read from the trace's shapes (empty for multi-head attention)."""
+    tr = head.run.trace
+    if tr.group == 1:
+        return ""
+    kv, t_k, d_k = tr.k.shape[-3:]
+    return (
+        f" {group_words(tr)} K and V are computed as {shape_text((kv, t_k, d_k))} = (kv_heads, T, d_k), from "
+        f"{kv * d_k} columns of W_K and W_V, and repeated to {shape_text(tr.keys_per_head.shape)} = (h, T, d_k): "
+        f"head {head.n} reads K{tr.kv_head_of(head.k) + 1} and V{tr.kv_head_of(head.k) + 1}."
+    )
+
+
+def bias_step(head: Head) -> Step:
+    """ALiBi's bias for this head, as a heatmap: what is added to the scaled scores before the mask."""
+    tr, n = head.run.trace, head.n
+    t_q, t_k = tr.scores.shape[-2:]
+    bias = np.broadcast_to(tr.bias, tr.scores.shape)[head.k]  # (T_q, T_k): this head's bias
+    slope = bias_slopes(tr.bias)[0][head.k] if t_k > 1 else 0.0
+    return Step(
+        f"+ ALiBi's bias (slope 1/{1 / slope:.4g})" if slope else "+ ALiBi's bias",
+        scores_charts(
+            bias, head.run.tokens, head.run.key_tokens, f"head {n}: ALiBi bias", presenter=head.settings.presenter
+        ),
+        "step_bias_chart",
+        f"Shape {shape_text((t_q, t_k))}, added to the scaled scores. {bias_words(tr.bias)}",
+        rf"S_{{ij}} \leftarrow S_{{ij}} - m_{{{n}}}\,{'|i - j|' if bias_slopes(tr.bias)[1] else '(i - j)'}"
+        if t_k > 1
+        else r"S_{ij} \leftarrow S_{ij} + 0",
+        (alibi_bias, source_lines(alibi_bias, "distance = ", "return -alibi_slopes(")),
     )
 
 
@@ -303,10 +342,11 @@ def mask_step(head: Head, limit: float) -> Step:
             note=lambda: st.info(NO_MASK),
             after=lambda: st.caption(CONVENTIONS_OFF),
         )
+    biased = tr.scores if tr.bias is None else tr.scores + tr.bias  # (h, T_q, T_k): what the mask is applied to
     return Step(
-        "The mask: future keys hidden",
+        "The mask: hidden keys",
         scores_charts(
-            tr.scores[head.k],
+            biased[head.k],
             head.run.tokens,
             head.run.key_tokens,
             "masked scores",
@@ -315,9 +355,9 @@ def mask_step(head: Head, limit: float) -> Step:
             presenter=head.settings.presenter,
         ),
         "step_mask_chart",
-        f"Mask {shape_text(tr.mask.shape)}, True where key j ≤ query i. A masked score becomes −∞, "
-        "so its weight is exactly 0: it is marked grey, not shown as a small number.",
-        r"S_{ij} \leftarrow -\infty \quad \text{for } j > i",
+        f"Mask {shape_text(tr.mask.shape)}, True where query i may attend to key j. {rule_words(tr.mask)} "
+        "A masked score becomes −∞, so its weight is exactly 0: it is marked grey, not shown as a small number.",
+        r"S_{ij} \leftarrow -\infty \quad \text{where the mask is False}",
         code,
         after=lambda: _mask_conventions(head),
     )
@@ -329,7 +369,10 @@ def _mask_conventions(head: Head) -> None:
     charts = mask_conventions_charts(tr.mask, head.run.tokens, head.run.key_tokens, presenter=head.settings.presenter)
     show_grid(charts, key="step_mask_conventions_chart")
     st.caption(CONVENTIONS)
-    show_code(causal_mask, f"mask = causal_mask({tr.mask.shape[0]})  # (T, T) bool, True = may attend")
+    rule = mask_rule(tr.mask)
+    args = "" if rule is None else ", " + ", ".join(f"{k}={v!r}" for k, v in rule._asdict().items())
+    t_q, t_k = tr.mask.shape
+    show_code(attention_mask, f"mask = attention_mask({t_q}, {t_k}{args})  # (T_q, T_k) bool, True = may attend")
 
 
 def softmax_step(head: Head) -> Step:
