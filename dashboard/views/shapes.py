@@ -14,6 +14,7 @@ import streamlit as st
 
 from core import AttentionTrace, Run, run_batch
 from core.pipeline import EMBEDDED
+from dashboard.mask_words import group_words, mask_rule, rule_words
 from dashboard.page import input_words, run_call, run_or_message, scaled, shape_frame, show_code, table_height
 from dashboard.settings import Settings
 
@@ -62,16 +63,28 @@ def shape_table(run: Run, settings: Settings, batch: AttentionTrace | None = Non
     if tr.q_unrotated is not None:
         scores = scores.replace("Q Kᵀ", "RoPE-rotated Q Kᵀ")
     biases = run.projections is not None and run.projections.b_q is not None
+    swap = "swap the T and h axes" + (" (transpose(0, 2, 1, 3))" if b else "")
+    if tr.group == 1:
+        rows += [
+            ("W_Q, W_K, W_V", w, WEIGHT_WORDS[settings.weights]),
+            ("Q, K, V", full, "Q = X W_Q,  K = X W_K,  V = X W_V" + (" (+ biases)" if biases else "")),
+            ("Q, K, V split", split, "reshape: cut each row of d_model into h pieces of d_k"),
+            ("Q, K, V per head", tr.q.shape, swap),
+        ]
+    else:
+        rows += _grouped_rows(tr, w, full, split, swap, WEIGHT_WORDS[settings.weights], biases)
     rows += [
-        ("W_Q, W_K, W_V", w, WEIGHT_WORDS[settings.weights]),
-        ("Q, K, V", full, "Q = X W_Q,  K = X W_K,  V = X W_V" + (" (+ biases)" if biases else "")),
-        ("Q, K, V split", split, "reshape: cut each row of d_model into h pieces of d_k"),
-        ("Q, K, V per head", tr.q.shape, "swap the T and h axes" + (" (transpose(0, 2, 1, 3))" if b else "")),
-        ("Kᵀ", np.swapaxes(tr.k, -1, -2).shape, "swap the last two axes of K, per head"),
+        ("Kᵀ", np.swapaxes(tr.keys_per_head, -1, -2).shape, "swap the last two axes of K, per head"),
         ("scores", tr.scores.shape, scores),
     ]
+    if tr.bias is not None:
+        rows.append(("ALiBi bias", tr.bias.shape, "−m_h × distance per head, added to the scaled scores"))
     if tr.mask is not None:
-        rows.append(("causal mask", tr.mask.shape, "True where key j ≤ query i; masked scores become −∞"))
+        rule = mask_rule(tr.mask)
+        plain = rule is not None and rule.causal and not (rule.window or rule.prefix)
+        rows.append(
+            ("causal mask" if plain else "mask", tr.mask.shape, f"{rule_words(tr.mask)} Masked scores become −∞.")
+        )
     rows += [
         ("weights", tr.weights.shape, "softmax over keys: each row sums to 1"),
         ("context", tr.context.shape, "weights V, per head"),
@@ -81,6 +94,42 @@ def shape_table(run: Run, settings: Settings, batch: AttentionTrace | None = Non
         ("output", tr.output.shape, "concat W_O" + (" + b_O" if biases else "")),
     ]
     return shape_frame(rows)
+
+
+def _grouped_rows(
+    tr: AttentionTrace, w: tuple, full: tuple, split: tuple, swap: str, words: str, biases: bool
+) -> list[tuple]:
+    """Q's rows and K, V's rows apart: K and V have kv_heads heads, then are repeated to h (``repeat_kv``)."""
+    *b, kv, t_k, d_k = tr.k.shape
+    d_kv = kv * d_k
+    plus = " (+ biases)" if biases else ""
+    return [
+        ("W_Q", w, words),
+        ("W_K, W_V", (w[0], d_kv), f"{kv} K/V heads of d_k = {d_k} columns: (d_model, kv_heads·d_k)"),
+        ("Q", full, "Q = X W_Q" + plus),
+        ("K, V", (*b, t_k, d_kv), "K = X W_K,  V = X W_V" + plus),
+        ("Q split", split, "reshape: cut each row of d_model into h pieces of d_k"),
+        ("K, V split", (*b, t_k, kv, d_k), "reshape: cut each row into kv_heads pieces of d_k"),
+        ("Q per head", tr.q.shape, swap),
+        ("K, V per K/V head", tr.k.shape, swap + ": (kv_heads, T, d_k), what a KV cache keeps"),
+        (
+            "K, V repeated",
+            tr.keys_per_head.shape,
+            f"repeat_kv: each K/V head copied for the {tr.group} query heads that share it, (h, T, d_k)",
+        ),
+    ]
+
+
+def _saving(tr: AttentionTrace, d_model: int) -> str:
+    """What grouping K and V saves, in parameters and in cache, read from K's shape."""
+    h, kv, d_k = tr.n_heads, tr.kv_heads, tr.k.shape[-1]
+    params, full = 2 * d_model * kv * d_k, 2 * d_model * h * d_k  # W_K and W_V together
+    return (
+        f"{group_words(tr)} W_K and W_V hold {params:,} weights instead of {full:,}, and a KV cache keeps "
+        f"2 × {kv} × {d_k} = {2 * kv * d_k:,} numbers per token and layer instead of 2 × {h} × {d_k} = "
+        f"{2 * h * d_k:,}: {h // kv}× less. The repeat to (h, T, d_k) costs no weights: it copies, or, in a fast "
+        "kernel, just reads the same K/V head for every query head of its group."
+    )
 
 
 def render(settings: Settings) -> None:
@@ -104,6 +153,8 @@ def render(settings: Settings) -> None:
     )
     table = shape_table(run, settings, batch)
     st.dataframe(table, hide_index=True, width="stretch", height=table_height(len(table)))  # every row visible
+    if tr.group > 1:
+        st.caption(_saving(tr, d_model))
     if batch is not None:
         show_code(run_batch, f"{run_call(settings)}\nbatch = run_batch(result, {b})  # every array gains a B axis")
 
