@@ -36,6 +36,7 @@ import pandas as pd
 
 from core import Run
 from core.pipeline import EMBEDDED
+from dashboard.mask_words import mask_rule
 
 CSV_COLUMNS = ("head", "query_position", "query_token", "key_position", "key_token", "weight", "masked")
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -104,8 +105,11 @@ def trace_arrays(run: Run, settings: dict | None = None) -> dict[str, np.ndarray
     - ``x_input (T, d_model)``: what attention read. For a first layer with embeddings, also ``x_embedded`` and
       ``positions``, with ``x_input = x_embedded + positions``; a later layer reads the previous layer's
       output, which has no embedding of its own (``settings["input_from"]`` says which).
-    - ``scores_scaled``: ``Q K^T * scale`` before the mask; ``scores_masked``: the same with masked cells at
-      -inf, which is what the softmax reads (equal to ``scores_scaled`` when there is no mask).
+    - ``scores_scaled``: ``Q K^T * scale`` before the bias and the mask; ``alibi_bias (h, T_q, T_k)`` ALiBi's
+      bias when there is one; ``scores_masked``: ``scores_scaled + alibi_bias`` with masked cells at -inf,
+      which is what the softmax reads (equal to ``scores_scaled`` when there is neither).
+    - ``k``, ``v (kv_heads, T_k, d_k)`` as computed; with grouped-query heads also ``k_per_head``,
+      ``v_per_head (h, T_k, d_k)``, the repeat each query head attended over.
     - The projections (``w_q, w_k, w_v, w_o`` and ``b_q, b_k, b_v, b_o`` when the layer has biases) and the
       trace's other arrays under their own names (``q``, ``k``, ``v``, ``weights``, ``context``, ``concat``,
       ``output``, ``mask``...); cross-attention's source as ``source_x_embedded``, ``source_positions`` and
@@ -136,6 +140,11 @@ def trace_arrays(run: Run, settings: dict | None = None) -> dict[str, np.ndarray
             arrays[f"{side}x_embedded"], arrays[f"{side}positions"] = x, positions
     scores = arrays.pop("scores")  # (h, T_q, T_k)
     arrays["scores_scaled"] = scores
+    if "bias" in arrays:  # ALiBi's, not a projection's bias (those are b_q, b_k, b_v, b_o)
+        arrays["alibi_bias"] = arrays.pop("bias")  # (h, T_q, T_k)
+        scores = scores + arrays["alibi_bias"]  # (h, T_q, T_k): what the mask is applied to
+    if run.trace.group > 1:  # grouped-query heads: k, v are (kv_heads, T_k, d_k); the repeat is (h, T_k, d_k)
+        arrays["k_per_head"], arrays["v_per_head"] = run.trace.keys_per_head, run.trace.values_per_head
     mask = run.trace.mask
     arrays["scores_masked"] = scores if mask is None else np.where(mask, scores, -np.inf)
     arrays["scale"] = np.array(run.trace.scale)
@@ -158,12 +167,23 @@ def trace_npz(run: Run, settings: dict | None = None) -> bytes:
 
 
 def file_stem(view: str, run: Run, seed: int | None) -> str:
-    """The short settings in a file name, read from the run: ``heads_d64_h4_causal_seed18``.
+    """The short settings in a file name, read from the run: ``heads_d64_h4_causal_seed18``,
+    ``steps_d64_h4_kv2_causal_window3_alibi_seed18``.
 
     The sentence stays out (it may hold anything); ``seed`` is None when the weights take none (a pretrained
     or trained model), and the layer is named when the model has more than one.
     """
-    parts = [view, f"d{run.x.shape[-1]}", f"h{run.trace.n_heads}", "causal" if run.trace.mask is not None else "full"]
+    tr = run.trace
+    parts = [view, f"d{run.x.shape[-1]}", f"h{tr.n_heads}", *([f"kv{tr.kv_heads}"] if tr.group > 1 else [])]
+    rule = mask_rule(tr.mask)
+    if tr.mask is None or (rule is not None and not rule.causal and not rule.window):
+        parts.append("full")
+    elif rule is None:
+        parts.append("masked")
+    else:
+        parts.append("causal" if rule.causal else "both")
+        parts += [f"{name}{value}" for name, value in (("window", rule.window), ("prefix", rule.prefix)) if value]
+    parts += ["alibi"] if tr.bias is not None else []
     if run.layer > 1 or run.input_from != EMBEDDED:
         parts.append(f"layer{run.layer}")
     if seed is not None:

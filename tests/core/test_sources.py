@@ -16,6 +16,7 @@ from core.sources import (
     WEIGHTS,
     ConfigSource,
     MiniLMSource,
+    ToySource,
     TrainedSource,
     source_class,
 )
@@ -27,6 +28,7 @@ from tests.conftest import require_minilm
 
 SENTENCE = "the cat sat on the mat"
 ASKED = ("permutation", "cross", "positions", "scaling", "unscaled", "causal", "seed", "decode", "tiles")
+VARIANTS = ("kv_heads", "window", "prefix", "alibi")
 
 
 def same_run(a, b) -> None:
@@ -41,7 +43,8 @@ def same_run(a, b) -> None:
 
 def test_every_weights_choice_has_a_source_and_an_unknown_one_is_refused():
     assert set(WEIGHTS) == set(SOURCES) == {"random", "identity", "previous", "minilm", "trained"}
-    assert source_class("identity") is ConfigSource
+    assert source_class("random") is ConfigSource
+    assert source_class("identity") is source_class("previous") is ToySource and issubclass(ToySource, ConfigSource)
     with pytest.raises(ValueError, match="weights must be one of random, identity, previous, minilm, trained"):
         source_class("learned")
     with pytest.raises(ValueError, match="unknown experiment"):
@@ -69,7 +72,7 @@ def test_config_source_is_core_run_on_the_sentence(weights, positional):
 
 
 def test_config_source_supports_every_experiment_it_is_asked_and_no_unbuilt_use():
-    for experiment in ASKED:
+    for experiment in (*ASKED, *VARIANTS):
         assert ConfigSource.supports(experiment).ok, experiment
     for unbuilt in ("ablation", "logits"):
         answer = ConfigSource.supports(unbuilt)
@@ -79,7 +82,26 @@ def test_config_source_supports_every_experiment_it_is_asked_and_no_unbuilt_use(
         source.ablated_runs(1, 0)
     with pytest.raises(NotImplementedError, match="has no logits yet"):
         source.logits()
-    assert set(ASKED) | {"ablation", "logits"} == set(EXPERIMENTS)
+    assert set(ASKED) | set(VARIANTS) | {"ablation", "logits"} == set(EXPERIMENTS)
+
+
+def test_hand_built_weights_refuse_grouped_heads_and_run_the_other_variants():
+    grouped = ToySource.supports("kv_heads")
+    assert not grouped and "no grouped form" in grouped.reason and "W_K = I" in grouped.reason
+    assert all(ToySource.supports(v) for v in ("window", "prefix", "alibi"))
+    with pytest.raises(ValueError, match="no grouped form"):
+        AttentionConfig(d_model=16, n_heads=4, kv_heads=2, weights="identity")
+    config = AttentionConfig(d_model=16, n_heads=4, weights="identity", causal=True, window=2, alibi=True)
+    trace = ToySource.of(tokenize(SENTENCE), config).runs()[0].trace
+    assert trace.mask is not None and trace.bias is not None and trace.kv_heads == 4
+
+
+@pytest.mark.parametrize("kind", [MiniLMSource, TrainedSource])
+def test_learned_weights_refuse_every_variant_with_a_reason(kind):
+    for variant in VARIANTS:
+        answer = kind.supports(variant)
+        assert not answer and answer.reason and answer.instead == INSTEAD, (kind, variant)
+    assert "ALiBi" in kind.supports("alibi").reason
 
 
 def test_config_source_permutation_is_the_pipeline_experiment():
