@@ -9,16 +9,18 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import POSITIONAL_KINDS, AttentionConfig, PermutationResult, Run, causal_mask
+from core import POSITIONAL_KINDS, AttentionConfig, PermutationResult, Run
 from core.pipeline import realign_rows
 from core.sources import ModelSource
 from dashboard import compute
 from dashboard.figures import permutation_charts
 from dashboard.figures.steps import vector_panel, vectors_charts
 from dashboard.map_columns import show_grid
+from dashboard.mask_words import rule_words
 from dashboard.page import (
     choose_head,
     permutation_code,
@@ -43,10 +45,8 @@ WHY_ROPE = (
     "RoPE rotates each query and key by its position, so a score depends on how far apart two words are, "
     "and reordering changes those distances."
 )
-WHY_MASK = (
-    "The causal mask depends on positions: query i sees keys 0..i only, so after reordering a word sees a "
-    "different set of words."
-)
+WHY_MASK = "The mask depends on positions, so after reordering a word sees a different set of words:"
+WHY_ALIBI = "ALiBi's bias depends on positions: it lowers each score by the distance between query and key."
 
 
 def _choose_permutation(tokens: tuple[str, ...], source: ModelSource) -> tuple[int, ...] | None:
@@ -112,7 +112,9 @@ def _pickers(tokens: tuple[str, ...], source: ModelSource) -> tuple[int, tuple[i
         return k, _choose_permutation(tokens, source)
 
 
-def _maps(result: PermutationResult, k: int, tokens: tuple[str, ...], settings: Settings, causal: bool) -> None:
+def _maps(
+    result: PermutationResult, k: int, tokens: tuple[str, ...], settings: Settings, mask: np.ndarray | None
+) -> None:
     """Head ``k``'s three maps: the original order, the reordered sentence, and its map moved back."""
     charts = permutation_charts(
         result.weights[k],
@@ -120,7 +122,7 @@ def _maps(result: PermutationResult, k: int, tokens: tuple[str, ...], settings: 
         result.realigned[k],
         tokens,
         tuple(int(p) for p in result.permutation),
-        causal_mask(len(tokens)) if causal else None,
+        mask,  # (T, T): the run's own, whichever rule made it
         presenter=settings.presenter,
     )
     show_grid(charts, key="permutation_chart")
@@ -131,7 +133,8 @@ def _verdict(diff: float, run: Run) -> tuple[bool, str]:
     if diff <= TOLERANCE:
         return False, SAME
     reasons = {"none": [], "rope": [WHY_ROPE]}.get(run.positional, [WHY_POSITIONS])
-    reasons += [WHY_MASK] if run.trace.mask is not None else []
+    reasons += [f"{WHY_MASK} {rule_words(run.trace.mask)}"] if run.trace.mask is not None else []
+    reasons += [WHY_ALIBI] if run.trace.bias is not None else []
     return True, "Different maps: word order now matters. " + " ".join(reasons)
 
 
@@ -168,8 +171,7 @@ def render(settings: Settings) -> None:
         st.info("This reordering leaves every word in place: pick another one to see anything move.")
     results = compute.permutation_runs(source, perm)  # one per layer
     run, result = source.run(settings.layer), results[min(settings.layer, len(results)) - 1]
-    causal = run.trace.mask is not None
-    _maps(result, k, tokens, settings, causal)
+    _maps(result, k, tokens, settings, run.trace.mask)
     visible, sentence = _verdict(result.max_abs_diff, run)
     every = "all heads" if run.trace.n_heads > 1 else "the one head"
     where = f"layer {run.layer}, {every}" if len(results) > 1 else every

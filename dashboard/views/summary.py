@@ -107,9 +107,9 @@ def render(settings: Settings) -> None:
     notes = []
     if t == 1:
         notes.append("One token: there is no previous token (n/a), and the only key is the token itself.")
-    if run.trace.mask is not None:
+    if run.trace.mask is not None and run.trace.mask[0].sum() == 1:  # read from the mask: a prefix widens row 0
         notes.append(
-            "Causal mask: the first query can only see itself, so every head puts weight 1 on the first token in "
+            "The mask lets the first query see only itself, so every head puts weight 1 on the first token in "
             "row 0; rows with a single visible key are left out of the spread."
         )
     if source.LEARNED:
