@@ -43,6 +43,11 @@ def mask_rule(mask: np.ndarray | None) -> MaskRule | None:
     return None
 
 
+def plain_causal(mask: np.ndarray | None) -> bool:
+    """True when ``mask`` is the causal mask alone: no window, no prefix."""
+    return mask_rule(mask) == MaskRule(True, 0, 0)
+
+
 def rule_words(mask: np.ndarray | None) -> str:
     """The mask's rule in one sentence, read from the mask itself."""
     if mask is None:

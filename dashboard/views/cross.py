@@ -17,6 +17,7 @@ from dashboard import compute
 from dashboard.downloads import download_buttons
 from dashboard.figures.heads import head_charts
 from dashboard.map_columns import show_grid
+from dashboard.mask_words import plain_causal, rule_words
 from dashboard.page import (
     run_call,
     scaled,
@@ -78,8 +79,10 @@ def cross_shape_table(run: Run, settings: Settings) -> pd.DataFrame:
             + ": one row per query token, one column per source token",
         ),
     ]
-    if tr.mask is not None:
+    if tr.mask is not None and plain_causal(tr.mask):
         rows.append(("causal mask", tr.mask.shape, "True where source position j ≤ query position i (tril)"))
+    elif tr.mask is not None:
+        rows.append(("mask", tr.mask.shape, rule_words(tr.mask)))
     rows += [
         ("weights", tr.weights.shape, "softmax over the source: each row sums to 1"),
         ("context", tr.context.shape, "weights V: source content, one vector per query token"),
@@ -122,7 +125,8 @@ def render(settings: Settings) -> None:
         "each query word takes a mix of the source's values."
     )
     if run.trace.mask is not None:
-        st.info(CAUSAL_HERE, icon=":material/change_history:")
+        said = CAUSAL_HERE if plain_causal(run.trace.mask) else rule_words(run.trace.mask)  # read from the mask
+        st.info(said, icon=":material/change_history:")
     charts = head_charts(
         run.trace.weights, run.tokens, run.trace.mask, key_tokens=run.key_tokens, presenter=settings.presenter
     )

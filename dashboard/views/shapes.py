@@ -14,7 +14,7 @@ import streamlit as st
 
 from core import AttentionTrace, Run, run_batch
 from core.pipeline import EMBEDDED
-from dashboard.mask_words import group_words, mask_rule, rule_words
+from dashboard.mask_words import group_words, plain_causal, rule_words
 from dashboard.page import input_words, run_call, run_or_message, scaled, shape_frame, show_code, table_height
 from dashboard.settings import Settings
 
@@ -80,10 +80,12 @@ def shape_table(run: Run, settings: Settings, batch: AttentionTrace | None = Non
     if tr.bias is not None:
         rows.append(("ALiBi bias", tr.bias.shape, "−m_h × distance per head, added to the scaled scores"))
     if tr.mask is not None:
-        rule = mask_rule(tr.mask)
-        plain = rule is not None and rule.causal and not (rule.window or rule.prefix)
         rows.append(
-            ("causal mask" if plain else "mask", tr.mask.shape, f"{rule_words(tr.mask)} Masked scores become −∞.")
+            (
+                "causal mask" if plain_causal(tr.mask) else "mask",
+                tr.mask.shape,
+                f"{rule_words(tr.mask)} Masked scores become −∞.",
+            )
         )
     rows += [
         ("weights", tr.weights.shape, "softmax over keys: each row sums to 1"),
