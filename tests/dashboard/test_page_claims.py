@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -46,9 +47,15 @@ class Case:
     layer: int = 1
     task: str = ""
     """For the trained model: the task whose recommended (pre-trained) settings the link opens."""
+    kv_heads: int | None = None
+    window: int = 0
+    prefix: int = 0
+    alibi: bool = False
 
     def query(self) -> dict[str, str]:
         query = dict(scaled=str(self.scaled).lower(), causal=str(self.causal).lower(), weights=self.weights)
+        variants = dict(kv_heads=self.kv_heads, window=self.window or None, prefix=self.prefix or None)
+        query |= {k: str(v) for k, v in variants.items() if v is not None} | ({"alibi": "true"} if self.alibi else {})
         if self.weights == "minilm":
             return query | dict(layer=str(self.layer))
         if self.weights == "trained":  # the task's recommendation fills in the rest of the model
@@ -75,6 +82,40 @@ class Facts:
     """What the layer's attention read (``Run.input_from``)."""
     layer: int
     tokens_label: str
+    plain_causal: bool = False
+    """The mask hides exactly the future keys: nothing above the diagonal, nothing below it."""
+    causal_window: bool = False
+    """Nothing above the diagonal is seen, and some earlier keys are hidden: a causal sliding window."""
+    both_ways_window: bool = False
+    """Some earlier keys are hidden and some later keys are seen outside a leading block: a window both ways."""
+    prefix: bool = False
+    """The mask's leading all-True block (2 tokens or more, not the whole map) is causal beyond it."""
+    first_sees_one: bool = False
+    """Query 0 sees exactly one key."""
+    alibi: str = ""
+    """"" without a bias; "causal" when the bias is not symmetric, "symmetric" when it equals its transpose."""
+    kv_heads: int = 0
+    n_heads: int = 0
+
+
+def mask_facts(mask) -> dict:
+    """What a mask does, read from its cells (independently of dashboard.mask_words)."""
+    if mask is None:
+        return {}
+    t_q, t_k = mask.shape
+    block = max(p for p in range(min(t_q, t_k) + 1) if mask[:p, :p].all())  # the leading all-True block
+    outside = np.ones_like(mask)
+    outside[:block, :block] = False
+    future_seen = bool((np.triu(mask, 1) & outside).any())  # a later key seen outside the block
+    past_hidden = bool((np.tril(~mask, -1) & outside).any())  # an earlier key hidden outside the block
+    causal = not future_seen
+    return dict(
+        plain_causal=causal and not past_hidden and block <= 1,
+        causal_window=causal and past_hidden and block <= 1,
+        both_ways_window=future_seen and past_hidden,
+        prefix=causal and 2 <= block < min(t_q, t_k),
+        first_sees_one=int(mask[0].sum()) == 1,
+    )
 
 
 def computed(case: Case) -> Facts:
@@ -94,13 +135,18 @@ def computed(case: Case) -> Facts:
             weights=case.weights,
             scaled=case.scaled,
             causal=case.causal,
+            kv_heads=case.kv_heads if case.weights == "random" else None,  # the hand-built weights refuse it
+            window=case.window,
+            prefix=case.prefix,
+            alibi=case.alibi,
         )
         source = ConfigSource.of(tokenize(DEFAULTS.sentence), config)
     run = source.run(case.layer)
     tr = run.trace
     scaled = math.isclose(tr.scale, 1 / math.sqrt(tr.q.shape[-1]))
     facts = (scaled, tr.mask is not None, run.positional, run.input_from, run.layer, source.tokens().label)
-    return Facts(case.weights, *facts)
+    alibi = "" if tr.bias is None else ("symmetric" if np.array_equal(tr.bias, tr.bias.swapaxes(-1, -2)) else "causal")
+    return Facts(case.weights, *facts, **mask_facts(tr.mask), alibi=alibi, kv_heads=tr.kv_heads, n_heads=tr.n_heads)
 
 
 LAYERS = (1, 2, 3)
@@ -124,19 +170,27 @@ CLAIMS: dict[str, Rule] = {
     r"[Ss]caling is off": unscaled,
     r"^scores, not scaled$": unscaled,
     # the causal mask
-    r"True where key j ≤ query i": causal,
-    r"future keys hidden": causal,
-    r"\\text\{for \} j > i": causal,
     r"^masked scores$": causal,
-    r"Causal mask: (row i|the first query)": causal,
+    r"The mask lets the first query see only itself": lambda f: f.first_sees_one,
+    r"^Causal: query i sees keys 0\.\.i": lambda f: f.plain_causal,
+    r"Causal with a sliding window of \d+: query i sees keys i−\d+\.\.i": lambda f: f.causal_window,
+    r"without the causal mask: query i sees the keys j with \|i − j\| <": lambda f: f.both_ways_window,
+    r"A prefix of \d+: the first \d+ tokens see each other both ways": lambda f: f.prefix,
+    # ALiBi and the K/V groups
+    r"ALiBi adds −m·\(i − j\)": lambda f: f.alibi == "causal",
+    r"ALiBi adds −m·\|i − j\|": lambda f: f.alibi == "symmetric",
+    r"\+ ALiBi's bias|ALiBi bias$": lambda f: bool(f.alibi),
+    r"Grouped-query attention: \d+ query heads share \d+ K/V heads": lambda f: 1 < f.kv_heads < f.n_heads,
+    r"Multi-query attention: all \d+ query heads read one K": lambda f: f.kv_heads == 1 < f.n_heads,
+    r"· K/V \d|repeat_kv: each K/V head copied|\(d_model, kv_heads·d_k\)": lambda f: f.kv_heads < f.n_heads,
     r"The same mask, written three ways": causal,
     r"^lesson 1: 1 = keep$": causal,
-    r"query i may attend to source positions 0\.\.i only": causal,
+    r"query i may attend to source positions 0\.\.i only": lambda f: f.plain_causal,
     r"^No mask|\\text\{no mask": no_mask,
     r"Not equivariant here": lambda f: f.causal or f.positional != "none",
     # positions
     r"order is invisible": lambda f: f.positional == "none" and first_layer_input(f),
-    r"identical rows\s+and identical columns": lambda f: f.positional == "none" and not f.causal,
+    r"identical rows\s+and identical columns": lambda f: f.positional == "none" and not f.causal and not f.alibi,
     r"^X \+ P$|position vector P|positional encoding P": lambda f: f.positional in ("sinusoidal", "learned"),
     r"RoPE adds nothing here|before RoPE|RoPE-rotated": lambda f: f.positional == "rope",
     r"Same map, reordered|Permutation equivariance": lambda f: f.positional == "none" and not f.causal,
@@ -173,7 +227,13 @@ REQUIRED: list[tuple[str, str, Rule]] = [
     ("steps", r"layer 1's output", lambda f: f.input_from == layer_output(1)),
     ("tokens", r"The tokens as the model sees them: the sentence's tokens", lambda f: f.weights in TOY),
     ("tokens", r"task's fixed example", lambda f: f.weights == "trained"),
-    ("steps", r"The mask: future keys hidden$", causal),
+    ("steps", r"The mask: hidden keys$", causal),
+    ("steps", r"^\d+\. \+ ALiBi's bias", lambda f: bool(f.alibi)),
+    ("steps", r"A prefix of \d+: the first", lambda f: f.prefix),
+    ("steps", r"Causal with a sliding window of", lambda f: f.causal_window),
+    ("steps", r"without the causal mask: query i sees the keys j", lambda f: f.both_ways_window),
+    ("heads", r"Grouped-query attention|Multi-query attention", lambda f: f.kv_heads < f.n_heads),
+    ("shapes", r"repeat_kv: each K/V head copied", lambda f: f.kv_heads < f.n_heads),
     ("steps", r"^No mask", no_mask),
 ]
 """(view, pattern, rule): whenever the rule holds for the case's run, the view must say it (the unscaled
@@ -213,7 +273,15 @@ def learned_cases() -> list[Case]:
     return minilm + trained
 
 
-CASES = [*pairwise_cases(), Case(n_heads=1), *learned_cases()]
+VARIANT_CASES = [
+    Case(causal=True, kv_heads=2, window=3, prefix=2, alibi=True),  # every variant at once
+    Case(kv_heads=1, window=2, alibi=True, positional="sinusoidal"),  # both ways, multi-query, ALiBi with a table
+    Case(prefix=3),  # a prefix without the causal mask changes nothing
+    Case(causal=True, weights="identity", kv_heads=2, window=4),  # grouping refused: hand-built weights
+    Case(causal=True, weights="minilm", kv_heads=2, window=2, alibi=True),  # every variant refused
+]
+"""Today's variants: the facts come from the trace, so a refused variant must not be described."""
+CASES = [*pairwise_cases(), Case(n_heads=1), *learned_cases(), *VARIANT_CASES]
 SHOWN_VIEWS = [v for v in VIEWS if v != "train"]  # the train view shows a task, not these settings
 TABLE_COLUMNS = ("formula", "in words")
 """Table columns that state claims; the others hold numbers, tokens or the settings compared side by side."""
