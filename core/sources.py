@@ -243,8 +243,9 @@ class ToySource(ConfigSource):
     SUPPORTS: ClassVar[dict[str, Support]] = {
         "kv_heads": Support(
             False,
-            "The hand-built weights have no grouped form: identity's W_K = I and the previous-token head's hand-set W_K "
-            "give every query head its own K, so sharing one would change the pattern they were built to show.",
+            "The hand-built weights have no grouped form: identity's W_K = I and the previous-token head's "
+            "hand-set W_K give every query head its own K, so sharing one would change the pattern they were built "
+            "to show.",
             "random weights",
         ),
     }
