@@ -20,7 +20,7 @@ from dashboard import compute
 from dashboard.figures import permutation_charts
 from dashboard.figures.steps import vector_panel, vectors_charts
 from dashboard.map_columns import show_grid
-from dashboard.mask_words import rule_words
+from dashboard.mask_words import plain_causal, rule_words
 from dashboard.page import (
     choose_head,
     permutation_code,
@@ -45,7 +45,11 @@ WHY_ROPE = (
     "RoPE rotates each query and key by its position, so a score depends on how far apart two words are, "
     "and reordering changes those distances."
 )
-WHY_MASK = "The mask depends on positions, so after reordering a word sees a different set of words:"
+WHY_MASK = (
+    "The causal mask depends on positions: query i sees keys 0..i only, so after reordering a word sees a "
+    "different set of words."
+)
+WHY_OTHER_MASK = "The mask depends on positions, so after reordering a word sees a different set of words:"
 WHY_ALIBI = "ALiBi's bias depends on positions: it lowers each score by the distance between query and key."
 
 
@@ -133,7 +137,9 @@ def _verdict(diff: float, run: Run) -> tuple[bool, str]:
     if diff <= TOLERANCE:
         return False, SAME
     reasons = {"none": [], "rope": [WHY_ROPE]}.get(run.positional, [WHY_POSITIONS])
-    reasons += [f"{WHY_MASK} {rule_words(run.trace.mask)}"] if run.trace.mask is not None else []
+    mask = run.trace.mask
+    if mask is not None:
+        reasons.append(WHY_MASK if plain_causal(mask) else f"{WHY_OTHER_MASK} {rule_words(mask)}")
     reasons += [WHY_ALIBI] if run.trace.bias is not None else []
     return True, "Different maps: word order now matters. " + " ".join(reasons)
 
