@@ -113,6 +113,11 @@ class Head:
         return self.k + 1
 
     @property
+    def g(self) -> int:
+        """The K/V head this head reads, from 1 (``n`` itself for multi-head attention)."""
+        return self.run.trace.kv_head_of(self.k) + 1
+
+    @property
     def d_k(self) -> int:
         return self.run.trace.q.shape[-1]
 
@@ -196,7 +201,7 @@ def x_step(head: Head) -> Step:
 
 def qkv_step(head: Head) -> Step:
     tr, n, k = head.run.trace, head.n, head.k
-    g = tr.kv_head_of(k) + 1  # the K/V head this query head reads (n itself for multi-head attention)
+    g = head.g  # the K/V head this query head reads (n itself for multi-head attention)
     rows, cols = head.run.tokens, head.run.key_tokens
     t_q, d, d_k = len(rows), head.run.x.shape[-1], head.d_k
     first, last = head.columns
@@ -281,11 +286,16 @@ def scores_step(head: Head, limit: float) -> Step:
     return Step(
         "QKᵀ: every query against every key",
         scores_charts(
-            raw, head.run.tokens, head.run.key_tokens, f"Q{n}·K{n}ᵀ", limit=limit, presenter=head.settings.presenter
+            raw,
+            head.run.tokens,
+            head.run.key_tokens,
+            f"Q{n}·K{head.g}ᵀ",
+            limit=limit,
+            presenter=head.settings.presenter,
         ),
         "step_qk_chart",
         f"Shape {shape_text((t_q, t_k))}: row i, column j is the dot product of query i with key j.",
-        rf"S = {q_name}_{{{n}}} {k_name}_{{{n}}}^{{\top}}"
+        rf"S = {q_name}_{{{n}}} {k_name}_{{{head.g}}}^{{\top}}"
         rf"\qquad ({t_q} \times {d_k})\,({d_k} \times {t_k}) \to ({t_q} \times {t_k})",
         (attention_scores, source_lines(attention_scores, "k_t = np.swapaxes(", "return q @ k_t")),
     )
@@ -400,13 +410,13 @@ def context_step(head: Head) -> Step:
     return Step(
         "weights · V: each query's weighted mix of values",
         vectors_charts(
-            [vector_panel(tr.context[head.k], head.run.tokens, f"Z{n} = A·V{n}")],
+            [vector_panel(tr.context[head.k], head.run.tokens, f"Z{n} = A·V{head.g}")],
             columns=3,
             presenter=head.settings.presenter,
         ),
         "step_context_chart",
         f"Shape {shape_text((t_q, d_k))}: row i is the average of the value rows, weighted by row i of A.",
-        rf"Z_{{{n}}} = A\,V_{{{n}}} \qquad ({t_q} \times {t_k})\,({t_k} \times {d_k}) \to ({t_q} \times {d_k})",
+        rf"Z_{{{n}}} = A\,V_{{{head.g}}} \qquad ({t_q} \times {t_k})\,({t_k} \times {d_k}) \to ({t_q} \times {d_k})",
         (scaled_dot_product_attention, source_lines(scaled_dot_product_attention, "output = weights @ v")),
     )
 

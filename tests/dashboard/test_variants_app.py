@@ -103,3 +103,11 @@ def test_alibi_on_minilm_is_refused_with_a_reason():
     no_exception(at)
     assert at.sidebar.toggle(key="alibi").disabled
     assert any("ALiBi's bias: it is not in its weights" in w.value for w in at.warning)
+
+
+def test_steps_name_the_shared_kv_head_in_every_step():
+    at = make_app(view="steps", kv_heads="2", step_head="3").run()  # head 3 reads K/V head 2
+    no_exception(at)
+    latex = "\n".join(e.value for e in at.get("latex"))
+    assert "K_{2} = X W_K^{(2)}" in latex and "K_{2}^{\\top}" in latex and "A\\,V_{2}" in latex
+    assert "K_{3}" not in latex and "V_{3}" not in latex
