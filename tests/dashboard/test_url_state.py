@@ -25,6 +25,7 @@ DEFAULTS_SHOWN = {
     "positional": "none",
     "d_model": 64,
     "n_heads": 4,
+    "kv_heads": 4,  # as many K/V heads as query heads: multi-head attention
     "causal": False,
     "scaled": True,
     "seed": 18,
@@ -33,6 +34,9 @@ DEFAULTS_SHOWN = {
     "lr": 0.003,
     "layer": 1,
     "presenter": False,
+    "window": 0,
+    "prefix": 0,
+    "alibi": False,
     "average": False,
     "values": False,
     "perm_mode": "reverse",

@@ -85,7 +85,7 @@ def test_kv_heads_not_dividing_n_heads_falls_back_with_a_note():
     at = make_app(kv_heads="3").run()
     no_exception(at)
     assert at.sidebar.segmented_control(key="kv_heads").value == 4
-    assert any("kv_heads must divide n_heads = 4 (one of 1, 2, 4): showing 4" in w.value for w in at.warning)
+    assert any("kv_heads must be one of 1, 2, 4: showing kv_heads = 4" in w.value for w in at.warning)
 
 
 def test_hand_built_weights_refuse_grouping_with_a_reason():
