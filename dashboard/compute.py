@@ -247,10 +247,19 @@ class CacheRun(NamedTuple):
 @st.cache_resource(max_entries=16, show_spinner=False)
 def cache_run(tokens: tuple[str, ...], config: AttentionConfig) -> CacheRun:
     """The causal run of ``tokens`` and the same attention decoded one token at a time (shared, read-only)."""
-    full = attention_run(tokens, dataclasses.replace(config, causal=True))  # decoding is causal by nature
+    # Decoding is causal by nature, and a prefix sees later tokens both ways: a decoder never has one.
+    full = attention_run(tokens, dataclasses.replace(config, causal=True, prefix=0))
     x, _ = attention_input(full)  # (T, d_model): X + P, what the full run attended over
     positions = full.trace.q_unrotated is not None  # RoPE: rotate q_t and k_t by t
-    steps = decode(x, full.projections, config.n_heads, rope=positions, scale=full.trace.scale)
+    steps = decode(
+        x,
+        full.projections,
+        config.n_heads,
+        window=config.window,  # the full run's mask was built with the same window
+        alibi=full.trace.bias is not None,
+        rope=positions,
+        scale=full.trace.scale,
+    )
     stacked = stacked_weights(steps)  # (h, T, T)
     diff = float(np.max(np.abs(stacked - full.trace.weights)))
     return _read_only(CacheRun(full, tuple(steps), stacked, diff))

@@ -4,6 +4,7 @@ the page draws, the combinations say what they do, and a value a source cannot u
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 
@@ -111,3 +112,16 @@ def test_steps_name_the_shared_kv_head_in_every_step():
     latex = "\n".join(e.value for e in at.get("latex"))
     assert "K_{2} = X W_K^{(2)}" in latex and "K_{2}^{\\top}" in latex and "A\\,V_{2}" in latex
     assert "K_{3}" not in latex and "V_{3}" not in latex
+
+
+def test_kv_cache_view_decodes_with_the_window_alibi_and_grouped_heads_exactly():
+    from core import tokenize
+    from dashboard import compute
+    from dashboard.settings import DEFAULTS
+
+    config = replace(DEFAULTS.config, kv_heads=2, window=3, prefix=2, alibi=True)
+    cached = compute.cache_run(tuple(tokenize(DEFAULTS.sentence)), config)
+    assert cached.steps[-1].k_cache.shape == (2, 8, 16) and cached.max_diff <= 1e-12
+    assert cached.full.trace.bias is not None and not cached.full.trace.mask[0, 1]  # causal, no prefix
+    at = make_app(view="kv_cache", kv_heads="2", window="3", alibi="true").run()
+    no_exception(at)
