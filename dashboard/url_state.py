@@ -204,6 +204,7 @@ SPECS: tuple[Spec, ...] = (
     # A view's own controls.
     Spec("average", "switch", default=False),
     Spec("values", "switch", default=False),
+    Spec("one_layer", "switch", default=False),
     Spec("perm_mode", "choice", MODES, MODES[0]),
     Spec("perm_seed", "whole", range(MAX_SEED + 1), 0),
     Spec("perm_text", "text", default=""),

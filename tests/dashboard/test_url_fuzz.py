@@ -45,6 +45,7 @@ WHERE: dict[str, tuple[dict[str, str], ...]] = {
     **{k: TRAINS for k in ("task", "train_layers", "train_steps", "lr")},
     "average": ({"view": "heads"},),
     "values": ({"view": "heads"},),
+    "one_layer": ({"view": "model", "weights": "minilm"}, {"view": "model", "weights": "trained", "train_layers": "2"}),
     "quiz": ({"view": "heads"}, {"view": "model"}),
     "quiz_question": ({"view": "heads", "quiz": "true"}, {"view": "model", "quiz": "true"}),
     "perm_mode": ({"view": "permutation"},),
