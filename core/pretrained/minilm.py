@@ -1,9 +1,9 @@
 """all-MiniLM-L6-v2 in one object: find and verify the files, map the weights, tokenize, run.
 
-model = load_minilm()                          # once per process (the dashboard caches it)
-run = model.run("The bank of the river.")
-run.encoding.tokens                            # ('[CLS]', 'the', 'bank', ..., '[SEP]')
-run.output.traces[0].weights                   # (12, T, T): layer 1's heads
+    model = load_minilm()                          # once per process (the dashboard caches it)
+    run = model.run("The bank of the river.")
+    run.encoding.tokens                            # ('[CLS]', 'the', 'bank', ..., '[SEP]')
+    run.output.traces[0].weights                   # (12, T, T): layer 1's heads
 """
 
 from __future__ import annotations
