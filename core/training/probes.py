@@ -148,3 +148,15 @@ def repeated_token_scores(result: TrainResult, seed: int = 0) -> tuple[np.ndarra
     tokens = repeated_tokens(s.vocab_size, n, seed)  # (2n,)
     weights = np.stack([layer.trace.weights for layer in forward(result.params, s.model, tokens).layers])
     return tokens, induction_scores(weights, n)  # (L, h, 2n, 2n) -> (L, h)
+
+
+def after_earlier_twin(tokens: np.ndarray) -> np.ndarray:
+    """``tokens (T,)`` -> ``(T,)``: at each position whose token appeared before, the token that followed its latest
+    earlier occurrence (what an induction head copies); -1 where the token is new."""
+    tokens = np.asarray(tokens)
+    out = np.full(tokens.shape, -1, dtype=np.int64)  # (T,)
+    for t in range(1, len(tokens)):
+        earlier = np.flatnonzero(tokens[:t] == tokens[t])  # positions j < t with the same token
+        if earlier.size:  # earlier[-1] + 1 <= t: the follower is always in the sequence
+            out[t] = tokens[earlier[-1] + 1]
+    return out
