@@ -373,6 +373,7 @@ def induction_panel(settings: Settings, source: TrainedSource) -> None:
             "induction score: mean weight on the token after the earlier occurrence",
             "mean weight",
             marked={tuple(int(i) for i in best)},
+            y_range=(0.0, 1.1),  # a weight: the whole 0-1 scale, so a small score looks small
             presenter=settings.presenter,
         ),
         width="stretch",

@@ -32,15 +32,25 @@ def _layout(fig: go.Figure, height: int, presenter: bool) -> go.Figure:
         showlegend=False,
         hovermode="closest",
         uniformtext=dict(minsize=8, mode="hide"),
+        title_font=dict(size=round(13 * s)),  # panel titles: 23 px for a presenter (>= 22)
     )
+    tick = dict(tickfont=dict(size=round(11 * s)), title_font=dict(size=round(12 * s)))  # ticks 19 px presenting
+    fig.update_xaxes(**tick)
+    fig.update_yaxes(**tick)
     return fig
 
 
 def head_bars_figure(
-    values: np.ndarray, title: str, axis: str, *, marked: set[tuple[int, int]] = frozenset(), presenter: bool = False
+    values: np.ndarray,
+    title: str,
+    axis: str,
+    *,
+    marked: set[tuple[int, int]] = frozenset(),
+    y_range: tuple[float, float] | None = None,
+    presenter: bool = False,
 ) -> go.Figure:
     """One bar per head of ``values (L, h)`` (layer by layer), labelled "L1 H1"...; heads in ``marked`` (0-based
-    ``(layer, head)``) in orange, the others blue."""
+    ``(layer, head)``) in orange, the others blue. ``y_range``: a fixed axis (weights: 0 to 1), else the data's."""
     n_layers, h = values.shape
     heads = [(layer, head) for layer in range(n_layers) for head in range(h)]
     flat = [float(values[layer, head]) for layer, head in heads]
