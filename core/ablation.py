@@ -52,11 +52,16 @@ def knock_out(trace: AttentionTrace, proj: Projections, head: int, replacement: 
     return replace(trace, context=context, concat=concat, output=output)
 
 
-def apply_knockout(knockout: Knockout | None, layer: int, trace: AttentionTrace, proj: Projections):
-    """What a forward pass calls after layer ``layer``'s attention: the trace, knocked out if it is the layer."""
-    if knockout is None or knockout.layer != layer:
-        return trace
-    return knock_out(trace, proj, knockout.head, knockout.replacement)
+def apply_knockout(
+    knockout: Knockout | tuple[Knockout, ...] | None, layer: int, trace: AttentionTrace, proj: Projections
+):
+    """What a forward pass calls after layer ``layer``'s attention: the trace with every head of ``knockout`` (one,
+    or several together) in this layer knocked out; unchanged when none is."""
+    knockouts = () if knockout is None else (knockout,) if isinstance(knockout, Knockout) else knockout
+    for k in knockouts:
+        if k.layer == layer:
+            trace = knock_out(trace, proj, k.head, k.replacement)  # each replaces its own slice of the context
+    return trace
 
 
 def map_change(original: np.ndarray, ablated: np.ndarray) -> np.ndarray:

@@ -431,10 +431,16 @@ def score_probe(settings: Settings, run: Run, head: int) -> None:
     )
     d_k = terms.products.shape[0]
     positive = int((terms.products > 0).sum())
+    bias = rf" + ({terms.bias:.4g})_{{\text{{ALiBi}}}}" if tr.bias is not None else ""
     st.latex(
         rf"q \cdot k = \sum_{{c=0}}^{{{d_k - 1}}} q_c k_c = {terms.dot:.4g}"
-        rf"\qquad \text{{score}} = {terms.scale:.4g} \times {terms.dot:.4g} = {terms.score:.4g}"
+        rf"\qquad \text{{score}} = {terms.scale:.4g} \times {terms.dot:.4g}{bias} = {terms.score:.4g}"
     )
+    if tr.kv_heads != tr.n_heads:
+        st.caption(
+            f"Shared keys: query head {head + 1} reads K head {terms.kv_head + 1} of {tr.kv_heads}, which "
+            f"{tr.group} query heads share."
+        )
     st.caption(
         f"{positive} of the {d_k} dimensions add to the score (blue), {d_k - positive} take away (orange). After "
         f"the mask and the softmax over all {t_k} keys, this key gets weight {terms.weight:.3f} from this query."

@@ -190,11 +190,15 @@ def pre_norm(
 
 
 def forward(
-    params: dict[str, np.ndarray], config: ModelConfig, tokens: np.ndarray, knockout: Knockout | None = None
+    params: dict[str, np.ndarray],
+    config: ModelConfig,
+    tokens: np.ndarray,
+    knockout: Knockout | tuple[Knockout, ...] | None = None,
 ) -> ForwardCache:
     """Run ``tokens (..., T)`` (ints) through the model; every array the backward pass needs is kept.
 
-    ``knockout``: one head's output replaced (``core.ablation``), a probe only: the backward pass ignores it."""
+    ``knockout``: one head's output replaced, or several heads' together (``core.ablation``), a probe only:
+    the backward pass ignores it."""
     tokens = np.asarray(tokens)
     t = tokens.shape[-1]
     config.check_length(t)

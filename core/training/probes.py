@@ -52,8 +52,13 @@ class AblationTable:
         return np.array([[s.loss for s in layer] for layer in self.knocked]) - self.intact.loss
 
 
-def score(params: dict[str, np.ndarray], config: ModelConfig, batch: Batch, knockout: Knockout | None = None) -> Score:
-    """Accuracy and loss on ``batch`` (one forward pass), with ``knockout``'s head replaced if given."""
+def score(
+    params: dict[str, np.ndarray],
+    config: ModelConfig,
+    batch: Batch,
+    knockout: Knockout | tuple[Knockout, ...] | None = None,
+) -> Score:
+    """Accuracy and loss on ``batch`` (one forward pass), with ``knockout``'s head (or heads) replaced if given."""
     logits = forward(params, config, batch.inputs, knockout).logits  # (B, T, V)
     loss, _, correct = cross_entropy(logits, batch.targets, batch.scored)
     return Score(float(correct.sum() / max(int(batch.scored.sum()), 1)), loss)

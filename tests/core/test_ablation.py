@@ -3,7 +3,7 @@
 - the trained model's ablated forward against a plain loop re-implementation (nothing from ``core``);
 - MiniLM's against transformers' BertModel with a forward pre-hook that zeroes head h's slice of the context
   before W_O (``BertModel`` has no ``head_mask`` any more);
-- on the recommended induction run, the two circuit heads (read from the model's own patterns) matter and the
+- on the recommended induction run, the circuit heads (read from the model's own patterns) matter and the
   others do not; predictions equal ``forward``'s logits and name the token after the earlier twin.
 """
 
@@ -27,6 +27,7 @@ from core.training.probes import (
     probe_set,
     repeated_token_scores,
     repeated_tokens,
+    score,
 )
 from core.training.runs import runs_of
 from tests.conftest import require_minilm, require_transformers
@@ -101,27 +102,72 @@ def induction():
     return load_trained("induction")
 
 
-def circuit_heads(result) -> set[tuple[int, int]]:
-    """The two heads the model's own patterns name (0-based): layer 1's best previous-token head on the keys
-    layer 2 reads, and layer 2's best head on the answer (the token after the earlier twin)."""
+INDUCTION_WEIGHT = 0.8
+"""The issue's bar for a layer-2 induction head: at least 0.8 of its weight on the token after the earlier twin."""
+
+
+def circuit_heads(result) -> tuple[tuple[int, int], list[tuple[int, int]]]:
+    """The circuit the model's own patterns name (0-based): layer 1's best previous-token head on the keys layer 2
+    reads, and every layer-2 head with at least ``INDUCTION_WEIGHT`` on the answer (an induction head)."""
     patterns = result.patterns()
-    return {(0, int(patterns.previous_at_source[0].argmax())), (1, int(patterns.answer[1].argmax()))}
+    previous = (0, int(patterns.previous_at_source[0].argmax()))
+    induction = [(1, int(h)) for h in np.flatnonzero(patterns.answer[1] >= INDUCTION_WEIGHT)]
+    return previous, induction
 
 
 @pytest.mark.parametrize("mode", ["zero", "mean"])
 def test_only_the_induction_circuit_heads_matter(induction, mode):
+    """Without the previous-token head, or without the layer-2 induction heads, the task fails (50 points or more);
+    without any other head it holds. The recommended run (RoPE, 1500 steps, seed 0) learned TWO layer-2 induction
+    heads: either alone keeps part of the task going (measured: 34 to 36 points lost without L2 H1, under 1
+    without L2 H2), so the layer-2 part of the circuit is knocked out together."""
     table = ablation_table(induction, mode)
     assert table.intact.accuracy >= 0.99
-    circuit = circuit_heads(induction)
-    assert len(circuit) == 2
+    previous, heads = circuit_heads(induction)
+    assert heads, "the recommended run has no layer-2 induction head"
     drop = table.accuracy_drop  # (L, h)
-    for layer in range(drop.shape[0]):
-        for head in range(drop.shape[1]):
-            if (layer, head) in circuit:
-                assert drop[layer, head] >= CIRCUIT_DROP, (layer, head, drop)
-                assert table.loss_rise[layer, head] > 1.0  # nats: the answer becomes a guess
-            else:
-                assert drop[layer, head] < BYSTANDER_DROP, (layer, head, drop)
+    assert drop[previous] >= CIRCUIT_DROP, drop
+    batch, config = probe_set(induction), induction.settings.model
+    together = tuple(knockout(induction.params, config, batch, layer, head, mode) for layer, head in heads)
+    without_layer_2 = score(induction.params, config, batch, together)
+    assert table.intact.accuracy - without_layer_2.accuracy >= CIRCUIT_DROP
+    assert without_layer_2.loss - table.intact.loss > 1.0  # nats: the answer becomes a guess
+    for layer, head in np.ndindex(drop.shape):
+        if (layer, head) != previous and (layer, head) not in heads:
+            assert drop[layer, head] < BYSTANDER_DROP, (layer, head, drop)
+
+
+def test_knocking_out_two_heads_together_matches_a_plain_model():
+    config = ModelConfig(d_model=8, n_heads=2, n_layers=2)
+    params = init_params(config, 6, seed=2)
+    tokens = np.array([3, 1, 4, 1, 5])
+    both = forward(params, config, tokens, (Knockout(1, 0), Knockout(1, 1))).layers[1].trace
+    assert not both.context.any() and not both.output.any()  # no W_O bias: nothing left of layer 2's attention
+    np.testing.assert_allclose(
+        forward(params, config, tokens, (Knockout(0, 1), Knockout(1, 0))).logits,
+        plain_logits_two(params, config, tokens),
+        atol=1e-12,
+    )
+
+
+def plain_logits_two(params, config, tokens):
+    """Layer 1 head 2 and layer 2 head 1 zeroed: the plain model run with each knockout written out."""
+    p = {k: np.asarray(v, np.float64) for k, v in params.items()}
+    d_k = config.d_model // config.n_heads
+    x = p["embed"][tokens] + p["pos"][: len(tokens)]  # (T, d)
+    for layer, gone in ((0, 1), (1, 0)):
+        w = {name: p[f"l{layer}.{name}"] for name in ("w_q", "w_k", "w_v", "w_o")}
+        concat = np.zeros_like(x)
+        for head in range(config.n_heads):
+            if head == gone:
+                continue
+            cols = slice(head * d_k, (head + 1) * d_k)
+            s = (x @ w["w_q"][:, cols]) @ (x @ w["w_k"][:, cols]).T / math.sqrt(d_k)  # (T, T)
+            s = np.where(np.tril(np.ones_like(s, dtype=bool)), s, -np.inf)
+            e = np.exp(s - s.max(axis=-1, keepdims=True))
+            concat[:, cols] = (e / e.sum(axis=-1, keepdims=True)) @ (x @ w["w_v"][:, cols])
+        x = x + concat @ w["w_o"]
+    return x @ p["unembed"]
 
 
 def test_ablation_table_scores_are_the_knocked_forward_on_the_held_out_set(induction):

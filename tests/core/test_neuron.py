@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 from core import AttentionConfig, tokenize
+from core.attention import alibi_bias, causal_mask
+from core.multihead import Projections, multi_head_attention
 from core.neuron import score_terms
 from core.sources import ConfigSource, MiniLMSource, TrainedSource
 from core.training import TASK_NAMES, load_trained
@@ -22,9 +24,12 @@ def check_every_score(trace) -> None:
     h, t_q, t_k = trace.scores.shape
     for head, query, key in itertools.product(range(h), range(t_q), range(t_k)):
         terms = score_terms(trace, head, query, key)
-        np.testing.assert_array_equal(terms.products, np.asarray(trace.q[head, query], np.float64) * trace.k[head, key])
+        k = trace.keys_per_head[head, key]  # (d_k,): the K head this query head reads
+        np.testing.assert_array_equal(terms.products, np.asarray(trace.q[head, query], np.float64) * k)
         assert terms.dot == math.fsum(terms.products.tolist())
-        assert terms.score == pytest.approx(float(trace.scores[head, query, key]), rel=1e-5, abs=1e-5)
+        assert terms.scaled == pytest.approx(float(trace.scores[head, query, key]), rel=1e-5, abs=1e-5)
+        bias = 0.0 if trace.bias is None else float(np.broadcast_to(trace.bias, trace.scores.shape)[head, query, key])
+        assert terms.score == terms.scaled + bias
         assert terms.scale == trace.scale
         assert terms.weight == float(trace.weights[head, query, key])
 
@@ -62,6 +67,27 @@ def test_minilm_source():
 
     for r in MiniLMSource.of(load_minilm(), SENTENCE).runs():
         check_every_score(r.trace)
+
+
+@pytest.mark.parametrize("kv_heads", [4, 2, 1])
+@pytest.mark.parametrize("alibi", [False, True])
+def test_alibi_bias_and_shared_kv_heads(kv_heads, alibi):
+    """The variants of "attention as today's models run it": ALiBi's bias adds to the score, a shared K serves a
+    group of query heads. The softmax of the probe's scores (masked) is the trace's weight row."""
+    t, d, h = 6, 16, 4
+    x = np.random.default_rng(3).standard_normal((t, d))  # (T, d_model)
+    proj = Projections.random(d, seed=2).grouped(h, kv_heads)
+    mask = causal_mask(t)
+    bias = alibi_bias(h, t, causal=True) if alibi else None
+    trace = multi_head_attention(x, proj, h, mask=mask, bias=bias)
+    assert (trace.bias is not None) == alibi and trace.kv_heads == kv_heads
+    check_every_score(trace)
+    for head, query in itertools.product(range(h), range(t)):
+        row = np.array([score_terms(trace, head, query, key).score for key in range(query + 1)])  # causal keys
+        e = np.exp(row - row.max())
+        np.testing.assert_allclose(trace.weights[head, query, : query + 1], e / e.sum(), atol=1e-12)
+    if alibi:
+        assert score_terms(trace, 0, 5, 0).bias < 0  # ALiBi penalises distance
 
 
 def test_a_position_out_of_range_is_refused():
