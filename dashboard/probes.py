@@ -47,6 +47,8 @@ MODE_WORDS = {
     "mean": "replaced by its mean over the held-out set (what it says on average, whatever the input)",
     "zero": "replaced by zeros (the head says nothing)",
 }
+KNOCKOUT_CHOICES = (NONE, *(f"L{layer} H{head}" for layer in range(1, 7) for head in range(1, 17)))
+"""Every value a link's ``ablate`` may carry (up to MiniLM's 6 layers and 16 heads); the panel offers the model's."""
 MAX_EFFECT_TABLES = 8
 """All-heads MiniLM tables kept per server (each 72 forwards; a few KB each)."""
 
