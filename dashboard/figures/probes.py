@@ -10,8 +10,8 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from dashboard.figures.grid import PRESENTER_SCALE
 from dashboard.figures.labels import escape
+from dashboard.figures.layout import MODEBAR_CLEAR_PX, chart_fonts, chart_height
 
 BLUE, ORANGE, GREY = "#0072B2", "#D55E00", "#999999"
 """Okabe-Ito: colour-blind safe; every bar also carries its number."""
@@ -23,20 +23,20 @@ def head_label(layer: int, head: int) -> str:
 
 
 def _layout(fig: go.Figure, height: int, presenter: bool) -> go.Figure:
-    s = PRESENTER_SCALE if presenter else 1.0
+    """Sizes and fonts from the one layout (``dashboard.figures.layout``): a bar chart's, larger for a presenter."""
+    font = chart_fonts(presenter)
     fig.update_layout(
-        height=round(height * s),
-        font=dict(size=round(12 * s)),
-        margin=dict(l=10, r=10, t=round(30 * s), b=10),
+        height=chart_height(height, presenter),
+        font=dict(size=font.note),
+        margin=dict(l=10, r=10, t=MODEBAR_CLEAR_PX + font.title, b=10),
         paper_bgcolor="rgba(0,0,0,0)",
         showlegend=False,
         hovermode="closest",
         uniformtext=dict(minsize=8, mode="hide"),
-        title_font=dict(size=round(13 * s)),  # panel titles: 23 px for a presenter (>= 22)
+        title_font=dict(size=font.title),
     )
-    tick = dict(tickfont=dict(size=round(11 * s)), title_font=dict(size=round(12 * s)))  # ticks 19 px presenting
-    fig.update_xaxes(**tick)
-    fig.update_yaxes(**tick)
+    fig.update_xaxes(tickfont=dict(size=font.tick), title_font=dict(size=font.note))
+    fig.update_yaxes(tickfont=dict(size=font.tick), title_font=dict(size=font.note))
     return fig
 
 
