@@ -31,10 +31,15 @@ from typing import ClassVar
 
 import numpy as np
 
+from core.ablation import Knockout
 from core.pipeline import AttentionConfig, PermutationResult, Run, permutation_experiment, run
-from core.pretrained.minilm import MINILM, MiniLM
+from core.pretrained.bert import BertOutput, bert_forward
+from core.pretrained.minilm import MINILM, MiniLM, PretrainedRun
 from core.pretrained.runs import layer_runs, permutation_layers
+from core.pretrained.runs import runs_of as pretrained_runs_of
 from core.tokens import MAX_TOKENS, tokenize
+from core.training.model import forward
+from core.training.probes import knockout, probe_set
 from core.training.runs import runs_of
 from core.training.train import TrainResult
 
@@ -59,7 +64,8 @@ EXPERIMENTS = (
 compare with and without ÷√d_k on the sentence, run unscaled (the sidebar's toggle), add the causal mask, draw
 other weights with another seed; decode one token at a time with a KV cache (the kv_cache view), recompute a head
 block by block (the flash view); run today's variants (the sidebar's controls of the same names: grouped-query
-K/V heads, a sliding window, a prefix-LM mask, ALiBi's bias); and (not built yet) knock a head out, read the logits."""
+K/V heads, a sliding window, a prefix-LM mask, ALiBi's bias); knock a head out (``ablated_runs``), read the
+next-token logits (``logits``)."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,17 @@ class Support:
 
 OK = Support(True)
 NOT_BUILT = Support(False, "No source computes this yet: it is the seam's next use.")
+ONE_LAYER = Support(
+    False,
+    "Random and hand-built weights are one attention layer with nothing after it: knocking a head out only "
+    "zeroes its own slice of the output, which no later layer reads.",
+    "the pretrained MiniLM or a trained model",
+)
+NO_UNEMBEDDING = Support(
+    False,
+    "Only a model trained to predict tokens has an unembedding that turns its last layer into next-token scores.",
+    "a trained model",
+)
 
 
 @dataclass(frozen=True)
@@ -177,15 +194,16 @@ class ModelSource(ABC):
         """Per layer: the map of the tokens and of the movable ones reordered by ``permutation``, compared."""
         raise NotImplementedError(f"{type(self).__name__}: {self.supports('permutation').reason}")
 
-    def ablated_runs(self, layer: int, head: int) -> tuple[Run, ...]:
-        """The runs again with head ``head`` of layer ``layer`` knocked out (its output zeroed). Not built yet:
-        a source that can rerun its forward pass overrides this and answers ``supports("ablation")``."""
-        raise NotImplementedError(f"{type(self).__name__} cannot knock a head out yet: {NOT_BUILT.reason}")
+    def ablated_runs(self, layer: int, head: int, mode: str = "zero") -> tuple[Run, ...]:
+        """The runs again with head ``head`` of layer ``layer`` (both 1-based) knocked out (``core.ablation``:
+        its output zeroed, or for ``mode="mean"`` set to its mean over a held-out set, where a source has one).
+        A source that can rerun its forward pass overrides this and answers ``supports("ablation")``."""
+        raise NotImplementedError(f"{type(self).__name__} cannot knock a head out: {self.supports('ablation').reason}")
 
     def logits(self) -> np.ndarray:
-        """``(T, vocab)`` the model's next-token scores, where a model has them. Not built yet: a source with an
-        unembedding (the trained model) overrides this and answers ``supports("logits")``."""
-        raise NotImplementedError(f"{type(self).__name__} has no logits yet: {NOT_BUILT.reason}")
+        """``(T, vocab)`` the model's next-token scores, where a model has them: a source with an unembedding (the
+        trained model) overrides this and answers ``supports("logits")``."""
+        raise NotImplementedError(f"{type(self).__name__} has no logits: {self.supports('logits').reason}")
 
 
 @dataclass(frozen=True)
@@ -197,6 +215,7 @@ class ConfigSource(ModelSource):
     layer_runs: tuple[Run, ...]
 
     label: ClassVar[str] = "random or hand-built weights"
+    SUPPORTS: ClassVar[dict[str, Support]] = {"ablation": ONE_LAYER, "logits": NO_UNEMBEDDING}
 
     @classmethod
     def config_weights(cls, weights: str) -> str:
@@ -312,6 +331,15 @@ class MiniLMSource(ModelSource):
             "MiniLM is an encoder, trained to read the whole sentence: the mask shows what it does when it may not "
             "look ahead, which it never saw in training.",
         ),
+        "ablation": Support(
+            True, "MiniLM has no held-out set to take a head's mean over: a knocked-out head's output is zeroed."
+        ),
+        "logits": Support(
+            False,
+            "all-MiniLM-L6-v2 is a sentence encoder: it was kept without its masked-word head, so it has no "
+            "token scores.",
+            "a trained model",
+        ),
     }
 
     @property
@@ -339,6 +367,17 @@ class MiniLMSource(ModelSource):
 
     def permutation(self, permutation: tuple[int, ...]) -> tuple[PermutationResult, ...]:
         return permutation_layers(self.model, self.text, list(permutation), causal=self.causal, limit=MAX_TOKENS)
+
+    def ablated_output(self, layer: int, head: int) -> BertOutput:
+        """The whole forward pass with head ``head`` of layer ``layer`` (1-based) zeroed: maps and embedding."""
+        ids = np.array(self.model.encode(self.text).ids, dtype=np.int64)  # (T,): the runs' pieces (under the cap)
+        return bert_forward(self.model.weights, ids, causal=self.causal, knockout=Knockout(layer - 1, head - 1))
+
+    def ablated_runs(self, layer: int, head: int, mode: str = "zero") -> tuple[Run, ...]:
+        if mode != "zero":
+            raise ValueError(self.SUPPORTS["ablation"].reason)
+        output = self.ablated_output(layer, head)
+        return pretrained_runs_of(PretrainedRun(self.model.encode(self.text), output), self.model.weights.layers)
 
 
 @dataclass(frozen=True)
@@ -380,6 +419,8 @@ class TrainedSource(ModelSource):
             "The flash view tiles a run of random or hand-built weights; the trained model's: not built yet.",
             INSTEAD,
         ),
+        "ablation": OK,
+        "logits": OK,
     }
 
     @property
@@ -404,6 +445,14 @@ class TrainedSource(ModelSource):
 
     def runs(self) -> tuple[Run, ...]:
         return self.layer_runs
+
+    def ablated_runs(self, layer: int, head: int, mode: str = "zero") -> tuple[Run, ...]:
+        r = self.result
+        knock = knockout(r.params, r.settings.model, probe_set(r), layer - 1, head - 1, mode)  # mean: held-out set
+        return runs_of(r, r.fixed_example.inputs[0], knock)
+
+    def logits(self) -> np.ndarray:
+        return forward(self.result.params, self.result.settings.model, self.result.fixed_example.inputs[0]).logits
 
 
 SOURCES: dict[str, type[ModelSource]] = {

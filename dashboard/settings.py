@@ -109,6 +109,11 @@ VIEW_KEYS = (
     "cache_step",  # kv_cache: the generation step t shown
     "block_size",  # flash: B_c, the keys per block
     "block",  # flash: the block shown
+    "ablate",  # train, model: the head knocked out ("L2 H1", or "none")
+    "ablate_mode",  # train, model: a trained model's knocked-out head gives zeros or its held-out mean
+    "temperature",  # train: softmax(logits / T) of the predictions
+    "probe_query",  # steps: the query position of "Why a score is high"
+    "probe_key",  # steps: its key position
     "room",  # classroom: the room code a student follows (never the teacher key)
     "quiz",  # heads, model: predict, then reveal (dashboard/classroom/quiz_panel.py)
     "quiz_question",  # heads, model: which of the run's questions (in the URL, so a room shares it)

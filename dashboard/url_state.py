@@ -23,9 +23,11 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from core import MAX_TOKENS, POSITIONAL_KINDS, head_count_problem
+from core.ablation import MODES as ABLATION_MODES
 from core.sources import SOURCES, WEIGHTS, ModelSource
 from core.training import MAX_STEPS, SAFE_LRS, TASK_NAMES
 from dashboard.classroom.tours import load_tours
+from dashboard.probes import KNOCKOUT_CHOICES, NONE, TEMPERATURES
 from dashboard.settings import (
     D_MODELS,
     DEFAULT_CONFIG,
@@ -222,6 +224,11 @@ SPECS: tuple[Spec, ...] = (
     Spec("cache_step", "whole", range(1, MAX_TOKENS + 1)),  # 1..T: the kv_cache view knows T (default: the last)
     Spec("block_size", "whole", range(1, MAX_TOKENS + 1)),  # 1..T: the flash view knows T (default: T // 4)
     Spec("block", "whole", range(1, MAX_TOKENS + 1)),  # 1..number of blocks: the flash view knows it
+    Spec("ablate", "choice", KNOCKOUT_CHOICES, NONE),  # the model's own heads: the panel knows (else "none")
+    Spec("ablate_mode", "choice", ABLATION_MODES, "mean"),
+    Spec("temperature", "choice", TEMPERATURES, 1.0),
+    Spec("probe_query", "whole", range(MAX_TOKENS), 0),  # 0..T-1: the steps view clamps to its T
+    Spec("probe_key", "whole", range(MAX_TOKENS), 0),
     Spec("tour", "choice", lambda ctx: tuple(load_tours())),
     Spec("tour_step", "whole", _tour_steps, 1),
 )

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.ablation import Knockout, knock_out
 from core.attention import causal_mask
 from core.layers import gelu, layer_norm
 from core.multihead import AttentionTrace, Projections, linear, multi_head_attention
@@ -163,9 +164,20 @@ def embed(weights: BertWeights, ids: np.ndarray) -> np.ndarray:
     return layer_norm(x, *weights.ln_embeddings, weights.config.layer_norm_eps)  # (..., T, d_model)
 
 
-def encoder_block(layer: BertLayer, x: np.ndarray, n_heads: int, key_mask: np.ndarray | None, eps: float):
-    """``x (..., T, d_model) -> (x (..., T, d_model), trace)``: attention, add & norm, FFN, add & norm."""
+def encoder_block(
+    layer: BertLayer,
+    x: np.ndarray,
+    n_heads: int,
+    key_mask: np.ndarray | None,
+    eps: float,
+    knock_head: int | None = None,
+):
+    """``x (..., T, d_model) -> (x (..., T, d_model), trace)``: attention, add & norm, FFN, add & norm.
+
+    ``knock_head``: that head's output zeroed before W_O (``core.ablation``), a probe."""
     trace = multi_head_attention(x, layer.attention, n_heads, mask=key_mask)  # weights (..., h, T, T)
+    if knock_head is not None:
+        trace = knock_out(trace, layer.attention, knock_head)  # head knock_head's context -> 0, W_O again
     x = layer_norm(trace.output + x, *layer.ln_attention, eps)  # (..., T, d_model)
     hidden = gelu(linear(x, layer.w_in, layer.b_in))  # (..., T, d_model) @ (d_model, d_ff) -> (..., T, d_ff)
     x = layer_norm(linear(hidden, layer.w_out, layer.b_out) + x, *layer.ln_output, eps)  # (..., T, d_model)
@@ -181,15 +193,23 @@ def mean_pool(x: np.ndarray, real: np.ndarray) -> np.ndarray:
 
 
 def bert_forward(
-    weights: BertWeights, ids: np.ndarray, real: np.ndarray | None = None, *, causal: bool = False
+    weights: BertWeights,
+    ids: np.ndarray,
+    real: np.ndarray | None = None,
+    *,
+    causal: bool = False,
+    knockout: Knockout | None = None,
 ) -> BertOutput:
     """Run the encoder on ``ids (T,)`` or a padded batch ``ids (B, T)`` with ``real (B, T)`` (True = real token).
 
     Padding keys are masked (True = may attend), so padding gets exactly zero
     attention weight; padding queries still attend (to the real keys), as in
     transformers, and their rows are left out of the mean pooling. ``causal=True`` is an experiment the
-    model was not trained for: every layer's query i may attend to keys 0..i only.
+    model was not trained for: every layer's query i may attend to keys 0..i only. ``knockout``: one head's
+    output zeroed (``core.ablation``; zero ablation only, the model has no held-out set to take a mean over).
     """
+    if knockout is not None and knockout.replacement is not None:
+        raise ValueError("bert_forward knocks a head out by zeros only (no data set to take its mean over)")
     ids = np.asarray(ids)
     c = weights.config
     if not np.issubdtype(ids.dtype, np.integer) or ids.ndim not in (1, 2):
@@ -211,8 +231,9 @@ def bert_forward(
 
     x = embed(weights, ids)  # (..., T, d_model)
     hidden_states, traces = [x], []
-    for layer in weights.layers:
-        x, trace = encoder_block(layer, x, c.n_heads, key_mask, c.layer_norm_eps)  # (..., T, d_model)
+    for i, layer in enumerate(weights.layers):
+        knock = knockout.head if knockout is not None and knockout.layer == i else None
+        x, trace = encoder_block(layer, x, c.n_heads, key_mask, c.layer_norm_eps, knock)  # (..., T, d_model)
         hidden_states.append(x)
         traces.append(trace)
     return BertOutput(tuple(traces), tuple(hidden_states), mean_pool(x, real), real)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.ablation import Knockout, apply_knockout
 from core.attention import causal_mask
 from core.heads import check_heads
 from core.layers import normal_cdf, normalise
@@ -188,8 +189,16 @@ def pre_norm(
     return xhat * params[name + "_g"] + params[name + "_b"], Normalised(xhat, rstd)
 
 
-def forward(params: dict[str, np.ndarray], config: ModelConfig, tokens: np.ndarray) -> ForwardCache:
-    """Run ``tokens (..., T)`` (ints) through the model; every array the backward pass needs is kept."""
+def forward(
+    params: dict[str, np.ndarray],
+    config: ModelConfig,
+    tokens: np.ndarray,
+    knockout: Knockout | tuple[Knockout, ...] | None = None,
+) -> ForwardCache:
+    """Run ``tokens (..., T)`` (ints) through the model; every array the backward pass needs is kept.
+
+    ``knockout``: one head's output replaced, or several heads' together (``core.ablation``), a probe only:
+    the backward pass ignores it."""
     tokens = np.asarray(tokens)
     t = tokens.shape[-1]
     config.check_length(t)
@@ -203,6 +212,7 @@ def forward(params: dict[str, np.ndarray], config: ModelConfig, tokens: np.ndarr
         trace = multi_head_attention(
             attn_in, projections(params, layer), config.n_heads, mask=mask, q_positions=rope, k_positions=rope
         )
+        trace = apply_knockout(knockout, layer, trace, projections(params, layer))  # unchanged unless knocked out
         x = x + trace.output  # (..., T, d): residual
         cache = LayerCache(attn_in=attn_in, ln1=ln1, trace=trace)
         if config.mlp:

@@ -13,16 +13,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.ablation import Knockout
 from core.pipeline import EMBEDDED, Run, layer_output, normalised
 from core.training.model import forward, position_table, projections
 from core.training.train import TrainResult
 
 
-def runs_of(result: TrainResult, tokens: np.ndarray) -> tuple[Run, ...]:
-    """``tokens (T,)`` (ints) through ``result``'s model: one ``Run`` per layer, tokens as the task's symbols."""
+def runs_of(result: TrainResult, tokens: np.ndarray, knockout: Knockout | None = None) -> tuple[Run, ...]:
+    """``tokens (T,)`` (ints) through ``result``'s model: one ``Run`` per layer, tokens as the task's symbols
+    (``knockout``: with one head's output replaced, ``core.ablation``)."""
     tokens = np.asarray(tokens)
     config = result.settings.model
-    cache = forward(result.params, config, tokens)
+    cache = forward(result.params, config, tokens, knockout)
     symbols = tuple(result.settings.task_info.decode(tokens))
     embedded = result.params["embed"][tokens]  # (T, d)
     table = position_table(config, result.params, tokens.shape[-1])  # (T, d): learned or sinusoidal; zeros otherwise

@@ -20,19 +20,21 @@ from dashboard.page import (
     PLOTLY_CONFIG,
     choose_head,
     computed_by,
-    layer_runs_or_message,
     pretrained_examples,
     run_call,
     show_code,
 )
+from dashboard.probes import ablation_panel, induction_panel
 from dashboard.settings import Settings
+from dashboard.source import source_or_message
 
 
 def render(settings: Settings) -> None:
     pretrained_examples(settings)
-    runs = layer_runs_or_message(settings)
-    if runs is None:
+    source = source_or_message(settings)
+    if source is None:
         return
+    runs = source.runs()
     if ask(settings, runs[min(settings.layer, len(runs)) - 1]):  # quiz mode: no map until Reveal
         return
     weights = np.stack([r.trace.weights for r in runs])  # (L, h, T, T)
@@ -80,3 +82,6 @@ def render(settings: Settings) -> None:
         st.markdown(f"**Layer {layer}, head {k + 1}** is a {labels} head, by the summary's per-row rule.")
     else:
         st.markdown(f"**Layer {layer}, head {k + 1}** has none of the named patterns (see the summary view).")
+    ablation_panel(settings, source)  # or one line saying why this source cannot
+    if source.supports("logits"):  # a model trained to predict tokens: the induction diagnostic applies
+        induction_panel(settings, source)

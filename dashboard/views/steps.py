@@ -54,6 +54,7 @@ from dashboard.page import (
     source_lines,
     unscaled_warning,
 )
+from dashboard.probes import score_probe
 from dashboard.settings import Settings
 
 NO_MASK = (
@@ -335,6 +336,7 @@ def scale_step(head: Head, limit: float) -> Step:
         equation,
         (attention_scores, source_lines(attention_scores, "scale = 1 / math.sqrt(d_k)", "return q @ k_t")),
         note=lambda: unscaled_warning(head.run),
+        after=lambda: score_probe(head.settings, head.run, head.k),
     )
 
 

@@ -25,6 +25,7 @@ from dashboard import clients
 from dashboard.figures.train import curves_figures, formation_figure, layers_charts
 from dashboard.map_columns import show_charts, show_grid
 from dashboard.page import PLOTLY_CONFIG, session_id, show_code, table_height
+from dashboard.probes import ablation_panel, predictions_panel
 from dashboard.settings import Settings, recommended_state, widget_state
 from dashboard.training_jobs import (
     MAX_RUNNING,
@@ -210,6 +211,7 @@ def _results(settings: Settings, trained: Trained) -> None:
     _final_maps(settings, trained)
     _replay(settings, trained)
     _learned(trained)
+    ablation_panel(settings, trained.source)
     _try_it(settings, trained)
     _exports(trained)
 
@@ -424,6 +426,7 @@ def _try_it(settings: Settings, trained: Trained) -> None:
         return
     st.caption(READING[reading])
     st.code(_answer_text(outcome), language=None)
+    predictions_panel(settings, result, task.encode("".join(outcome.tokens)), outcome.tokens)
     weights = np.stack([r.trace.weights for r in outcome.runs])  # (L, h, T, T)
     show_grid(
         layers_charts(weights, outcome.tokens, outcome.runs[0].trace.mask, presenter=settings.presenter), key="try_maps"

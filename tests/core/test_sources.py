@@ -71,16 +71,15 @@ def test_config_source_is_core_run_on_the_sentence(weights, positional):
     assert source.chance == (weights == "random")
 
 
-def test_config_source_supports_every_experiment_it_is_asked_and_no_unbuilt_use():
+def test_config_source_supports_every_experiment_it_is_asked_but_not_ablation_or_logits():
     for experiment in (*ASKED, *VARIANTS):
         assert ConfigSource.supports(experiment).ok, experiment
-    for unbuilt in ("ablation", "logits"):
-        answer = ConfigSource.supports(unbuilt)
-        assert not answer and "next use" in answer.reason
+    assert not ConfigSource.supports("ablation") and "no later layer" in ConfigSource.supports("ablation").reason
+    assert not ConfigSource.supports("logits") and "unembedding" in ConfigSource.supports("logits").reason
     source = ConfigSource.of(["a", "b"], AttentionConfig(d_model=8, n_heads=2))
-    with pytest.raises(NotImplementedError, match="cannot knock a head out yet"):
-        source.ablated_runs(1, 0)
-    with pytest.raises(NotImplementedError, match="has no logits yet"):
+    with pytest.raises(NotImplementedError, match="cannot knock a head out: Random and hand-built"):
+        source.ablated_runs(1, 1)
+    with pytest.raises(NotImplementedError, match="has no logits: Only a model trained"):
         source.logits()
     assert set(ASKED) | set(VARIANTS) | {"ablation", "logits"} == set(EXPERIMENTS)
 

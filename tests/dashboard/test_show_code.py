@@ -21,6 +21,7 @@ import pytest
 import streamlit as st
 
 from core import causal_mask, head_contributions, scaled_dot_product_attention
+from core.neuron import score_terms
 from dashboard.page import CODE_LABEL, source_lines
 from tests.conftest import ROOT
 from tests.dashboard.conftest import figures, make_app, no_exception
@@ -111,7 +112,7 @@ def test_a_changed_source_would_be_caught():
 def test_steps_show_one_snippet_per_step_with_the_formula_lines():
     at, _ = run_recording_core(view="steps", causal="true")
     snippets = [e.code[-1].value for e in at.expander if e.label == CODE_LABEL]
-    assert len(snippets) == 10  # 8 steps, the mask in three conventions, the heads' sum
+    assert len(snippets) == 11  # 8 steps, the mask in three conventions, the heads' sum, why a score is high
     text = "\n".join(snippets)
     for line in (
         "e = np.exp(x - x_max)",
@@ -121,7 +122,7 @@ def test_steps_show_one_snippet_per_step_with_the_formula_lines():
         "concat = merge_heads(context)",
     ):
         assert line in text, line
-    for function in (causal_mask, head_contributions):  # the two figures drawn after their steps
+    for function in (causal_mask, head_contributions, score_terms):  # the three figures drawn after their steps
         assert inspect.getsource(function).rstrip() in [s.rstrip() for s in snippets], function.__name__
 
 

@@ -62,6 +62,11 @@ WHERE: dict[str, tuple[dict[str, str], ...]] = {
     "cache_step": ({"view": "kv_cache"},),
     "block_size": ({"view": "flash"},),
     "block": ({"view": "flash"},),
+    "ablate": ({"view": "train", "task": "shift"}, {"weights": "minilm", "view": "model"}),
+    "ablate_mode": ({"view": "train", "task": "shift"},),
+    "temperature": ({"view": "train", "task": "shift"},),
+    "probe_query": ({"view": "steps"},),
+    "probe_key": ({"view": "steps"},),
     "tour_step": ({"tour": "lesson-1-one-head"}, {"tour": "what-heads-learn"}),
 }
 WIDGETS = ("text_input", "selectbox", "button_group", "toggle", "number_input", "select_slider")

@@ -55,6 +55,11 @@ DEFAULTS_SHOWN = {
     "cache_step": None,  # the view's own default (the last step, a quarter of the tokens, the first block)
     "block_size": None,
     "block": None,
+    "ablate": "none",  # the intact model
+    "ablate_mode": "mean",
+    "temperature": 1.0,
+    "probe_query": 0,
+    "probe_key": 0,
 }
 
 

@@ -25,6 +25,7 @@ STEPS = [
     "step_qkv_chart",
     "step_qk_chart",
     "step_scaled_chart",
+    "score_probe_chart",  # after the scaling step: "Why a score is high" (dashboard/probes.py)
     "step_weights_chart",
     "step_context_chart",
     "step_concat_chart",
@@ -54,12 +55,13 @@ def test_each_step_has_its_panel_shape_and_equation():
         "step_qkv_chart": [(T, 16)] * 3,
         "step_qk_chart": [(T, T)],
         "step_scaled_chart": [(T, T)],
+        "score_probe_chart": [],  # bars of q_c k_c, no map
         "step_weights_chart": [(T, T)],
         "step_context_chart": [(T, 16)],
         "step_concat_chart": [(T, 64), (T, 64)],
         "step_heads_sum_chart": [(T, 64)] * 5,  # 4 heads' contributions and their sum
     }
-    assert len(at.get("latex")) == 9  # one equation under each of the 8 steps, and the sum over heads
+    assert len(at.get("latex")) == 10  # one equation under each of the 8 steps, the probe's sum, the sum over heads
     captions = " ".join(e.value for e in at.caption)
     for shape in (f"({T}, 64)", f"({T}, 16)", f"({T}, {T})"):
         assert f"Shape {shape}" in captions
@@ -108,7 +110,7 @@ def test_the_head_selector_picks_that_heads_slice():
 def test_causal_mask_adds_the_mask_step_with_masked_cells_marked():
     at = steps(causal="true")
     c = charts(at)
-    assert list(c) == [*STEPS[:4], "step_mask_chart", "step_mask_conventions_chart", *STEPS[4:]]
+    assert list(c) == [*STEPS[:5], "step_mask_chart", "step_mask_conventions_chart", *STEPS[5:]]
     future = np.triu(np.ones((T, T), dtype=bool), k=1)
     [cover] = masked(c["step_mask_chart"])
     assert np.array_equal(cover, future)
