@@ -39,6 +39,7 @@ DEFAULTS_SHOWN = {
     "alibi": False,
     "average": False,
     "values": False,
+    "one_layer": False,
     "perm_mode": "reverse",
     "perm_seed": 0,
     "perm_head": 1,
