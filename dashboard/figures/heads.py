@@ -11,6 +11,10 @@ from core import realign
 from dashboard.figures.grid import ChartGrid, Panel, chart_grid, heatmap_grid, single_chart, title_annotation
 from dashboard.figures.layout import fonts, map_columns, outer_label_px, single_map_columns, small_multiple_px
 
+COLUMN_LABEL_HEADS = 8
+"""Up to this many heads the overview's columns read "H1".."Hh"; more (MiniLM's 12) get the numbers alone, which
+fit a phone's 25 px columns where "H10" and "H11" overprint (the page's caption says columns are heads)."""
+
 
 def heads_figure(
     weights: np.ndarray,
@@ -109,7 +113,8 @@ def model_figure(
 ) -> go.Figure:
     """Every layer × head as a small map: ``weights (L, h, T, T)``, one row of panels per layer.
 
-    Outer labels only: "H1".."Hh" over the columns, "L1".."LL" left of the rows (as the maps were titled
+    Outer labels only: "H1".."Hh" over the columns (the head numbers alone past ``COLUMN_LABEL_HEADS`` heads),
+    "L1".."LL" left of the rows (as the maps were titled
     "L1 H1"), and no tick labels (the hover names both tokens; the large map below the overview has them),
     so nothing overprints at any size, a phone's 25 px columns included.
     Always one column per head, in presenter mode too (the overview is the point).
@@ -136,7 +141,8 @@ def model_figure(
         y_labels=False,
     )
     size = fonts(presenter).title
-    marks = [title_annotation(f"H{head + 1}", *_top_centre(fig, head), size=size) for head in range(h)]
+    head_label = "H{}" if h <= COLUMN_LABEL_HEADS else "{}"  # 12 columns on a phone are 25 px: "H10" overprints
+    marks = [title_annotation(head_label.format(head + 1), *_top_centre(fig, head), size=size) for head in range(h)]
     marks += [_row_label(f"L{layer + 1}", fig, layer * h, size) for layer in range(n_layers)]
     fig.layout.annotations = [*fig.layout.annotations, *marks]
     fig.layout.margin.l = round(outer_label_px(len(f"L{n_layers}"), size))

@@ -167,11 +167,13 @@ def formation_figure(
         data.append(_vline("x", "y", at_step, 1.0))
     ticks = dict(tickfont=dict(size=font.tick))
     layout = dict(
-        xaxis=dict(range=[0, max([*steps, 1])], title=dict(text="step"), **ticks),
+        # the steps are named in the title above: an x axis title sat under the legend's first line on a phone
+        xaxis=dict(range=[0, max([*steps, 1])], tickangle=0, nticks=6, **ticks),
         yaxis=dict(range=[0, 1.04], title=dict(text="mean weight"), **ticks),
         height=chart_height(300, presenter),
         font=dict(size=font.note),
-        margin=dict(l=10, r=10, t=10, b=10),
+        annotations=[title_annotation("weight on the pattern's key, by training step", 0.5, 1.0, size=font.title)],
+        margin=dict(l=10, r=10, t=MODEBAR_CLEAR_PX, b=10),
         # below the plot: the toolbar shows at the top right, over a legend there (on a phone's tap, too)
         legend=dict(orientation="h", yanchor="top", y=LEGEND_BELOW, x=0, font=dict(size=font.note)),
         hovermode="closest",

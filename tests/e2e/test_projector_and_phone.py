@@ -147,13 +147,13 @@ def test_the_train_view_reads_on_a_projector_and_fits_a_phone(browser, server):
 
 
 def test_the_minilm_model_overview_has_no_small_or_overprinted_text(browser, server):
-    """All 72 heads at once: outer labels only ("H1".."H12", "L1".."L6"), each >= 14 px on a projector."""
+    """All 72 heads at once: outer labels only (heads "1".."12", "L1".."L6"), each >= 14 px on a projector."""
     require_minilm()
     with opened(browser, server, "view=model&weights=minilm", PROJECTOR, presenter=True) as page:
         drawn = assert_projector_readable(page)
         [overview] = [c for c in drawn if c["key"] == "model_chart"]
         assert len(overview["maps"]) == 72
-        assert {t["text"] for t in overview["texts"] if t["kind"] == "title"} >= {"H12", "L6"}
+        assert {t["text"] for t in overview["texts"] if t["kind"] == "title"} >= {"12", "L6"}
     with opened(browser, server, "view=model&weights=minilm", PHONE, presenter=False) as page:
         drawn = charts(page)
         [overview] = [c for c in drawn if c["key"] == "model_chart"]
