@@ -27,7 +27,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import tokenize
 from core.pipeline import EMBEDDED, layer_output
-from core.sources import ConfigSource, MiniLMSource, TrainedSource
+from core.sources import EXPERIMENTS, SOURCES, ConfigSource, MiniLMSource, TrainedSource
 from core.training import load_trained
 from dashboard.settings import DEFAULT_CONFIG, DEFAULTS
 from dashboard.views import VIEWS
@@ -327,12 +327,27 @@ def facts_of(case: Case) -> Facts:
     return computed(case)
 
 
+SUGGESTIONS = sorted(
+    {f"Try {s.instead}." for kind in set(SOURCES.values()) for e in EXPERIMENTS if (s := kind.supports(e)).instead},
+    key=len,
+    reverse=True,
+)
+""""Try <what to pick instead>.", as the page ends a refusal ("Try the pretrained MiniLM or a trained model."):
+it names other weights by design, so it is no claim about this run and is left out of the check. Only this exact
+form: "uses random weights of the same shape" elsewhere on a page is a claim, and checked."""
+
+
 def false_claims(facts: Facts, strings: tuple[str, ...]) -> list[tuple[str, str]]:
+    def claims(text: str) -> str:
+        for suggestion in SUGGESTIONS:
+            text = text.replace(suggestion, "")
+        return text
+
     return [
         (pattern, text)
         for text in strings
         for pattern, holds in CLAIMS.items()
-        if not holds(facts) and re.search(pattern, text, flags=re.MULTILINE)
+        if not holds(facts) and re.search(pattern, claims(text), flags=re.MULTILINE)
     ]
 
 

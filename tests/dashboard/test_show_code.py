@@ -20,7 +20,8 @@ from types import CodeType
 import pytest
 import streamlit as st
 
-from core import causal_mask, head_contributions, scaled_dot_product_attention
+from core import head_contributions, scaled_dot_product_attention
+from core.attention import attention_mask
 from core.neuron import score_terms
 from dashboard.page import CODE_LABEL, source_lines
 from tests.conftest import ROOT
@@ -122,7 +123,7 @@ def test_steps_show_one_snippet_per_step_with_the_formula_lines():
         "concat = merge_heads(context)",
     ):
         assert line in text, line
-    for function in (causal_mask, head_contributions, score_terms):  # the three figures drawn after their steps
+    for function in (attention_mask, head_contributions, score_terms):  # the three figures drawn after their steps
         assert inspect.getsource(function).rstrip() in [s.rstrip() for s in snippets], function.__name__
 
 
