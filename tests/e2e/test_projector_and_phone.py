@@ -14,6 +14,8 @@ import math
 import pytest
 
 from bench.streamlit_server import wait_idle
+from dashboard.figures.layout import PRESENTER_MIN_TICK, PRESENTER_MIN_TITLE
+from dashboard.presenter import PAGE_TEXT_PX
 from tests.conftest import require_minilm
 from tests.e2e.conftest import WATCH_EXCEPTIONS
 from tests.e2e.dom import PAGE_TEXT, charts, overlap, text_overlaps, toolbar_overlaps, wait_charts_drawn
@@ -22,6 +24,11 @@ pytestmark = pytest.mark.e2e
 
 PROJECTOR = (1280, 720)
 PHONE = (390, 844)
+CHART_TEXT_PX = 14
+"""On a projector, the least size of chart text other than ticks and titles (legends, notes, labels in a plot)."""
+PHONE_MAP_PX = 250
+"""On a phone, the least width of a map. These, the two sizes above, ``PAGE_TEXT_PX`` and the presenter minimums
+are what the README promises; tests/test_readme.py reads its numbers from here."""
 VIEWS = ("tokens", "heads", "model", "shapes", "permutation", "steps", "scaling", "positions", "summary", "cross")
 TABLES_ONLY = ("tokens", "shapes")
 """Views that draw tables, no chart."""
@@ -68,24 +75,25 @@ def small_text(drawn: list[dict], kinds: tuple[str, ...], least: float) -> list[
     return [(t["text"], t["fs"]) for c in drawn for t in c["texts"] if t["kind"] in kinds and t["fs"] < least]
 
 
-def assert_projector_readable(page, *, least_chart_text: float = 14) -> list[dict]:
-    """The README's promises on a projector: page text >= 20 px, ticks >= 16, titles >= 22, nothing overprinted.
+def assert_projector_readable(page, *, least_chart_text: float = CHART_TEXT_PX) -> list[dict]:
+    """The README's promises on a projector: page text >= ``PAGE_TEXT_PX`` (20), ticks >= ``PRESENTER_MIN_TICK``
+    (16), titles >= ``PRESENTER_MIN_TITLE`` (22), nothing overprinted.
 
     Every other piece of chart text (legends, notes, labels in a plot) is at least ``least_chart_text``.
     """
     drawn = charts(page)
     page_text = page.evaluate(PAGE_TEXT)
     assert page_text, "page text found"
-    assert not [t for t in page_text if t["fs"] < 20], "page text under 20 px"
-    assert not small_text(drawn, ("xtick", "ytick"), 16), "axis tick labels under 16 px"
-    assert not small_text(drawn, ("title",), 22), "panel titles under 22 px"
+    assert not [t for t in page_text if t["fs"] < PAGE_TEXT_PX], f"page text under {PAGE_TEXT_PX} px"
+    assert not small_text(drawn, ("xtick", "ytick"), PRESENTER_MIN_TICK), "axis tick labels too small"
+    assert not small_text(drawn, ("title",), PRESENTER_MIN_TITLE), "panel titles too small"
     assert not small_text(drawn, ("text", "annotation", "legend"), least_chart_text), "chart text too small"
     assert not text_overlaps(drawn), "text over text"
     assert not drawn or not toolbar_overlaps(page, 0), "Plotly's toolbar over the first chart's text"
     return drawn
 
 
-def assert_phone_readable(page, *, least_map_px: float = 250) -> list[dict]:
+def assert_phone_readable(page, *, least_map_px: float = PHONE_MAP_PX) -> list[dict]:
     """On a phone: every chart inside the screen, every map at least ``least_map_px`` wide and alone in its row,
     no text over other text, and the toolbar of the first two charts clear of their text."""
     drawn = charts(page)
@@ -243,4 +251,4 @@ def test_presenter_scaling_labels_do_not_overlap(browser, server, query):
         yours = [t for c in drawn for t in c["texts"] if t["text"].startswith("your d_k")]
         assert len(limits) == 4 and len(yours) == 2
         assert not [(a["text"], b["text"]) for a in yours for b in limits if overlap(a, b)]
-        assert not small_text(drawn, ("xtick", "ytick"), 16), "axis tick labels >= 16 px"
+        assert not small_text(drawn, ("xtick", "ytick"), PRESENTER_MIN_TICK), "axis tick labels too small"

