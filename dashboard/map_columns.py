@@ -42,7 +42,10 @@ def show_charts(figures: Sequence[go.Figure], ncols: int, key: str) -> None:
 
 
 def show_maps(grid: ChartGrid, key: str) -> None:
-    """``grid``'s maps ``grid.ncols`` to a row (show the colour bar apart, e.g. beside the view's switches)."""
+    """``grid``'s maps ``grid.ncols`` to a row, under its note if it has one (what the hatching means, once for
+    all the maps); show the colour bar apart, e.g. beside the view's switches."""
+    if grid.note:
+        st.caption(grid.note)
     show_charts(grid.maps, grid.ncols, key)
 
 

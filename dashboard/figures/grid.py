@@ -16,7 +16,7 @@ columns are coordinates, labelled "0".."d-1", and its hover names them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import plotly.graph_objects as go
@@ -52,6 +52,8 @@ MASK_BG = "#e4e4e4"
 """Colour of masked cells: much lighter than the dark purple of a small weight, and hatched."""
 HATCH = "#a0a0a0"
 """Colour of the hatch lines drawn across masked cells."""
+MASK_NOTE = "hatched grey = masked: the query may not attend to this key"
+"""What the hatching means: said once per figure, or once above a page's grid of one-map charts."""
 
 
 @dataclass(frozen=True)
@@ -168,6 +170,11 @@ def _cols(p: Panel) -> tuple[str, ...] | int:
     return p.z.shape[1] if p.cols is None else tuple(p.cols)
 
 
+def _masked(panels: Sequence[Panel]) -> bool:
+    """Some panel has masked cells (drawn hatched)."""
+    return any(p.allowed is not None and not p.allowed.all() for p in panels)
+
+
 def _holds(panels: Sequence[Panel], ticks: list[tuple[bool, bool]]) -> Holds:
     """What the layout needs to know of ``panels``: their shapes, their longest label, which labels show."""
     longest = max(len(tok) for p in panels for tok in (*p.rows, *(p.cols or [str(p.z.shape[1])])))
@@ -176,7 +183,7 @@ def _holds(panels: Sequence[Panel], ticks: list[tuple[bool, bool]]) -> Holds:
         n_labels=max(max(len(p.rows), 0 if p.cols is None else len(p.cols)) for p in panels),
         token_chars=min(longest, TICK_CHARS),
         ticks=ticks,
-        masked=any(p.allowed is not None and not p.allowed.all() for p in panels),
+        masked=_masked(panels),
     )
 
 
@@ -199,6 +206,7 @@ def heatmap_grid(
     fold_rows: int = 1,
     x_labels: bool = True,
     y_labels: bool = True,
+    mask_note: bool = True,
 ) -> go.Figure:
     """One figure, ``len(panels)`` heatmaps on a grid, one colour bar ``[zmin, zmax]``; sizes from ``layout``.
 
@@ -212,13 +220,16 @@ def heatmap_grid(
     (``colour_bar_figure``). ``width_px``, ``fold_px``, ``fold_rows``: see ``layout.plan_grid``.
     ``x_labels=False``: a chart above another with the same keys leaves the key labels to it; ``y_labels=False``
     draws no query labels either (small multiples labelled outside). A panel titled "" gets no title.
+    ``mask_note=False``: the page says what the hatching means (``MASK_NOTE``) once for many charts, so this
+    figure neither writes it nor keeps the top margin for it.
     """
     if not panels:
         raise ValueError("heatmap_grid needs at least one panel")
     ncols = grid_columns(len(panels), ncols, presenter=presenter)
     ticks = [(show_x and x_labels, show_y and y_labels) for show_x, show_y in _shows_ticks(panels, ncols)]
+    holds = _holds(panels, ticks)
     plan = plan_grid(
-        _holds(panels, ticks),
+        holds if mask_note else replace(holds, masked=False),
         ncols=ncols,
         panel_px=panel_px,
         square=square,
@@ -263,8 +274,7 @@ def heatmap_grid(
             # over the map's left edge: clear of Plotly's toolbar, which shows at the chart's top right
             annotations.append(title_annotation(title, x_dom[0], y_dom[1], xanchor="left", size=font.title))
     if plan.masked:
-        note = "hatched grey = masked: the query may not attend to this key"
-        annotations.append(title_annotation(note, 0, 1, xanchor="left", size=font.note, name="note"))
+        annotations.append(title_annotation(MASK_NOTE, 0, 1, xanchor="left", size=font.note, name="note"))
     layout |= dict(
         height=plan.height,
         margin=dict(l=SIDE_MARGIN_PX, r=SIDE_MARGIN_PX, t=plan.margin_t, b=FIGURE_MARGIN_PX),
@@ -414,6 +424,8 @@ class ChartGrid:
     ncols: int
     bar_px: int
     """Width of the colour bar's chart, drawn above the maps."""
+    note: str = ""
+    """Said once above the maps (``MASK_NOTE`` when some map has masked cells), not in every chart."""
 
 
 def chart_grid(
@@ -444,6 +456,8 @@ def chart_grid(
     ncols = max(1, ncols)  # more columns than panels: a map planned for part of the page's width
     shape = max((p.z.shape for p in panels), key=max)  # (T_q, T_k) of the largest map
     rows = -(-len(panels) // ncols)
+    note = MASK_NOTE if _masked(panels) else ""
+    fold_px = chart_fold_px(presenter=presenter, control_rows=control_rows, caption=bool(note))
     common = dict(zmin=zmin, zmax=zmax, value_name=value_name, value_format=value_format, colorscale=colorscale)
     maps = [
         heatmap_grid(
@@ -455,15 +469,16 @@ def chart_grid(
             width_px=column_px(ncols, presenter),
             panel_px=panel_px or chart_panel_px(shape, presenter=presenter),
             square=square,
-            fold_px=chart_fold_px(presenter=presenter, control_rows=control_rows) if square else None,
+            fold_px=fold_px if square else None,
             fold_rows=rows,
             x_labels=not presenter or k + ncols >= len(panels) or _cols(panels[k + ncols]) != _cols(p),
+            mask_note=False,
             **common,
         )
         for k, p in enumerate(panels)
     ]
     bar = colour_bar_figure(zmin=zmin, zmax=zmax, value_name=value_name, colorscale=colorscale, presenter=presenter)
-    return ChartGrid(maps=maps, colour_bar=bar, ncols=ncols, bar_px=bar_chart_px(presenter))
+    return ChartGrid(maps=maps, colour_bar=bar, ncols=ncols, bar_px=bar_chart_px(presenter), note=note)
 
 
 def single_chart(panel: Panel, *, presenter: bool = False, **colour) -> ChartGrid:

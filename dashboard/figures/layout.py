@@ -37,6 +37,9 @@ the view bar, the view's line with the class's buttons and the quiz switch: 192 
 tests/e2e/test_projector_and_phone.py) and a few pixels to spare."""
 CONTROLS_ROW_PX = 160
 """A row of pickers above a view's maps on a projector (the permutation view's reordering and head), measured."""
+CAPTION_ROW_PX = 40
+"""A one-line caption above a view's maps on a projector: its 32 px line (20 px text) and the 8 px gap under it,
+measured in chromium by tests/e2e/test_projector_and_phone.py."""
 PRESENTER_GAP_PX = 8
 """Space between the page's elements on a projector (``dashboard/presenter.py``; Streamlit's own is 16 px)."""
 COLUMN_GAP_PX = 16
@@ -391,10 +394,13 @@ def chart_panel_px(shape: tuple[int, int], *, presenter: bool) -> int | None:
     return round(wide * max(1.0, t_q / t_k))
 
 
-def chart_fold_px(*, presenter: bool, control_rows: int = 0) -> int | None:
-    """Height a page's rows of maps (one chart each) may fill under ``control_rows`` rows of pickers, or None
-    when there is no fold to keep."""
-    return PRESENTER_FOLD_PX - CONTROLS_ROW_PX * control_rows if presenter else None
+def chart_fold_px(*, presenter: bool, control_rows: int = 0, caption: bool = False) -> int | None:
+    """Height a page's rows of maps (one chart each) may fill under ``control_rows`` rows of pickers and, with
+    ``caption``, the one line the page writes above them (what the hatching means), or None when there is no fold
+    to keep."""
+    if not presenter:
+        return None
+    return PRESENTER_FOLD_PX - CONTROLS_ROW_PX * control_rows - (CAPTION_ROW_PX if caption else 0)
 
 
 SMALL_MULTIPLE_PX = 64

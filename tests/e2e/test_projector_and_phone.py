@@ -14,7 +14,8 @@ import math
 import pytest
 
 from bench.streamlit_server import wait_idle
-from dashboard.figures.layout import PRESENTER_MIN_TICK, PRESENTER_MIN_TITLE
+from dashboard.figures.grid import MASK_NOTE
+from dashboard.figures.layout import CAPTION_ROW_PX, PRESENTER_MIN_TICK, PRESENTER_MIN_TITLE
 from dashboard.presenter import PAGE_TEXT_PX
 from tests.conftest import require_minilm
 from tests.e2e.conftest import WATCH_EXCEPTIONS
@@ -224,6 +225,20 @@ def test_the_minilm_example_buttons_leave_the_maps_on_the_first_screen(browser, 
     with opened(browser, server, "view=heads&weights=minilm", PROJECTOR, presenter=True) as page:
         maps = first_screen(page, "heads_chart", 12, on_screen=4)
         assert max(c["box"]["y"] for c in maps[:4]) < PROJECTOR[1] / 3, "nothing above the maps but the view's line"
+
+
+def test_trained_induction_says_once_what_the_hatching_means(browser, server):
+    """Two 24 x 24 causal maps a row: the note is one line above them (it was over every map), the maps and their
+    labels on the first screen, and the line takes the height the layout plans for it."""
+    query = "view=heads&weights=trained&task=induction"
+    with opened(browser, server, query, PROJECTOR, presenter=True) as page:
+        drawn = assert_projector_readable(page)
+        assert not [t for c in drawn for t in c["texts"] if t["text"].startswith("hatched grey")], "a note in a chart"
+        note = page.get_by_text(MASK_NOTE, exact=True)
+        assert note.count() == 1
+        maps = first_screen(page, "heads_chart", 2)
+        below = maps[0]["box"]["y"] - note.bounding_box()["y"]
+        assert below <= CAPTION_ROW_PX, f"the line and its gap take {below:.0f} px"
 
 
 def test_the_three_permutation_maps_sit_side_by_side_on_the_first_screen(browser, server):
