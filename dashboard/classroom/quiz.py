@@ -10,6 +10,9 @@ without a server. Two kinds of question, both about one layer's heads ``weights 
   ``core.name_patterns`` names with that pattern (``core.PATTERNS``: one metric of
   ``core.head_summary`` and one threshold each), asked only when exactly one head of the layer has it.
 
+These are the questions for learned weights (a pattern there was learned); on weights nobody trained the quiz asks
+what the mechanics decide instead (``dashboard.classroom.quiz_mechanics``, whose ``questions_for`` chooses).
+
 Nothing is hard-coded: a question exists only where this run's numbers give it a unique answer.
 ``question_id`` names a question stably (same settings and question, same id, in any process), so a
 room can count the class's guesses per question; the id does not reveal the answer.
@@ -51,7 +54,8 @@ class Question:
     """One question about one layer of one run, with its one right answer and why."""
 
     kind: str
-    """``"word"`` (which key does a row attend to most) or ``"pattern"`` (which head has a named pattern)."""
+    """``"word"`` (which key does a row attend to most), ``"pattern"`` (which head has a named pattern), or one of
+    ``quiz_mechanics.KINDS`` (what the mechanics decide, on weights nobody trained)."""
     text: str
     """The question, plain text (it may quote a token: show it as text, never as Markdown)."""
     choices: tuple[str, ...]
@@ -226,7 +230,13 @@ def questions(
 
 
 def verdict(question: Question, pick: int) -> str:
-    """One line for the student's pick (an index into ``choices``), with the numbers of both."""
+    """One line for the student's pick (an index into ``choices``), with the numbers of both (a mechanics question,
+    ``dashboard.classroom.quiz_mechanics``: the two choices; its explanation has the numbers)."""
+    if question.kind not in ("word", "pattern"):
+        if pick == question.answer:
+            return f"Right: {question.choices[pick]}."
+        mine, right = question.choices[pick], question.choices[question.answer]
+        return f"Not this time: your pick was “{mine}”; the run gives “{right}”."
     mine, right = question.values[pick], question.values[question.answer]
     if question.kind == "word":
         mine_text, right_text = f"{mine:.2f}", f"{right:.2f} weight"

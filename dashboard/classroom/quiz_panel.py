@@ -15,7 +15,10 @@ import streamlit as st
 
 from core import PATTERNS, Run
 from core.head_summary import ROW_WEIGHT
-from dashboard.classroom.quiz import METRIC_WORDS, Question, question_id, questions, verdict
+from dashboard.classroom.quiz import METRIC_WORDS, Question, question_id, verdict
+from dashboard.classroom.quiz_mechanics import KINDS as MECHANICS
+from dashboard.classroom.quiz_mechanics import questions_for
+from dashboard.classroom.quiz_reveal import show_mechanics
 from dashboard.figures import single_map_figure
 from dashboard.figures.quiz import marked_map_figure, pattern_bars_figure
 from dashboard.page import PLOTLY_CONFIG
@@ -77,16 +80,7 @@ def ask(settings: Settings, run: Run) -> bool:
         st.session_state.pop(CURRENT, None)
         return False
     layered = settings.kind.LEARNED  # a learned model's heads are named by layer too
-    layer = run.layer
-    found = questions(
-        run.trace.weights,
-        run.trace.mask,
-        run.tokens,
-        run.word_ids,
-        layer=layer,
-        layered=layered,
-        context=_context(settings),
-    )
+    found = questions_for(run, learned=settings.kind.LEARNED, layered=layered, context=_context(settings))
     if not found:
         st.session_state.pop(CURRENT, None)
         st.info(
@@ -160,6 +154,9 @@ def _show_answer(settings: Settings, run: Run, question: Question, choice: int |
     if choice is not None:
         st.text(verdict(question, choice))
     st.text(question.explanation)
+    if question.kind in MECHANICS:  # what the mechanics decided: its own figures (dashboard/classroom/quiz_reveal.py)
+        show_mechanics(settings, run, question)
+        return
     layered = settings.kind.LEARNED
     where = f"layer {question.layer}, head {question.head + 1}" if layered else f"head {question.head + 1}"
     weights = run.trace.weights[question.head]  # (T, T) the map the question hid
