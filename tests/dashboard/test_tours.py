@@ -8,6 +8,7 @@ import pytest
 from core import AttentionConfig, head_summary, name_patterns
 from core.head_summary import SPECIFIC, specificity
 from core.sources import MiniLMSource, source_class
+from dashboard.classroom.quiz import questions
 from dashboard.classroom.tours import TOUR_KEYS, TOURS_DIR, load_tours, parse_tour, step_state
 from dashboard.settings import DEFAULT_CONFIG, LINK_KEYS, Settings
 from tests.conftest import require_minilm
@@ -179,3 +180,29 @@ def test_the_default_config_is_what_a_step_resets_to():
         "seed": DEFAULT_CONFIG.seed,
         "positional": DEFAULT_CONFIG.positional,
     }
+
+
+QUIZZES = [(s, n) for s, n in STEPS if TOURS[s].steps[n - 1].settings.get("quiz")]
+
+
+@pytest.mark.parametrize(("slug", "number"), QUIZZES, ids=[f"{s}-{n}" for s, n in QUIZZES])
+def test_a_quiz_comes_before_the_steps_that_name_its_answers(slug, number):
+    """A pattern question asked after a step that names its head is recall, not prediction."""
+    tour, state = TOURS[slug], step_state(TOURS[slug].steps[number - 1])
+    kind = source_class(state["weights"])
+    if not kind.LEARNED:  # the mechanics questions: the notes say the first asks which cells are exactly 0
+        at = make_app(tour=slug, tour_step=str(number)).run()
+        no_exception(at)
+        assert at.session_state["quiz_current"].kind == "zero"
+        assert "exactly 0" in tour.steps[number - 1].note
+        return
+    r = _runs(state)[state["layer"] - 1]
+    asked = [q for q in questions(r.trace.weights, r.trace.mask, r.tokens, r.word_ids, layer=r.layer, layered=True)]
+    answers = [(q.pattern, q.layer, q.head) for q in asked if q.kind == "pattern"]
+    assert answers  # the step asks which head has a pattern
+    for earlier in tour.steps[: number - 1]:
+        before = step_state(earlier)
+        same_model = before["weights"] == state["weights"] and before["layer"] == state["layer"]
+        for pattern, layer, head in answers:
+            assert not (same_model and earlier.pattern == pattern), (slug, earlier.title, pattern)
+            assert f"layer {layer}, head {head + 1}" not in earlier.note.lower(), (slug, earlier.title)
