@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
+from collections.abc import Callable
 
 import numpy as np
 import regex
@@ -65,6 +66,19 @@ def tokenize(text: str, *, max_tokens: int = MAX_TOKENS, max_chars: int = MAX_CH
             f"The text has {len(text):,} characters; the limit is {max_chars:,} "
             f"(at most {max_tokens} tokens are drawn). Shorten the sentence."
         )
+    tokens = _split(text)
+    if not tokens:
+        raise ValueError("There is nothing to analyse: type a sentence with at least one word.")
+    if len(tokens) > max_tokens:
+        raise ValueError(
+            f"The text has {len(tokens)} tokens; the limit is {max_tokens} so that every "
+            f"heatmap stays readable. Shorten the sentence."
+        )
+    return tokens
+
+
+def _split(text: str) -> list[str]:
+    """The module's policy with no limit: every token of ``text`` (an empty list when there is none)."""
     tokens = []
     for match in _TOKEN.finditer(_clean(text)):
         token = match.group()
@@ -75,14 +89,62 @@ def tokenize(text: str, *, max_tokens: int = MAX_TOKENS, max_chars: int = MAX_CH
         if token[0] != _ZWJ and regex.fullmatch(r"[\p{L}\p{M}\p{N}'\u2019.,\u200d]+", token):
             token = token.replace(_ZWJ, "")  # a joiner glued to a word is not part of it
         tokens.append(token)
-    if not tokens:
-        raise ValueError("There is nothing to analyse: type a sentence with at least one word.")
-    if len(tokens) > max_tokens:
-        raise ValueError(
-            f"The text has {len(tokens)} tokens; the limit is {max_tokens} so that every "
-            f"heatmap stays readable. Shorten the sentence."
-        )
     return tokens
+
+
+def count_tokens(text: str) -> int:
+    """How many tokens ``tokenize`` makes of ``text``, with no limit (0 when there is none)."""
+    return len(_split(text))
+
+
+def _last_fitting(n: int, fits: Callable[[int], bool]) -> int:
+    """The largest ``i`` in ``-1..n-1`` with ``fits(i)`` (``fits`` true up to some ``i``, then false; -1: none)."""
+    lo, hi = -1, n - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def fitting_prefix(
+    text: str,
+    count: Callable[[str], int] = count_tokens,
+    *,
+    max_tokens: int = MAX_TOKENS,
+    max_chars: int = MAX_CHARS,
+) -> str | None:
+    """The longest beginning of ``text`` that ``count`` (tokens as the weights count them: ``count_tokens``, or a
+    model's pieces) puts at ``max_tokens`` or fewer, within ``max_chars``, cut between two tokens (never inside a
+    word, a number or an emoji); trailing spaces dropped. ``text`` itself when it fits; None when not even its
+    first token does.
+
+    A cut just before a space is always between tokens: a binary search over those finds the last that fits (a
+    longer prefix has as many tokens or more). Then, up to the next space, the same search over the grapheme ends
+    where the prefix's tokens are the first tokens of the whole text: a comma glued to a word, emoji in a row.
+    """
+    if len(text) <= max_chars and count(text) <= max_tokens:
+        return text
+    top = min(len(text), max_chars)
+    cuts = [p for p in range(1, top + 1) if p == len(text) or text[p].isspace()]  # (n,) before a space
+    best = _last_fitting(len(cuts), lambda i: count(text[: cuts[i]]) <= max_tokens)
+    low = cuts[best] if best >= 0 else 0  # fits (0: the empty prefix)
+    high = cuts[best + 1] if best + 1 < len(cuts) else top  # the next space, or the end in reach
+    ends = [m.end() for m in regex.finditer(r"\X", text[low:high])]  # (n,) after each grapheme, from low
+    whole = _split(text[: max_chars + 1])  # one character past the limit: does a token go on after the cut?
+
+    def snap(i: int) -> int:
+        """The last cut between tokens at or before grapheme ``i``'s end (``low`` when there is none)."""
+        for end in reversed(ends[: i + 1]):
+            head = _split(text[: low + end])
+            if head == whole[: len(head)]:
+                return low + end
+        return low
+
+    cut = snap(_last_fitting(len(ends), lambda i: count(text[: snap(i)]) <= max_tokens))
+    return text[:cut].rstrip() or None
 
 
 def _token_seed(token: str) -> int:

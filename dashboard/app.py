@@ -28,6 +28,7 @@ import streamlit as st
 from dashboard.classroom.room_page import class_bar, enter_room, publish_room, room_panel, room_quiz
 from dashboard.classroom.tours import open_tour_link, tour_bar
 from dashboard.link_notes import show_link_notes
+from dashboard.long_text import offer_prefix
 from dashboard.presenter import presenter_style
 from dashboard.settings import apply_recommended, sidebar
 from dashboard.url_state import read_address, remember_address
@@ -58,6 +59,7 @@ with heading:
     class_bar(room, settings.presenter)  # presenter mode: Share with the class, the room's link
 show_link_notes(link, settings)
 show_weights_note(settings.weights, settings.sentence, settings.config)
+offer_prefix(settings)  # a sentence too long for the weights: one click keeps its beginning
 view.render(settings)
 publish_room(room)  # the teacher's page, last: its settings become the room's
 room_quiz(room, settings.presenter)  # in a room's quiz: students' picks in, the teacher's tally out

@@ -18,6 +18,7 @@ from core import multi_head_attention, permutation_experiment, run
 from core.pretrained import FIX_COMMAND, bert_forward
 from core.pretrained.runs import permutation_layers
 from core.sources import ConfigSource, MiniLMSource, ModelSource, ToySource, TrainedSource
+from core.tokens import count_tokens
 from core.training.model import forward
 from dashboard import compute, training_jobs
 from dashboard.settings import Settings
@@ -101,6 +102,16 @@ class Build:
     """The core function behind ``ModelSource.permutation`` (None: the source cannot reorder)."""
     permutation_call: Callable[[Settings, tuple[int, ...]], str] | None = None
     """Its call with the page's settings and the reordering."""
+    count: Callable[[str], int] = count_tokens
+    """How many tokens these weights make of a sentence, against ``MAX_TOKENS`` (the sentence's words for a trained
+    model: it reads its task's example, and the views it cannot serve read the sentence with random weights)."""
+
+
+def _minilm_count(sentence: str) -> int:
+    """MiniLM's pieces with [CLS] and [SEP] (or the words, while the model is missing): the page caps both."""
+    model = compute.minilm()
+    pieces = 0 if isinstance(model, str) else len(model.encode(sentence).ids)
+    return max(count_tokens(sentence), pieces)
 
 
 BUILDS: dict[type[ModelSource], Build] = {
@@ -122,6 +133,7 @@ BUILDS: dict[type[ModelSource], Build] = {
             f"results = permutation_layers(load_minilm(), {s.sentence!r}, {list(perm)!r}, "
             f"causal={s.config.causal})  # one per layer"
         ),
+        _minilm_count,
     ),
     TrainedSource: Build(  # its forward runs multi_head_attention once per layer
         _trained_source,
@@ -161,6 +173,11 @@ def permutation_code(settings: Settings) -> tuple[Callable, Callable[[Settings, 
 def input_code(settings: Settings) -> tuple[Callable, tuple[str, ...]]:
     """The core function that makes each layer's input for the settings' source, and the lines that do."""
     return BUILDS[settings.kind].input_code
+
+
+def token_count(settings: Settings) -> Callable[[str], int]:
+    """How the settings' weights count a sentence's tokens, against ``MAX_TOKENS``."""
+    return BUILDS[settings.kind].count
 
 
 def served(settings: Settings, experiment: str, what: str) -> Settings:
