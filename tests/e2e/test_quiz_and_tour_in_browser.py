@@ -1,4 +1,4 @@
-"""In chromium: the quiz hides the map until Reveal, then marks the row's largest drawn weight; a tour's Next and
+"""In chromium: the quiz hides the map until Reveal, then draws the map its answer was read from; a tour's Next and
 Back move every control and the address bar."""
 
 from __future__ import annotations
@@ -14,12 +14,14 @@ QUIZ_URL = "?quiz=true&causal=true&n_heads=2&sentence=the+key+to+the+cabinet+is+
 
 
 def test_predict_then_reveal(server, page):
+    """Random weights: the first question asks which cells are exactly 0; the revealed map has exactly those as the
+    masked gaps plotly.js drew, as many as the explanation says."""
     page.goto(server + "/" + QUIZ_URL)
     panel = widget(page, "quiz_panel")
     panel.wait_for()
     assert page.locator(".st-key-heads_chart").count() == 0  # the maps stay hidden
-    question = panel.get_by_text(re.compile(r"which token does")).first.inner_text()
-    row = int(re.search(r"row (\d+)", question).group(1))
+    question = panel.get_by_text(re.compile(r"which cells of the \d+×\d+ map hold a weight of exactly 0")).first
+    head = int(re.search(r"In head (\d+)", question.inner_text()).group(1))
     reveal = widget(page, "quiz_reveal").locator("button").first
     assert reveal.is_disabled()  # predict first
     panel.locator("[data-testid='stSelectbox']").click()
@@ -28,16 +30,14 @@ def test_predict_then_reveal(server, page):
     wait_idle(page, option.click)
     wait_idle(page, reveal.click)
     page.locator(".st-key-quiz_map .js-plotly-plot").wait_for()
-    [z] = heads_z(page, ".st-key-quiz_map")  # what plotly.js drew
-    best = int(np.nanargmax(z[row]))
-    why = page.get_by_text(re.compile(r"^Row \d+ of head")).first.inner_text()
-    assert f"on {best}·" in why and f"{np.nanmax(z[row]):.2f}" in why  # the line explains the drawn numbers
+    [z] = heads_z(page, ".st-key-quiz_map")  # what plotly.js drew: NaN in a masked gap
+    gaps = np.isnan(z)
+    rows, cols = np.indices(z.shape)
+    assert np.array_equal(gaps, cols > rows)  # the causal mask's cells, above the diagonal
+    why = page.get_by_text(re.compile(rf"^In head {head}, \d+ weights are exactly 0")).first.inner_text()
+    assert f"{int(gaps.sum())} weights are exactly 0 (every cell above the diagonal" in why
     verdict = page.get_by_text(re.compile(r"^(Right|Not this time)")).first.inner_text()
-    assert verdict.startswith("Right") == picked.startswith(f"{best}·")
-    answer_box = page.evaluate(
-        "() => document.querySelector('.st-key-quiz_map .js-plotly-plot').layout.shapes.slice(-1)[0]"
-    )
-    assert round(answer_box["x0"] + 0.5) == best and round(answer_box["y0"] + 0.5) == row
+    assert verdict.startswith("Right") == picked.startswith("every cell above the diagonal")
     page.locator(".st-key-heads_chart").wait_for()  # after the reveal the view's maps are back
 
 
