@@ -59,8 +59,8 @@ with heading:
     class_bar(room, settings.presenter)  # presenter mode: Share with the class, the room's link
 show_link_notes(link, settings)
 show_weights_note(settings.weights, settings.sentence, settings.config)
-offer_prefix(settings)  # a sentence too long for the weights: one click keeps its beginning
 view.render(settings)
+offer_prefix(settings)  # a sentence too long for the weights: under the view's refusal, one click keeps its beginning
 publish_room(room)  # the teacher's page, last: its settings become the room's
 room_quiz(room, settings.presenter)  # in a room's quiz: students' picks in, the teacher's tally out
 remember_address()  # last: what the page wrote to the address is its own, not a new link

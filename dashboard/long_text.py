@@ -1,7 +1,7 @@
 """A sentence too long for the weights: one click keeps its beginning.
 
 The page refuses a sentence over ``MAX_CHARS`` characters or ``MAX_TOKENS`` tokens (``core.tokenize``'s message,
-or MiniLM's piece cap). ``offer_prefix(settings)`` then draws one button, above the view and its message, that
+or MiniLM's piece cap). ``offer_prefix(settings)`` then draws one button, after the view and its message, that
 puts into the sentence box the longest beginning of the text the settings' weights can draw, cut between two
 tokens (``core.tokens.fitting_prefix``) as those weights count them (``dashboard.source.token_count``: words for
 random and hand-built weights, WordPiece pieces with [CLS] and [SEP] for MiniLM).
@@ -38,6 +38,8 @@ def offer_prefix(settings: Settings) -> None:
     if not text.strip():
         return
     count = token_count(settings)
+    if count is None:  # these weights read no sentence
+        return
     prefix = _prefix(text, settings.weights, count)
     if prefix is None or prefix == text:  # it fits, or not even one token does (the view says why)
         return

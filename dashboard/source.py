@@ -102,9 +102,9 @@ class Build:
     """The core function behind ``ModelSource.permutation`` (None: the source cannot reorder)."""
     permutation_call: Callable[[Settings, tuple[int, ...]], str] | None = None
     """Its call with the page's settings and the reordering."""
-    count: Callable[[str], int] = count_tokens
-    """How many tokens these weights make of a sentence, against ``MAX_TOKENS`` (the sentence's words for a trained
-    model: it reads its task's example, and the views it cannot serve read the sentence with random weights)."""
+    count: Callable[[str], int] | None = count_tokens
+    """How many tokens these weights make of a sentence, against ``MAX_TOKENS``; None for a trained model, which
+    reads its task's example (a view it cannot serve reads the sentence with random weights, and refuses as usual)."""
 
 
 def _minilm_count(sentence: str) -> int:
@@ -140,6 +140,7 @@ BUILDS: dict[type[ModelSource], Build] = {
         _trained_call,
         multi_head_attention,
         (forward, ('x = params["embed"][tokens]', "attn_in, ln1 = pre_norm(", "x = x + trace.output")),
+        count=None,
     ),
 }
 BUILDS[ToySource] = BUILDS[ConfigSource]  # hand-built weights: the same build, code and reordering
@@ -175,8 +176,8 @@ def input_code(settings: Settings) -> tuple[Callable, tuple[str, ...]]:
     return BUILDS[settings.kind].input_code
 
 
-def token_count(settings: Settings) -> Callable[[str], int]:
-    """How the settings' weights count a sentence's tokens, against ``MAX_TOKENS``."""
+def token_count(settings: Settings) -> Callable[[str], int] | None:
+    """How the settings' weights count a sentence's tokens, against ``MAX_TOKENS`` (None: they read none)."""
     return BUILDS[settings.kind].count
 
 

@@ -114,3 +114,9 @@ def test_minilm_counts_word_pieces():
     assert len(model.encode(f"{kept} {rest[0]}").ids) > MAX_TOKENS  # the next word would not fit
     assert count_tokens(kept) < MAX_TOKENS  # the words alone would have kept more: pieces decided
     assert not at.error
+
+
+def test_weights_that_read_no_sentence_offer_nothing():
+    at = make_app(weights="trained", sentence=PARAGRAPH).run()  # the trained model reads its task's example
+    no_exception(at)
+    assert not any(b.key == "sentence_keep" for b in at.button)
