@@ -50,13 +50,13 @@ def _regions(t_q: int, t_k: int, mask: np.ndarray | None) -> list[tuple[str, np.
     """Candidate sets of cells ``(T_q, T_k)`` bool, each with its words; distinct sets only, in a fixed order."""
     i, j = np.indices((t_q, t_k))  # (T_q, T_k) query and key position of each cell
     candidates = [
-        ("every cell above the diagonal: a key after its query", j > i),
-        ("every cell below the diagonal: a key before its query", j < i),
+        ("above the diagonal: a key after its query", j > i),
+        ("below the diagonal: a key before its query", j < i),
         ("the diagonal: each query's own key", j == i),
     ]
     if mask is not None:
-        candidates.append(("every cell the mask hides (and only those)", ~np.asarray(mask, dtype=bool)))
-    candidates.append(("no cell: every weight is above 0", np.zeros((t_q, t_k), dtype=bool)))
+        candidates.append(("the cells the mask hides, only those", ~np.asarray(mask, dtype=bool)))
+    candidates.append(("none: every weight is above 0", np.zeros((t_q, t_k), dtype=bool)))
     out: list[tuple[str, np.ndarray]] = []
     for words, cells in candidates:
         if not any(np.array_equal(cells, seen) for _, seen in out):
@@ -117,8 +117,8 @@ def row_sum_question(run: Run, *, context: str = "") -> Question | None:
     candidates = [
         (0.0, "0"),
         (1.0, "1"),
-        (float(seen[row]), f"{int(seen[row])}: one for each key the query may look at"),
-        (float(t_k), f"{t_k}: one for each key of the sentence"),
+        (float(seen[row]), f"{int(seen[row])} (the keys it may see)"),
+        (float(t_k), f"{t_k} (all the keys)"),
     ]
     values, choices = [], []
     for value, words in candidates:
@@ -258,9 +258,9 @@ def reorder_question(run: Run, *, context: str = "") -> Question | None:
         f"{' '.join(run.tokens[p] for p in perm)}) and compute the map again with the same weights. What happens "
         "to the map?",
         choices=(
-            "the same weights, moved with their words: put back in the original order, it is this map",
-            "nothing: the same map, cell for cell, at the same positions",
-            "some weights change: even put back in the original order, it differs",
+            "the same weights, moved with their words",
+            "the same map, cell for cell, nothing moved",
+            "some weights change, even moved back",
         ),
         answer=answer,
         explanation=why,
@@ -300,7 +300,7 @@ def width_question(run: Run, *, context: str = "") -> Question | None:
         choices=(
             f"map A (d_k = {narrow})",
             f"map B (d_k = {wide})",
-            f"about the same (within {ABOUT_THE_SAME:g})",
+            f"about the same (±{ABOUT_THE_SAME:g})",
         ),
         answer=answer,
         explanation=(

@@ -67,24 +67,20 @@ def _zero_claims(q, r) -> list[bool]:
     zeros = {(i, j) for i in range(t_q) for j in range(t_k) if w[i, j] == 0.0}
     mask = r.trace.mask
     named = {
-        "every cell above the diagonal: a key after its query": {
-            (i, j) for i in range(t_q) for j in range(t_k) if j > i
-        },
-        "every cell below the diagonal: a key before its query": {
-            (i, j) for i in range(t_q) for j in range(t_k) if j < i
-        },
+        "above the diagonal: a key after its query": {(i, j) for i in range(t_q) for j in range(t_k) if j > i},
+        "below the diagonal: a key before its query": {(i, j) for i in range(t_q) for j in range(t_k) if j < i},
         "the diagonal: each query's own key": {(i, i) for i in range(min(t_q, t_k))},
-        "every cell the mask hides (and only those)": set()
+        "the cells the mask hides, only those": set()
         if mask is None
         else {(i, j) for i in range(t_q) for j in range(t_k) if not mask[i, j]},
-        "no cell: every weight is above 0": set(),
+        "none: every weight is above 0": set(),
     }
     return [named[c] == zeros for c in q.choices]
 
 
 def _row_sum_claims(q, r) -> list[bool]:
     total = math.fsum(float(v) for v in r.trace.weights[q.head, q.row])
-    return [abs(total - float(c.split(":")[0])) <= 1e-4 for c in q.choices]
+    return [abs(total - float(c.split()[0])) <= 1e-4 for c in q.choices]
 
 
 def _d_k_claims(q, r, config: AttentionConfig) -> list[bool]:
@@ -172,8 +168,8 @@ def test_the_answers_follow_the_run_not_the_settings():
     tokens = tuple(tokenize(SENTENCES[0]))
     bag = {q.kind: q for q in mechanics_questions(run(tokens, AttentionConfig()))}
     masked = {q.kind: q for q in mechanics_questions(run(tokens, AttentionConfig(causal=True)))}
-    assert bag["zero"].choices[bag["zero"].answer] == "no cell: every weight is above 0"
-    assert masked["zero"].choices[masked["zero"].answer].startswith("every cell above the diagonal")
+    assert bag["zero"].choices[bag["zero"].answer] == "none: every weight is above 0"
+    assert masked["zero"].choices[masked["zero"].answer].startswith("above the diagonal")
     assert bag["reorder"].answer == 0 and masked["reorder"].answer == 2
     assert "no positions and no mask" in bag["reorder"].text and "a mask" in masked["reorder"].text
     [width] = [q for q in mechanics_questions(run(tokens, DEFAULT_CONFIG)) if q.kind == "width"]
