@@ -17,6 +17,8 @@ Tokenizer policy (the dashboard shows exactly these tokens):
   joiner is kept only inside an emoji.
 - Right-to-left scripts (Hebrew, Arabic) are kept in logical order: position 0
   is the first character typed, whatever direction it is drawn in.
+- ``fitting_prefix`` finds the longest beginning of a refused text that fits, cut between tokens (the page's
+  one-click "keep the first tokens").
 - At most ``MAX_TOKENS`` tokens; more raises ``ValueError`` with a message meant
   for the user. Empty or whitespace-only text also raises ``ValueError``, and so
   does text over ``MAX_CHARS`` characters, refused before any other work so a
@@ -97,6 +99,10 @@ def count_tokens(text: str) -> int:
     return len(_split(text))
 
 
+MAX_WALK = 32
+"""Grapheme ends ``fitting_prefix`` checks back from a candidate cut when it cannot read the token ends directly."""
+
+
 def _last_fitting(n: int, fits: Callable[[int], bool]) -> int:
     """The largest ``i`` in ``-1..n-1`` with ``fits(i)`` (``fits`` true up to some ``i``, then false; -1: none)."""
     lo, hi = -1, n - 1
@@ -122,8 +128,11 @@ def fitting_prefix(
     first token does.
 
     A cut just before a space is always between tokens: a binary search over those finds the last that fits (a
-    longer prefix has as many tokens or more). Then, up to the next space, the same search over the grapheme ends
-    where the prefix's tokens are the first tokens of the whole text: a comma glued to a word, emoji in a row.
+    longer prefix has as many tokens or more). Then, up to the next space, the same search over the ends of the
+    tokens there (a comma glued to a word, emoji in a row). Those ends are read off the cleaned text when cleaning
+    kept every position; otherwise each grapheme end is checked (the prefix's tokens must be the first tokens of
+    the whole text), at most ``MAX_WALK`` of them back from a candidate, so a pasted 1,000-letter word costs a few
+    passes, not thousands.
     """
     if len(text) <= max_chars and count(text) <= max_tokens:
         return text
@@ -132,14 +141,25 @@ def fitting_prefix(
     best = _last_fitting(len(cuts), lambda i: count(text[: cuts[i]]) <= max_tokens)
     low = cuts[best] if best >= 0 else 0  # fits (0: the empty prefix)
     high = cuts[best + 1] if best + 1 < len(cuts) else top  # the next space, or the end in reach
-    ends = [m.end() for m in regex.finditer(r"\X", text[low:high])]  # (n,) after each grapheme, from low
-    whole = _split(text[: max_chars + 1])  # one character past the limit: does a token go on after the cut?
+    whole = _split(text[low : max_chars + 1])  # from the cut at low, one character past the limit
+
+    def between_tokens(end: int) -> bool:  # text[:low] ends before a space: its tokens are the same either way
+        head = _split(text[low : low + end])
+        return head == whole[: len(head)]
+
+    segment = text[low:high]
+    cleaned = _clean(segment)
+    if len(cleaned) == len(segment):  # NFC and lower case kept every position: the matches end between tokens
+        ends = [m.end() for m in _TOKEN.finditer(cleaned)]  # (n,) after each token, from low
+        i = _last_fitting(len(ends), lambda i: count(text[: low + ends[i]]) <= max_tokens)
+        if i < 0 or between_tokens(ends[i]):
+            return text[: low + ends[i] if i >= 0 else low].rstrip() or None
+    ends = [m.end() for m in regex.finditer(r"\X", segment)]  # (n,) after each grapheme, from low
 
     def snap(i: int) -> int:
-        """The last cut between tokens at or before grapheme ``i``'s end (``low`` when there is none)."""
-        for end in reversed(ends[: i + 1]):
-            head = _split(text[: low + end])
-            if head == whole[: len(head)]:
+        """The last cut between tokens at most ``MAX_WALK`` graphemes back from grapheme ``i``'s end (else low)."""
+        for end in reversed(ends[max(0, i + 1 - MAX_WALK) : i + 1]):
+            if between_tokens(end):
                 return low + end
         return low
 

@@ -44,7 +44,7 @@ def test_the_prefix_is_the_longest_that_fits(text):
 
 
 ALPHABET = st.sampled_from(
-    ["ab", "word", " ", "  ", ",", ".", "3.14", "é", "e\u0301", "👨‍👩‍👧", "👍🏽", "🇫🇷", "שלום", "\u200d"]
+    ["ab", "word", " ", "  ", ",", ".", "3.14", "é", "e\u0301", "👨‍👩‍👧", "👍🏽", "🇫🇷", "שלום", "\u200d", "İ", "ß"]
 )
 
 
@@ -120,3 +120,10 @@ def test_weights_that_read_no_sentence_offer_nothing():
     at = make_app(weights="trained", sentence=PARAGRAPH).run()  # the trained model reads its task's example
     no_exception(at)
     assert not any(b.key == "sentence_keep" for b in at.button)
+
+
+def test_one_word_longer_than_the_limit_has_no_beginning_to_keep():
+    assert fitting_prefix("a" * 1500) is None  # no cut between tokens fits: the page only says why
+    at = make_app(sentence="a" * 1500).run()
+    no_exception(at)
+    assert at.error and not any(b.key == "sentence_keep" for b in at.button)
