@@ -182,7 +182,6 @@ def enter_room(link: Mapping[str, str]) -> tuple[dict[str, str], RoomState]:
 def _become_teacher(code: str, key: str) -> None:
     """This session runs room ``code`` from now on; the browser keeps the key; a seat it held as a student is freed."""
     st.session_state[TEACHER] = (code, key)
-    teacher_key.remember(code, key)
     store().leave(code, session_id())
 
 
@@ -247,7 +246,6 @@ def _start_room() -> None:
     except RoomError as err:
         st.session_state[NOTE] = str(err)
         return
-    teacher_key.remember(code, key)
     st.session_state[TEACHER] = (code, key)
     st.session_state[ROOM] = code
     st.session_state[SHOW_KEY_ONCE] = True
@@ -330,7 +328,8 @@ def class_bar(state: RoomState, presenter: bool) -> None:
                 )
             elif state.code is None:
                 start_button()
-    teacher_key.browser_keys(store(), state.code, state.teacher, _become_teacher)  # reload, new tab, restart
+    held = st.session_state.get(TEACHER) if state.teacher else None
+    teacher_key.browser_keys(store(), state.code, held, _become_teacher)  # a reload, a new tab, a restart
     with_key = st.session_state.pop(SHOW_KEY_ONCE, False)
     if state.teacher and state.code and (st.session_state.pop(SHOW_LINK, False) or with_key):
         _room_dialog(state.code, with_key)

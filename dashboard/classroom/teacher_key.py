@@ -37,8 +37,6 @@ CLAIM_PARAM = "claim"
 """The teacher link's query parameter: a single-use claim token (``rooms.RoomStore.claim``). Not in LINK_KEYS."""
 COMPONENT_KEY = "teacher_key"
 """The component's widget key (and ``st-key-teacher_key``, its element's class in the page)."""
-REMEMBER = "_teacher_key_remember"
-"""Session: (code, key) for the browser to keep, until the browser says it kept it."""
 FORGET = "_teacher_key_forget"
 """Session: codes whose key the browser holds but which no longer open a room (restart, closed, idle)."""
 KEPT_ROOMS = 10
@@ -60,7 +58,7 @@ function readKept() {
 }
 
 export default function ({ data, setTriggerValue }) {
-  // 1. Keep and forget: rooms that no longer exist go, the room just claimed goes last (newest).
+  // 1. Keep and forget: rooms that no longer exist go, the teacher's room on this page goes last (newest).
   const drop = new Set(data.forget);
   if (data.remember) drop.add(data.remember[0]);
   let kept = readKept().filter(([code]) => !drop.has(code));
@@ -81,8 +79,9 @@ export default function ({ data, setTriggerValue }) {
   }
   // 3. Tell Python: the key this browser keeps for the room on the page (if asked), and what was done.
   const found = data.ask ? kept.find(([code]) => code === data.ask) : undefined;
-  if (data.remember || data.drop || found) {
-    setTriggerValue("done", { code: data.ask, key: found ? found[1] : null, stored: Boolean(data.remember) });
+  // Only then: a trigger reruns the page, which would close a dialog the teacher is reading.
+  if (data.drop || found) {
+    setTriggerValue("done", { code: data.ask, key: found ? found[1] : null });
   }
 }
 """
@@ -94,19 +93,15 @@ def _noop() -> None:
     """The trigger's callback: the value is read from the component's result in the same run."""
 
 
-def remember(code: str, key: str) -> None:
-    """This session just became room ``code``'s teacher: the browser keeps the key (``browser_keys`` sends it)."""
-    st.session_state[REMEMBER] = (code, key)
-
-
-def browser_keys(store: RoomStore, code: str | None, teacher: bool, become_teacher) -> None:
-    """Mount the component: keep a claimed key, drop the claim token from the address, and on a page that is not
-    (yet) the teacher of room ``code``, ask the browser for a key it keeps; a key that opens the room makes this
-    session its teacher (``become_teacher(code, key)``, then a rerun), one that does not is forgotten."""
-    held = st.session_state.get(REMEMBER)
+def browser_keys(store: RoomStore, code: str | None, held: tuple[str, str] | None, become_teacher) -> None:
+    """Mount the component. On the teacher's page (``held``: its (code, key)) the browser keeps the key; the claim
+    token leaves the address; on a page that is not the teacher of room ``code``, the browser is asked for a key it
+    keeps: one that opens the room makes this session its teacher (``become_teacher(code, key)``, then a rerun),
+    one that does not is forgotten."""
+    teacher = held is not None and held[0] == code
     data = {
         "ask": code if code and not teacher else None,
-        "remember": list(held) if held else None,
+        "remember": list(held) if teacher else None,
         "forget": sorted(st.session_state.get(FORGET, ())),
         "drop": CLAIM_PARAM if CLAIM_PARAM in st.query_params else None,
         "kept_rooms": KEPT_ROOMS,
@@ -114,8 +109,6 @@ def browser_keys(store: RoomStore, code: str | None, teacher: bool, become_teach
     done = _component(key=COMPONENT_KEY, data=data, width="content", height="content", on_done_change=_noop).done
     if not done:
         return
-    if done.get("stored"):
-        st.session_state.pop(REMEMBER, None)
     if CLAIM_PARAM in st.query_params:
         del st.query_params[CLAIM_PARAM]  # the address already lacks it (replaceState): no history entry is added
     st.session_state[FORGET] = set()
