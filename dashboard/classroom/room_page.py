@@ -138,7 +138,7 @@ def _teacher_of(code: str) -> str | None:
 
 
 def enter_room(link: Mapping[str, str]) -> tuple[dict[str, str], RoomState]:
-    """The link without the teacher key, and this page's place in a room. Call it before any widget."""
+    """The link without the teacher link's claim token, and this page's place in a room. Call it before any widget."""
     link = dict(link)
     token = link.pop(teacher_key.CLAIM_PARAM, None)
     raw_code = st.session_state.get(ROOM, st.query_params.get(ROOM, ""))
@@ -180,7 +180,8 @@ def enter_room(link: Mapping[str, str]) -> tuple[dict[str, str], RoomState]:
 
 
 def _become_teacher(code: str, key: str) -> None:
-    """This session runs room ``code`` from now on; the browser keeps the key; a seat it held as a student is freed."""
+    """This session runs room ``code`` from now on (``class_bar`` hands the key to the browser: ``teacher_key``);
+    a seat it held as a student is freed."""
     st.session_state[TEACHER] = (code, key)
     store().leave(code, session_id())
 
