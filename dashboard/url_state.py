@@ -26,6 +26,7 @@ from core import MAX_TOKENS, POSITIONAL_KINDS, head_count_problem
 from core.ablation import MODES as ABLATION_MODES
 from core.sources import SOURCES, WEIGHTS, ModelSource
 from core.training import MAX_STEPS, SAFE_LRS, TASK_NAMES
+from dashboard.classroom.teacher_key import CLAIM_PARAM
 from dashboard.classroom.tours import load_tours
 from dashboard.probes import KNOCKOUT_CHOICES, NONE, TEMPERATURES
 from dashboard.settings import (
@@ -363,8 +364,9 @@ def read_address() -> dict[str, str]:
     New means it differs from what the last run left and from what the page's own widgets hold, so a value the
     user just set is never read back as a link. Each new value is parsed (``read``); unusable ones are replaced
     (address and session) and the run restarts once with the corrected address, so no widget sees them.
-    Parameters no widget reads (not in ``settings.LINK_KEYS``) leave the address once read. The returned
-    link holds the new values (usable ones, in their address text) and the unknown parameters; on a rerun
+    Parameters no widget reads (not in ``settings.LINK_KEYS``) leave the address once read, but for the teacher
+    link's claim token: removing it here would push a history entry that keeps it (``classroom/teacher_key.py``).
+    The returned link holds the new values (usable ones, in their address text) and the unknown parameters; on a rerun
     where the address did not change, it is empty.
     """
     for key, value in st.session_state.pop(_FIXED, {}).items():  # the restarted run: the corrections again
@@ -377,7 +379,9 @@ def read_address() -> dict[str, str]:
     link = dict(st.session_state.pop(_LINK, {}))
     fixed = {}
     for key, raw in new.items():
-        if key not in LINK_KEYS or key in reading.ignored:
+        if key == CLAIM_PARAM:  # the teacher link's token: teacher_key rewrites the address in place, no push
+            link[key] = raw
+        elif key not in LINK_KEYS or key in reading.ignored:
             _set_url(key, None)  # read (a note counts or names it), then dropped: the URL keeps what it controls
             link[key] = raw
         elif key in reading.problems:

@@ -2,9 +2,9 @@
 
 The app calls, in this order:
 
-1. ``enter_room(link)`` before any widget: takes the teacher key out of the link (it lives in the session only;
-   ``read_address`` has already removed it from the address bar) and, on a student's page that follows the room,
-   writes the room's settings into ``st.session_state`` so the widgets are created with them.
+1. ``enter_room(link)`` before any widget: spends the teacher link's claim token (``teacher_key``: the key then
+   lives in the session and this browser's localStorage, never in an address) and, on a student's page that
+   follows the room, writes the room's settings into ``st.session_state`` so the widgets are created with them.
 2. ``room_panel(state, presenter)`` in the sidebar and ``class_bar(state, presenter)`` on the page (presenter
    mode's "Share with the class" and room buttons, and the room's dialogs).
 3. ``publish_room(state)`` last: the teacher's widget values become the room's settings (a new version only when
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from dashboard import clients
-from dashboard.classroom import quiz_panel
+from dashboard.classroom import quiz_panel, teacher_key
 from dashboard.classroom.quiz import question_id
 from dashboard.classroom.rooms import (
     CODE_LENGTH,
@@ -59,16 +59,14 @@ REDIS_URL = "ATTENTION_LAB_REDIS_URL"
 
 ROOM = "room"
 """The room code's text box; bound to the URL, so a student's reload stays in the room."""
-KEY_PARAM = "key"
-"""The teacher link's query parameter for the key. Not in LINK_KEYS: read_address removes it from the address bar."""
 FOLLOW = "room_follow"
 """The "Follow the teacher" toggle (not in the URL: a reload follows again)."""
 TEACHER = "_room_teacher"
-"""Session: (code, key) of the room this session runs."""
+"""Session: (code, key) of the room this session runs (the browser keeps it too: ``teacher_key``)."""
 APPLIED = "_room_applied"
 """Session: (code, version, settings) of the room state last written into this student's widgets."""
 SHOW_KEY_ONCE = "_room_show_key"
-"""Session: set when a room starts; the dialog with the teacher link pops it, so the key is shown once."""
+"""Session: set when a room starts; the dialog pops it, so it opens by itself once (with the teacher link's warning)."""
 SHOW_LINK = "_room_show_link"
 """Session: a button asked for the room's link dialog."""
 NOTE = "_room_note"
@@ -140,20 +138,24 @@ def _teacher_of(code: str) -> str | None:
 
 
 def enter_room(link: Mapping[str, str]) -> tuple[dict[str, str], RoomState]:
-    """The link without the teacher key, and this page's place in a room. Call it before any widget."""
+    """The link without the teacher link's claim token, and this page's place in a room. Call it before any widget."""
     link = dict(link)
-    raw_key = link.pop(KEY_PARAM, None)
+    token = link.pop(teacher_key.CLAIM_PARAM, None)
     raw_code = st.session_state.get(ROOM, st.query_params.get(ROOM, ""))
     code = normal_code(str(raw_code)) if raw_code else None
     problem = st.session_state.pop(NOTE, None)
-    if raw_key is not None and code and store().snapshot(code) is None:
+    if token is not None and code and store().snapshot(code) is None:
         return link, RoomState(code, problem=missing_room(code, teacher_link=True), gone=True)
-    if raw_key is not None:
-        if code and store().is_teacher(code, raw_key):
-            st.session_state[TEACHER] = (code, raw_key)
+    if token is not None and _teacher_of(code or "") is None:
+        key = store().claim(code, token) if code else None
+        if key is not None:
+            _become_teacher(code, key)
             _apply(code, store().snapshot(code))  # another device: start from the room's settings
         else:
-            problem = "This link's teacher key does not open the room: you see it as a student."
+            problem = (
+                "This teacher link was used already (each one opens the room once), so you see the room as a "
+                "student. The teacher's page shows a new teacher link in the room's dialog."
+            )
     if raw_code and code is None:
         return link, RoomState(problem=f"A room code is {CODE_LENGTH} letters and digits, as the teacher shows it.")
     if code is None:
@@ -175,6 +177,13 @@ def enter_room(link: Mapping[str, str]) -> tuple[dict[str, str], RoomState]:
     if following:
         _apply(code, room)
     return link, RoomState(code, following=following, room=room, problem=problem)
+
+
+def _become_teacher(code: str, key: str) -> None:
+    """This session runs room ``code`` from now on (``class_bar`` hands the key to the browser: ``teacher_key``);
+    a seat it held as a student is freed."""
+    st.session_state[TEACHER] = (code, key)
+    store().leave(code, session_id())
 
 
 def _still_following(code: str, room: Snapshot) -> bool:
@@ -273,8 +282,13 @@ def start_button() -> None:
 
 
 def room_links(code: str, base: Base) -> tuple[str, str]:
-    """The students' link (the code only) and the teacher link (code and key) of a room."""
-    return with_query(base.url, {ROOM: code}), with_query(base.url, {ROOM: code, KEY_PARAM: _teacher_of(code) or ""})
+    """The students' link (the code only) and the teacher link (the code and the room's unspent claim token)."""
+    students = with_query(base.url, {ROOM: code})
+    try:
+        token = store().claim_token(code, _teacher_of(code) or "")
+    except Forbidden:  # not this page's room (or it closed): no teacher link to give
+        return students, students
+    return students, with_query(base.url, {ROOM: code, teacher_key.CLAIM_PARAM: token})
 
 
 @st.dialog("Your room", width="large")
@@ -286,12 +300,13 @@ def _room_dialog(code: str, with_key: bool) -> None:
         base_note(base)
         if with_key:
             st.warning(
-                "Your teacher link, shown only now: it reopens this room as its teacher on another device (or after "
-                "a reload). Anyone with it can change the room: keep it off the projector and out of the chat.",
+                "Your teacher link opens this room as its teacher on another device. It works once: then this "
+                "dialog shows the next one. Until used, anyone with it can change the room: keep it off the "
+                "projector and out of the chat. This browser stays the teacher after a reload, in a new tab too.",
                 icon=":material/key:",
             )
-            with st.expander("Show the teacher link"):
-                st.code(teacher, language=None, wrap_lines=True)
+        with st.expander("Show the teacher link"):
+            st.code(teacher, language=None, wrap_lines=True)
 
 
 def _ask_for_link() -> None:
@@ -314,6 +329,8 @@ def class_bar(state: RoomState, presenter: bool) -> None:
                 )
             elif state.code is None:
                 start_button()
+    held = st.session_state.get(TEACHER) if state.teacher else None
+    teacher_key.browser_keys(store(), state.code, held, _become_teacher)  # a reload, a new tab, a restart
     with_key = st.session_state.pop(SHOW_KEY_ONCE, False)
     if state.teacher and state.code and (st.session_state.pop(SHOW_LINK, False) or with_key):
         _room_dialog(state.code, with_key)

@@ -1,8 +1,10 @@
 """Rooms the class follows: one teacher's settings, many students' pages, a tally of anonymous guesses.
 
 A room is a short code (what students type or scan) and a secret teacher key (what changes it). Both come from
-``secrets``; both are compared with ``secrets.compare_digest``. Every call that changes a room's settings,
-reveals a question's answer or reads its tally takes the key and raises ``Forbidden`` without the right one.
+``secrets``; both are compared with ``secrets.compare_digest``. The teacher link carries no key, only a claim
+token, spent the first time a page presents it (``claim``); the teacher's page shows the next one
+(``claim_token``). The rule and why: ``dashboard/classroom/teacher_key.py``. Every call that changes a room's
+settings, reveals a question's answer or reads its tally takes the key and raises ``Forbidden`` without the right one.
 
 What a room holds, and nothing more: the teacher's widget values keyed by URL key (``settings.LINK_KEYS``), a
 version number that grows with every change (students poll it), the teacher's current question, one seat per
@@ -69,6 +71,8 @@ MAX_ANSWER = 1000
 """A guess is an option's index, 0 <= answer < MAX_ANSWER."""
 MAX_QUESTION_ID = 200
 """Characters of a question id (the quiz's own id: settings and head, never student text)."""
+CLAIM_BYTES = 24
+"""A claim token: 192 random bits, like the key, so guessing one is as hopeless as guessing the key."""
 GONE_KEPT = 10_000
 """Codes of closed rooms the in-process store remembers (why they closed, for the page's message)."""
 
@@ -90,6 +94,10 @@ def new_code() -> str:
 
 def new_key() -> str:
     return secrets.token_urlsafe(KEY_BYTES)
+
+
+def new_claim() -> str:
+    return secrets.token_urlsafe(CLAIM_BYTES)
 
 
 def normal_code(raw: str) -> str | None:
@@ -127,6 +135,8 @@ class Room:
     """Session id -> answer index, for ``question`` only."""
     revealed: dict[str, int] = field(default_factory=dict)
     """Question id -> the right answer's index, once the teacher reveals it (insertion order: oldest first)."""
+    claim: str = field(default="", repr=False)
+    """The unspent claim token of the teacher link ("" once spent, until a teacher page asks for the next)."""
 
 
 @dataclass(frozen=True)
@@ -251,6 +261,29 @@ class RoomStore(ABC):
         with self._reading(code):
             room = self._find(code)
             return bool(room and key and secrets.compare_digest(room.key.encode(), key.encode()))
+
+    def claim_token(self, code: str, key: str) -> str:
+        """The room's unspent claim token for the teacher link, a new one if the last was spent. Needs the key.
+
+        The same token until a page spends it, so a link shown twice is one link."""
+        with self._locked(code):
+            room = self._teacher(code, key)
+            if not room.claim:
+                room.claim = new_claim()
+            self._save(room)
+            return room.claim
+
+    def claim(self, code: str, token: str) -> str | None:
+        """Spend claim token ``token`` of room ``code``: the room's key, once; None for any other token or room."""
+        with self._locked(code):
+            room = self._find(code)
+            if room is None or not token or not room.claim:
+                return None
+            if not secrets.compare_digest(room.claim.encode(), token.encode()):
+                return None
+            room.claim = ""  # spent: the link in the history, the chat or the mail opens nothing any more
+            self._save(room)
+            return room.key
 
     def publish(self, code: str, key: str, settings: Mapping[str, object], question: str | None = None) -> int:
         """Show ``settings`` and ask ``question`` (None: no quiz) in the room; the version grows when settings
@@ -425,10 +458,10 @@ return {version, redis.call('HGET', KEYS[1], 'touched'), seated}
 class RedisRoomStore(RoomStore):
     """Rooms in Redis (``ATTENTION_LAB_REDIS_URL``): every app process that points at it serves the same rooms.
 
-    Keys, under ``prefix``: ``room:CODE`` (a hash: key, settings as JSON, version, touched, question, revealed,
-    who started it), ``seats:CODE`` and ``guesses:CODE`` (hashes by session id), the set ``rooms``, ``gone:CODE``
-    (why a room closed), ``salt``, and ``lock:CODE`` (redis-py's lock). Every key expires: a room
-    ``IDLE_SECONDS`` after its teacher's last change, whatever happens to the app processes. The clock is the
+    Keys, under ``prefix``: ``room:CODE`` (a hash: key, claim token, settings as JSON, version, touched,
+    question, revealed, who started it), ``seats:CODE`` and ``guesses:CODE`` (hashes by session id), the set
+    ``rooms``, ``gone:CODE`` (why a room closed), ``salt``, and ``lock:CODE`` (redis-py's lock). Every key expires:
+    a room ``IDLE_SECONDS`` after its teacher's last change, whatever happens to the app processes. The clock is the
     wall clock (``time.time``), the one every process shares.
     """
 
@@ -482,6 +515,7 @@ class RedisRoomStore(RoomStore):
             seats={s: float(t) for s, t in seats.items()},
             guesses={s: int(a) for s, a in guesses.items()},
             revealed=json.loads(raw["revealed"]),
+            claim=raw.get("claim", ""),
         )
 
     def _save(self, room: Room) -> None:
@@ -496,6 +530,7 @@ class RedisRoomStore(RoomStore):
             "tab": room.tab,
             "question": json.dumps(room.question),
             "revealed": json.dumps(room.revealed),
+            "claim": room.claim,
         }
         with self._redis.pipeline() as pipe:
             pipe.hset(room_key, mapping=fields).delete(seats_key, guesses_key)

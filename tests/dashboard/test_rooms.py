@@ -14,7 +14,7 @@ import secrets
 
 import pytest
 
-from dashboard.classroom import room_page, rooms
+from dashboard.classroom import room_page, rooms, teacher_key
 from dashboard.classroom.quiz import question_id
 from dashboard.classroom.rooms import (
     CODE_ALPHABET,
@@ -171,6 +171,61 @@ def test_the_key_of_one_room_does_not_open_another(store):
     assert not store.is_teacher(a, key_b) and not store.is_teacher(b, key_a)
     with pytest.raises(Forbidden):
         store.publish(b, key_a, {"seed": 1})
+
+
+# -- the teacher link's claim token (dashboard/classroom/teacher_key.py: single use, the next one on demand) ------
+def test_a_claim_token_gives_the_key_once_and_nothing_after(backend):
+    """Two stores on one backend (two processes on one Redis): the token is spent for both."""
+    one, other = backend(), backend()
+    code, key = open_room(one)
+    token = one.claim_token(code, key)
+    assert len(token) >= 32 and re.fullmatch(r"[A-Za-z0-9_-]+", token) and token != key
+    assert one.claim_token(code, key) == token  # shown twice before use: one link
+    assert other.claim(code, token) == key
+    assert other.claim(code, token) is None and one.claim(code, token) is None  # spent, in every process
+    fresh = one.claim_token(code, key)
+    assert fresh != token and one.claim(code, token) is None  # the old one stays spent
+    assert other.claim(code, fresh) == key and one.is_teacher(code, key)  # the key itself is unchanged
+
+
+def test_only_the_key_mints_a_claim_token_and_only_the_rooms_token_claims(store):
+    code, key = open_room(store)
+    for name, bad in wrong_keys(store, key).items():
+        with pytest.raises(Forbidden):
+            store.claim_token(code, bad)
+        assert store.claim(code, bad) is None, name  # a key is no claim token either
+    other, other_key = open_room(store)
+    token = store.claim_token(other, other_key)
+    assert store.claim(code, token) is None  # another room's token opens nothing here...
+    assert store.claim(code, "") is None and store.claim(code, token[:-1]) is None
+    assert store.claim(other, token) == other_key  # ...and was not spent by trying
+    assert store.claim(code, store.claim_token(code, key)) == key
+
+
+def test_a_claim_token_dies_with_its_room(store, clock):
+    closed, key = open_room(store)
+    token = store.claim_token(closed, key)
+    store.close(closed, key)
+    assert store.claim(closed, token) is None
+    idle, idle_key = open_room(store)
+    token = store.claim_token(idle, idle_key)
+    clock.now += IDLE_SECONDS + 1
+    assert store.claim(idle, token) is None
+
+
+def test_a_claim_token_never_shows_in_a_snapshot_or_a_repr(store):
+    code, key = open_room(store)
+    token = store.claim_token(code, key)
+    assert token not in repr(store.snapshot(code)) and token not in repr(store._load(code))
+
+
+def test_redis_keeps_the_unspent_token_across_a_restart(redis_url, clock):
+    before = RedisRoomStore(redis_url, clock=clock)
+    code, key = open_room(before)
+    token = before.claim_token(code, key)
+    del before
+    after = RedisRoomStore(redis_url, clock=clock)  # a new process, the same Redis
+    assert after.claim_token(code, key) == token and after.claim(code, token) == key
 
 
 def test_the_teacher_publishes_and_the_version_grows_only_on_a_change(store):
@@ -431,16 +486,23 @@ def start_room(tabs, **query):
     return teacher, code, key
 
 
+def shown_claim(page) -> str | None:
+    """The claim token of the teacher link the page's dialog shows, if it shows one."""
+    found = [m.group(1) for c in page.get("code") if (m := re.search(r"claim=([A-Za-z0-9_-]+)", c.value))]
+    return found[-1] if found else None
+
+
 def test_start_a_room_keeps_the_key_in_the_session_only(tabs):
     teacher, code, key = start_room(tabs, seed="5")
     assert dict(teacher.query_params).get("room") == code
     assert all(key not in str(v) for v in teacher.query_params.values())
     assert room_page.store().snapshot(code).settings["seed"] == 5
-    texts = [c.value for c in teacher.get("code")]
-    assert any(key in t for t in texts)  # shown once, in the dialog's teacher link...
+    assert not any(key in c.value for c in teacher.get("code"))  # the dialog shows no key...
+    token = shown_claim(teacher)
+    assert token is not None and room_page.store().claim_token(code, key) == token  # ...but the unspent claim
     teacher.button_group(key="n_heads").set_value(2)
     tabs(teacher, "teacher")
-    assert not any(key in c.value for c in teacher.get("code"))  # ...and not again
+    assert shown_claim(teacher) is None  # the dialog opened once by itself
 
 
 def test_students_follow_the_teacher(tabs):
@@ -487,28 +549,53 @@ def test_a_student_who_changes_a_control_explores_on_their_own(tabs):
     assert room_page.store().snapshot(code).settings["seed"] == 18  # and the room is untouched
 
 
-def test_the_teacher_link_reopens_the_room_and_leaves_the_address_bar(tabs):
+def teacher_link(code: str, key: str) -> dict[str, str]:
+    """The query of the teacher link the teacher's dialog shows now."""
+    return {"room": code, teacher_key.CLAIM_PARAM: room_page.store().claim_token(code, key)}
+
+
+def test_the_teacher_link_reopens_the_room_once(tabs):
     _, code, key = start_room(tabs)
-    other_device = tabs(make_app(room=code, key=key), "teacher-2")
+    link = teacher_link(code, key)
+    other_device = tabs(make_app(**link), "teacher-2")
     no_exception(other_device)
-    assert "key" not in other_device.query_params
-    assert not other_device.warning  # the key is not reported as an unknown parameter
+    assert other_device.session_state[room_page.TEACHER] == (code, key)
+    assert not other_device.warning  # the token is not reported as an unknown parameter
     other_device.number_input(key="seed").set_value(9)
     tabs(other_device, "teacher-2")
     assert room_page.store().snapshot(code).settings["seed"] == 9
+    assert room_page.store().claim(code, link[teacher_key.CLAIM_PARAM]) is None  # spent by opening it
+    again = tabs(make_app(**link), "teacher-3")  # the same link, another profile: a student's page
+    no_exception(again)
+    assert room_page.TEACHER not in again.session_state
+    assert any("This teacher link was used already" in w.value for w in again.warning)
+    assert again.toggle(key=room_page.FOLLOW).value is True and again.session_state["seed"] == 9
 
 
-@pytest.mark.parametrize("which", ["forged", "missing", "another room's"])
-def test_a_page_without_the_right_key_cannot_change_the_room(tabs, which):
-    _, code, _ = start_room(tabs)
-    _, other_key = room_page.store().open(SETTINGS, someone())
-    keys = {"forged": secrets.token_urlsafe(24), "missing": None, "another room's": other_key}
-    query = {"room": code} | ({} if keys[which] is None else {"key": keys[which]})
+def test_a_teacher_opening_its_own_link_again_does_not_spend_it(tabs):
+    teacher, code, key = start_room(tabs)
+    link = teacher_link(code, key)
+    teacher.query_params[teacher_key.CLAIM_PARAM] = link[teacher_key.CLAIM_PARAM]
+    tabs(teacher, "teacher")
+    assert room_page.store().claim(code, link[teacher_key.CLAIM_PARAM]) == key  # still unspent
+
+
+@pytest.mark.parametrize("which", ["forged", "missing", "another room's", "the key itself"])
+def test_a_page_without_the_right_token_cannot_change_the_room(tabs, which):
+    _, code, key = start_room(tabs)
+    other, other_key = room_page.store().open(SETTINGS, someone())
+    tokens = {
+        "forged": secrets.token_urlsafe(24),
+        "missing": None,
+        "another room's": room_page.store().claim_token(other, other_key),
+        "the key itself": key,
+    }
+    query = {"room": code} | ({} if tokens[which] is None else {teacher_key.CLAIM_PARAM: tokens[which]})
     page = tabs(make_app(**query), "intruder")
     no_exception(page)
-    assert "key" not in page.query_params
-    if keys[which] is not None:
-        assert any("does not open the room" in w.value for w in page.warning)
+    assert room_page.TEACHER not in page.session_state
+    if tokens[which] is not None:
+        assert any("This teacher link was used already" in w.value for w in page.warning)
     before = room_page.store().snapshot(code)
     page.toggle(key=room_page.FOLLOW).set_value(False)
     tabs(page, "intruder")
@@ -519,6 +606,74 @@ def test_a_page_without_the_right_key_cannot_change_the_room(tabs, which):
     after = room_page.store().snapshot(code)
     assert after.settings == before.settings and after.version == before.version
     assert not room_page.reveal_to_room("q", 0)  # the page's own reveal reaches no room
+
+
+def test_an_old_key_link_opens_nothing(tabs):
+    """The teacher link used to carry the key (?key=K): such a link is now an unknown parameter, dropped."""
+    _, code, key = start_room(tabs)
+    page = tabs(make_app(room=code, key=key), "old-link")
+    no_exception(page)
+    assert room_page.TEACHER not in page.session_state and "key" not in page.query_params
+
+
+class BrowserKeys:
+    """The component as this test's browser: it keeps room code -> key and answers the page's question."""
+
+    def __init__(self) -> None:
+        self.kept: dict[str, str] = {}
+        self.data: list[dict] = []
+
+    def __call__(self, *, data: dict, **_) -> dict:
+        self.data.append(data)
+        for code in data["forget"]:
+            self.kept.pop(code, None)
+        if data["remember"]:
+            self.kept[data["remember"][0]] = data["remember"][1]
+        found = self.kept.get(data["ask"]) if data["ask"] else None
+        done = {"code": data["ask"], "key": found} if data["drop"] or found else None
+        return type("Result", (), {"done": done})()
+
+
+@pytest.fixture
+def browser_keys(monkeypatch) -> BrowserKeys:
+    fake = BrowserKeys()
+    monkeypatch.setattr(teacher_key, "_component", fake)
+    return fake
+
+
+def test_a_reload_finds_the_key_the_browser_keeps(tabs, browser_keys):
+    _, code, key = start_room(tabs)
+    assert browser_keys.kept == {code: key}  # the teacher's page handed it over
+    reloaded = tabs(make_app(room=code), "teacher-reloaded")  # a new session, as a reload or a new tab is
+    no_exception(reloaded)
+    assert reloaded.session_state[room_page.TEACHER] == (code, key)
+    assert any(f"You run room {code}" in s.value for s in reloaded.success)
+    assert room_page.store().snapshot(code).students == 0  # the seat its first run took is free again
+    browser_keys.kept.clear()
+    stranger = tabs(make_app(room=code), "stranger")  # another profile keeps no key: a student
+    assert room_page.TEACHER not in stranger.session_state and room_page.store().snapshot(code).students == 1
+
+
+def test_a_key_for_a_room_gone_with_a_restart_is_forgotten(tabs, browser_keys):
+    _, code, _ = start_room(tabs)
+    restart_server()
+    page = tabs(make_app(room=code), "after-restart")
+    no_exception(page)
+    assert room_page.TEACHER not in page.session_state and browser_keys.kept == {}
+    assert any("the server restarted at" in w.value for w in page.warning)
+    assert code in browser_keys.data[-1]["forget"]
+
+
+def test_with_redis_a_restart_keeps_the_teacher(tabs, browser_keys, redis_url, monkeypatch):
+    monkeypatch.setenv(room_page.REDIS_URL, redis_url)
+    room_page.store.clear()
+    _, code, key = start_room(tabs)
+    restart_server()  # a new process: nothing in memory, the same Redis
+    page = tabs(make_app(room=code), "after-restart")
+    no_exception(page)
+    assert page.session_state[room_page.TEACHER] == (code, key)
+    assert any(f"You run room {code}" in s.value for s in page.success)
+    room_page.store.clear()
 
 
 def test_a_typed_code_that_is_no_room_says_so_without_echoing_it(tabs):
@@ -539,14 +694,13 @@ def restart_server() -> None:
 def test_after_a_restart_the_page_says_the_room_is_gone_and_offers_a_new_one(tabs, link):
     """Issue 18: after kill -9 and a start, the old teacher link said its key "does not open the room"."""
     _, code, key = start_room(tabs)
+    query = teacher_link(code, key) if link == "teacher link" else {"room": code}
     restart_server()
-    query = {"room": code, "key": key} if link == "teacher link" else {"room": code}
     page = tabs(make_app(**query), "after-restart")
     no_exception(page)
     said = " ".join(w.value for w in page.warning)
     assert "the server restarted at" in said and "every room opened before then has ended" in said
-    assert "does not open the room" not in said and not any("You run room" in s.value for s in page.success)
-    assert "key" not in page.query_params
+    assert "used already" not in said and not any("You run room" in s.value for s in page.success)
     page.button(key="room_restart").click()
     tabs(page, "after-restart")
     new_code, _ = page.session_state[room_page.TEACHER]

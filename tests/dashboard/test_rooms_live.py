@@ -15,6 +15,7 @@ from bench.protocol import Tab
 from bench.streamlit_server import streamlit_server
 from dashboard.classroom.room_page import POLL_SECONDS, REDIS_URL
 from dashboard.classroom.rooms import SEAT_SECONDS
+from dashboard.classroom.teacher_key import CLAIM_PARAM
 
 pytestmark = pytest.mark.servers  # four real servers: the full CI pass runs them, the light one leaves them
 
@@ -49,7 +50,7 @@ async def follow(student: Tab, seed: int) -> tuple[int, float]:
 async def teacher_on_a_students_on_b(a: str, b: str) -> tuple[str, str, list[tuple[int, float]]]:
     async with Tab(a) as teacher, Tab(b) as s1, Tab(b) as s2:
         code = await start_room(teacher)
-        key = teacher_key(teacher)
+        token = claim_token(teacher)
         for student in (s1, s2):
             await student.open({"room": code})
             assert "Following room" in " ".join(student.page.texts("markdown")), student.page.texts("alert")
@@ -59,26 +60,26 @@ async def teacher_on_a_students_on_b(a: str, b: str) -> tuple[str, str, list[tup
         for seed in (4242, 77):
             await teacher.change(seed=seed)
             follows += [await follow(s1, seed), await follow(s2, seed)]
-        return code, key, follows
+        return code, token, follows
 
 
-def teacher_key(teacher: Tab) -> str:
-    """The teacher link's key, read from the dialog's code block (shown once, after Start)."""
-    blocks = [e.code.code_text for e in teacher.page.of("code") if "key=" in e.code.code_text]
-    return blocks[0].split("key=", 1)[1] if blocks else ""
+def claim_token(teacher: Tab) -> str:
+    """The teacher link's claim token, read from the dialog's code block (the dialog opens by itself after Start)."""
+    blocks = [e.code.code_text for e in teacher.page.of("code") if f"{CLAIM_PARAM}=" in e.code.code_text]
+    return blocks[0].split(f"{CLAIM_PARAM}=", 1)[1] if blocks else ""
 
 
 def test_two_processes_on_one_redis_serve_one_room_and_keep_it_across_a_restart(redis_url):
     env = {REDIS_URL: redis_url}
     with streamlit_server(env=env) as (a, _), streamlit_server(env=env) as (b, _):
-        code, key, follows = asyncio.run(teacher_on_a_students_on_b(a, b))
+        code, token, follows = asyncio.run(teacher_on_a_students_on_b(a, b))
     print(f"\nstudents on process B followed the teacher on A: {follows} (polls, seconds)")
     assert all(polls == 1 for polls, _ in follows)  # the first poll after the change shows it: within ~1 s + a run
-    assert key, "the teacher link was not shown"
+    assert token, "the teacher link was not shown"
 
     async def after_restart(c: str) -> str:
         async with Tab(c) as teacher:
-            await teacher.open({"room": code, "key": key})
+            await teacher.open({"room": code, CLAIM_PARAM: token})  # the teacher link, unused until now
             return alerts(teacher) + f" seed={teacher.values['seed']}"
 
     with streamlit_server(env=env) as (c, _):  # both processes gone: a new one on the same Redis

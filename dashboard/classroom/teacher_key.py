@@ -1,0 +1,121 @@
+"""The teacher's key in the teacher's browser: kept across a reload, a second tab and a restart; never in an address.
+
+Why a component. Streamlit can neither set a cookie (``st.context.cookies`` is read-only, and Community Cloud's
+proxy forwards only an allowlist of cookies) nor touch the browser's history: deleting a query parameter with
+``st.query_params`` *pushes* a history entry, so Back showed the old address with the key in it. This module's
+one component (the only one the app mounts; ``tests/dashboard/test_hostile_app.py`` bans every other) runs a few
+lines of JavaScript in the page, written out below, for exactly two things:
+
+- ``localStorage`` (this browser, this app's origin) keeps room code -> teacher key for the rooms this browser
+  runs, so a reload, a second tab or (with Redis) a restarted server finds the key again;
+- ``history.replaceState`` takes the claim token out of the address *in place*: the entry the teacher link made
+  is rewritten, no entry is added, so Back never shows it.
+
+The rule for the teacher link (what it carries and how long it works):
+
+- It carries a claim token, never the key: ``?room=CODE&claim=TOKEN``. The first page that presents the token
+  spends it (``RoomStore.claim``): that page gets the key (into its session and this browser's localStorage), and
+  the token opens nothing ever again. Opened a second time, anywhere, the link is a student's link and says so.
+- The teacher's room dialog always shows the room's current unspent link (``RoomStore.claim_token``): after a
+  link was used, the next one appears there. A teacher on another device opens that one.
+
+Why single-use rather than a link that works while the room lives: the address a browser opens is written to its
+global history (the address bar's suggestions, ``chrome://history``) before any page script runs, and on
+Community Cloud the app sits in a frame whose host page mirrors the query itself. Neither can be rewritten from
+here. A token that is spent once used makes every copy left behind (history, the chat, a screenshot) worthless.
+The cost: a teacher who lost every page holding the key and every unused link cannot reclaim the room, and starts
+a new one.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard.classroom.rooms import RoomStore
+
+CLAIM_PARAM = "claim"
+"""The teacher link's query parameter: a single-use claim token (``rooms.RoomStore.claim``). Not in LINK_KEYS."""
+COMPONENT_KEY = "teacher_key"
+"""The component's widget key (and ``st-key-teacher_key``, its element's class in the page)."""
+FORGET = "_teacher_key_forget"
+"""Session: codes whose key the browser holds but which no longer open a room (restart, closed, idle)."""
+KEPT_ROOMS = 10
+"""Rooms whose key one browser keeps (the newest): a teacher runs one or two at a time."""
+
+# Runs in the page each time the component gets new data (no HTML, nothing drawn). ``data`` comes from
+# ``browser_keys`` below and holds only room codes (our alphabet), the key this session just claimed, and a
+# parameter name (our constant). It reports back with one trigger value, "done".
+JS = """
+const STORE = "attention-lab:teacher-keys";  // localStorage item: JSON [[code, key], ...], oldest first
+
+function readKept() {
+  try {
+    const kept = JSON.parse(window.localStorage.getItem(STORE) || "[]");
+    return Array.isArray(kept) ? kept.filter((e) => Array.isArray(e) && e.length === 2) : [];
+  } catch (e) {
+    return [];  // unreadable (or storage blocked): as if empty
+  }
+}
+
+export default function ({ data, setTriggerValue }) {
+  // 1. Keep and forget: rooms that no longer exist go, the teacher's room on this page goes last (newest).
+  const drop = new Set(data.forget);
+  if (data.remember) drop.add(data.remember[0]);
+  let kept = readKept().filter(([code]) => !drop.has(code));
+  if (data.remember) kept.push(data.remember);
+  kept = kept.slice(-data.kept_rooms);
+  try {
+    window.localStorage.setItem(STORE, JSON.stringify(kept));
+  } catch (e) {
+    // storage blocked (private mode): the key stays in this tab's session only
+  }
+  // 2. The claim token leaves the address in place: this history entry is rewritten, none is added.
+  if (data.drop) {
+    const url = new URL(window.location.href);
+    if (url.searchParams.has(data.drop)) {
+      url.searchParams.delete(data.drop);
+      window.history.replaceState(window.history.state, "", url.href);
+    }
+  }
+  // 3. Tell Python: the key this browser keeps for the room on the page (if asked), and what was done.
+  const found = data.ask ? kept.find(([code]) => code === data.ask) : undefined;
+  // Only then: a trigger reruns the page, which would close a dialog the teacher is reading.
+  if (data.drop || found) {
+    setTriggerValue("done", { code: data.ask, key: found ? found[1] : null });
+  }
+}
+"""
+
+_component = st.components.v2.component("attention_lab_teacher_key", js=JS)
+
+
+def _noop() -> None:
+    """The trigger's callback: the value is read from the component's result in the same run."""
+
+
+def browser_keys(store: RoomStore, code: str | None, held: tuple[str, str] | None, become_teacher) -> None:
+    """Mount the component. On the teacher's page (``held``: its (code, key)) the browser keeps the key; the claim
+    token leaves the address; on a page that is not the teacher of room ``code``, the browser is asked for a key it
+    keeps: one that opens the room makes this session its teacher (``become_teacher(code, key)``, then a rerun),
+    one that does not is forgotten."""
+    teacher = held is not None and held[0] == code
+    data = {
+        "ask": code if code and not teacher else None,
+        "remember": list(held) if teacher else None,
+        "forget": sorted(st.session_state.get(FORGET, ())),
+        "drop": CLAIM_PARAM if CLAIM_PARAM in st.query_params else None,
+        "kept_rooms": KEPT_ROOMS,
+    }
+    done = _component(key=COMPONENT_KEY, data=data, width="content", height="content", on_done_change=_noop).done
+    if not done:
+        return
+    if CLAIM_PARAM in st.query_params:
+        del st.query_params[CLAIM_PARAM]  # the address already lacks it (replaceState): no history entry is added
+    st.session_state[FORGET] = set()
+    key = done.get("key")
+    if not teacher and code and done.get("code") == code and isinstance(key, str):
+        if store.is_teacher(code, key):
+            become_teacher(code, key)
+        else:
+            st.session_state[FORGET] = {code}
+        st.rerun(scope="app")
