@@ -109,6 +109,7 @@ VIEW_KEYS = (
     "cache_step",  # kv_cache: the generation step t shown
     "block_size",  # flash: B_c, the keys per block
     "block",  # flash: the block shown
+    "flash_head",  # flash: which head is tiled
     "ablate",  # train, model: the head knocked out ("L2 H1", or "none")
     "ablate_mode",  # train, model: a trained model's knocked-out head gives zeros or its held-out mean
     "temperature",  # train: softmax(logits / T) of the predictions

@@ -225,6 +225,7 @@ SPECS: tuple[Spec, ...] = (
     Spec("cache_step", "whole", range(1, MAX_TOKENS + 1)),  # 1..T: the kv_cache view knows T (default: the last)
     Spec("block_size", "whole", range(1, MAX_TOKENS + 1)),  # 1..T: the flash view knows T (default: T // 4)
     Spec("block", "whole", range(1, MAX_TOKENS + 1)),  # 1..number of blocks: the flash view knows it
+    Spec("flash_head", "whole", _shown_heads, 1),
     Spec("ablate", "choice", KNOCKOUT_CHOICES, NONE),  # the model's own heads: the panel knows (else "none")
     Spec("ablate_mode", "choice", ABLATION_MODES, "mean"),
     Spec("temperature", "choice", TEMPERATURES, 1.0),

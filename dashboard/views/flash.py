@@ -1,7 +1,7 @@
 """Flash: the same attention, tiled. Keys in blocks of B_c; each query row keeps a running max, sum and accumulator.
 
-Everything drawn is read from ``compute.tiled_run``: ``core.tiled.tiles`` on head 1 of the
-sidebar's run, beside the plain run's output it must equal.
+Everything drawn is read from ``compute.tiled_run``: ``core.tiled.tiles`` on the chosen head of
+the sidebar's run, beside the plain run's output it must equal.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from dashboard.figures.steps import symmetric_limit
 from dashboard.page import (
     PLOTLY_CONFIG,
     byte_size,
+    choose_head,
     served,
     shape_text,
     show_code,
@@ -26,8 +27,6 @@ from dashboard.settings import Settings
 
 EXACT = 1e-12
 """The tiled output must equal plain softmax attention to this (float64 rounding is ~1e-16)."""
-HEAD = 0
-"""The head tiled (0-based): the lesson is the same for every head."""
 
 
 def render(settings: Settings) -> None:
@@ -36,6 +35,12 @@ def render(settings: Settings) -> None:
     if tokens is None:
         return
     t = len(tokens)
+    head = choose_head(
+        settings.config.n_heads,
+        key="flash_head",
+        bind="query-params",
+        help="The head tiled: each head has its own scores, so its own running max and sum, block by block.",
+    )
     block = 1
     if t > 1:  # a slider needs two options: one token is one block of one key
         block = st.select_slider(
@@ -46,7 +51,7 @@ def render(settings: Settings) -> None:
             bind="query-params",
             help="How many keys one block holds.",
         )
-    result = compute.tiled_run(tokens, settings.config, HEAD, block)
+    result = compute.tiled_run(tokens, settings.config, head, block)
     n_blocks = len(result.tiles)
     b = 1
     if n_blocks > 1:
@@ -60,7 +65,7 @@ def render(settings: Settings) -> None:
         )
     tile = result.tiles[b - 1]
     st.caption(
-        f"Head {HEAD + 1}, block {b} of {n_blocks}: keys {tile.start + 1}–{tile.stop}, scores "
+        f"Head {head + 1}, block {b} of {n_blocks}: keys {tile.start + 1}–{tile.stop}, scores "
         f"{shape_text(tile.scores.shape)} = (T, B_c). Each query row keeps m (the largest score so far), l (the sum "
         "of exp(score − m) so far) and an accumulator of exp(score − m)·v; a larger max rescales both by "
         "exp(m_old − m_new)."
@@ -91,12 +96,12 @@ def render(settings: Settings) -> None:
     )
     if result.max_diff <= EXACT:
         st.success(
-            f"After the last block, acc / l is head {HEAD + 1}'s attention output: max |difference| "
+            f"After the last block, acc / l is head {head + 1}'s attention output: max |difference| "
             f"{result.max_diff:.1e} from the plain softmax (float64 rounding), with B_c = {block}."
         )
     else:
         st.error(f"The tiled output differs from plain attention by up to {result.max_diff:.2e}.")
-    show_code(tiles, f"blocks = list(tiles(q, k, v, mask, block={block}))  # q, k, v of head {HEAD + 1}")
+    show_code(tiles, f"blocks = list(tiles(q, k, v, mask, block={block}))  # q, k, v of head {head + 1}")
     _memory(t, block)
 
 

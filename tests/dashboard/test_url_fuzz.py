@@ -62,6 +62,7 @@ WHERE: dict[str, tuple[dict[str, str], ...]] = {
     "cache_step": ({"view": "kv_cache"},),
     "block_size": ({"view": "flash"},),
     "block": ({"view": "flash"},),
+    "flash_head": ({"view": "flash"},),
     "ablate": ({"view": "train", "task": "shift"}, {"weights": "minilm", "view": "model"}),
     "ablate_mode": ({"view": "train", "task": "shift"},),
     "temperature": ({"view": "train", "task": "shift"},),
@@ -90,7 +91,7 @@ def _check(link: dict[str, str]) -> None:
     assert not read(shown).problems, (link, shown)  # every control holds a value the parser accepts
     notes = [w.value for w in at.warning if w.icon == ":material/link:"]
     for key in read(link).problems:  # what the parser replaces is said, naming the key
-        if key in shown or key in ("perm_head", "head", "shift_head", "step_head"):
+        if key in shown or key in ("perm_head", "head", "shift_head", "step_head", "flash_head"):
             assert any(key in n for n in notes), (key, link, notes)
     for note in notes:
         assert not any(rough in note for rough in ROUGH), note  # the link's own text is never quoted

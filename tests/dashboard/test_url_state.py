@@ -56,6 +56,7 @@ DEFAULTS_SHOWN = {
     "cache_step": None,  # the view's own default (the last step, a quarter of the tokens, the first block)
     "block_size": None,
     "block": None,
+    "flash_head": 1,
     "ablate": "none",  # the intact model
     "ablate_mode": "mean",
     "temperature": 1.0,
@@ -129,7 +130,7 @@ def test_an_early_fallback_is_the_context_of_later_keys():
     assert set(reading.problems) == {"d_model"}
 
 
-@pytest.mark.parametrize("key", ["perm_head", "step_head", "head", "shift_head"])
+@pytest.mark.parametrize("key", ["perm_head", "step_head", "head", "shift_head", "flash_head"])
 def test_head_pickers_offer_the_heads_drawn(key):
     assert read({"n_heads": "2", key: "2"}).values[key] == 2
     assert read({"n_heads": "2", key: "3"}).values[key] == 1

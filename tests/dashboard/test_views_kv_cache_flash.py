@@ -70,21 +70,37 @@ def test_cache_memory_table_gives_the_models_bytes():
     assert "your settings" in rows
 
 
-@pytest.mark.parametrize(("block_size", "block"), [("1", "1"), ("3", "2"), ("8", "1")])
-def test_flash_block_is_the_runs_scores_for_those_keys(block_size, block):
-    at = page("flash", block_size=block_size, block=block, causal="true")
+@pytest.mark.parametrize(
+    ("block_size", "block", "head"), [("1", "1", None), ("3", "2", "1"), ("8", "1", "3"), ("3", "2", "4")]
+)
+def test_flash_block_is_the_runs_scores_for_those_keys(block_size, block, head):
+    query = {} if head is None else {"flash_head": head}
+    at = page("flash", block_size=block_size, block=block, causal="true", **query)
     tokens, full = plain_run(True)
-    b, i = int(block_size), int(block)
+    b, i, k = int(block_size), int(block), int(head or 1) - 1
+    assert at.button_group(key="flash_head").value == k + 1
     start, stop = (i - 1) * b, min(i * b, len(tokens))
     fig = charts(at)["flash_block_chart"]
     (z,), overlays = grids(fig), masked(fig)
-    want = full.trace.scores[0][:, start:stop]  # head 1's scaled scores of this block's keys
+    want = full.trace.scores[k][:, start:stop]  # the chosen head's scaled scores of this block's keys
     allowed = full.trace.mask[:, start:stop]
     np.testing.assert_allclose(z[allowed], want[allowed], atol=1e-12)
     hidden = overlays[0] if overlays else np.zeros_like(allowed)  # no overlay when nothing is masked
     np.testing.assert_array_equal(hidden, ~allowed)
     (success,) = at.success
     assert f"B_c = {b}" in success.value and "acc / l" in success.value
+    assert f"head {k + 1}'s attention output" in success.value
+
+
+def test_flash_head_picker_retiles_another_head():
+    at = page("flash", block_size="8", causal="false")  # no mask: every score is drawn
+    before = grids(charts(at)["flash_block_chart"])[0]
+    at.button_group(key="flash_head").set_value(2).run()
+    no_exception(at)
+    _, full = plain_run(False)
+    after = grids(charts(at)["flash_block_chart"])[0]
+    np.testing.assert_allclose(after, full.trace.scores[1][:, :8], atol=1e-12)
+    assert not np.allclose(after, before)  # head 2's scores, not head 1's again
 
 
 def test_flash_memory_table_compares_t_by_t_with_t_by_block():
