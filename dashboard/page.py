@@ -28,6 +28,7 @@ from dashboard.source import (  # noqa: F401  (views import them from here, with
     permutation_code,
     run_call,
     served,
+    served_tokens,
     source_or_message,
     tokens_or_message,
 )
@@ -177,6 +178,12 @@ def session_id() -> str:
 def table_height(rows: int) -> int:
     """Pixels for an ``st.dataframe`` of ``rows`` rows and its header, so every row shows without scrolling."""
     return ROW_PX * (rows + 1) + 3
+
+
+def show_table(rows: list[dict]) -> None:
+    """``rows`` (one dict per row, keys = column names) as a table with every row visible, no index."""
+    table = pd.DataFrame(rows)
+    st.dataframe(table, hide_index=True, width="stretch", height=table_height(len(table)))
 
 
 def byte_size(n_bytes: int) -> str:

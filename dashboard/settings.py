@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields
 import streamlit as st
 
 from core import MAX_CHARS, MAX_TOKENS, POSITIONAL_KINDS, AttentionConfig, head_counts
-from core.sources import SOURCES, WEIGHTS, Architecture, ModelSource, source_class
+from core.sources import SOURCES, WEIGHTS, Architecture, ModelSource, Support, source_class
 from core.training import MAX_STEPS, SAFE_LRS, TASK_NAMES, ModelConfig, TrainSettings, recommended
 from dashboard.weight_notes import WEIGHT_PROMISES
 
@@ -401,6 +401,23 @@ def kv_head_options(n_heads: int) -> list[int]:
     return [kv for kv in range(1, n_heads + 1) if n_heads % kv == 0]
 
 
+def _token_count(label: str, *, key: str, bind: str, supported: Support, help: str) -> int:
+    """A number of tokens, 0 (off) to ``MAX_TOKENS``; disabled, with the source's reason as its help, when the
+    source cannot run it. ``key`` and ``bind`` go to the widget as they are (callers write both out, so the check
+    of URL-bound keys against ``LINK_KEYS`` finds them at the call)."""
+    return st.number_input(
+        label,
+        min_value=0,
+        max_value=MAX_TOKENS,
+        value=0,
+        step=1,
+        key=key,
+        bind=bind,
+        disabled=not supported,
+        help=supported.reason or help,
+    )
+
+
 def _variants(kind: type[ModelSource], n_heads: int, causal: bool, positional: str) -> dict:
     """Today's variants: K/V heads, a sliding window, a prefix, ALiBi; one the source cannot run is disabled, saying
     why (and runs off). Returns the ``AttentionConfig`` fields."""
@@ -422,30 +439,20 @@ def _variants(kind: type[ModelSource], n_heads: int, causal: bool, positional: s
         or f"Grouped-query attention (Llama 3, Mistral): each group of {n_heads} / kv_heads query heads shares one "
         f"K and V. {n_heads} is multi-head attention, 1 multi-query; fewer K/V heads, a smaller KV cache.",
     )
-    window = st.number_input(
+    window = _token_count(
         "Sliding window (tokens, 0 = off)",
-        min_value=0,
-        max_value=MAX_TOKENS,
-        value=0,
-        step=1,
         key="window",
         bind="query-params",
-        disabled=not windowed,
-        help=windowed.reason
-        or "Mistral's sliding window: with the causal mask query i sees keys i-w+1..i; without it, keys with "
+        supported=windowed,
+        help="Mistral's sliding window: with the causal mask query i sees keys i-w+1..i; without it, keys with "
         "|i - j| < w.",
     )
-    prefix = st.number_input(
+    prefix = _token_count(
         "Prefix (tokens, 0 = off)",
-        min_value=0,
-        max_value=MAX_TOKENS,
-        value=0,
-        step=1,
         key="prefix",
         bind="query-params",
-        disabled=not prefixed,
-        help=prefixed.reason
-        or "A prefix-LM: with the causal mask the first p tokens see each other both ways, the rest stay causal. "
+        supported=prefixed,
+        help="A prefix-LM: with the causal mask the first p tokens see each other both ways, the rest stay causal. "
         "Without the causal mask every key is visible already, so it changes nothing.",
     )
     if prefixed and prefix and not causal:

@@ -194,3 +194,11 @@ def served(settings: Settings, experiment: str, what: str) -> Settings:
         icon=":material/shuffle:",
     )
     return replace(settings, weights=c.weights)
+
+
+def served_tokens(settings: Settings, experiment: str, what: str) -> tuple[Settings, tuple[str, ...]] | None:
+    """``served``'s settings for ``experiment`` and the sidebar sentence's tokens, or None after a message: the
+    setup of a view that runs its own computation on the sentence."""
+    settings = served(settings, experiment, what)
+    tokens = tokens_or_message(settings.sentence)
+    return None if tokens is None else (settings, tokens)

@@ -6,7 +6,6 @@ the sidebar's run, beside the plain run's output it must equal.
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from core.tiled import MEMORY_LENGTHS, score_memory, tiles
@@ -17,11 +16,10 @@ from dashboard.page import (
     PLOTLY_CONFIG,
     byte_size,
     choose_head,
-    served,
+    served_tokens,
     shape_text,
     show_code,
-    table_height,
-    tokens_or_message,
+    show_table,
 )
 from dashboard.settings import Settings
 
@@ -30,10 +28,10 @@ EXACT = 1e-12
 
 
 def render(settings: Settings) -> None:
-    settings = served(settings, "tiles", "recomputes one head block by block")
-    tokens = tokens_or_message(settings.sentence)
-    if tokens is None:
+    setup = served_tokens(settings, "tiles", "recomputes one head block by block")
+    if setup is None:
         return
+    settings, tokens = setup
     t = len(tokens)
     head = choose_head(
         settings.config.n_heads,
@@ -122,5 +120,4 @@ def _memory(t: int, block: int) -> None:
         "Per head, float32: plain attention holds every score at once, the tiled loop one block of them. "
         "On a GPU this is what keeps long contexts in fast on-chip memory."
     )
-    table = pd.DataFrame(rows)
-    st.dataframe(table, hide_index=True, width="stretch", height=table_height(len(table)))
+    show_table(rows)

@@ -6,7 +6,6 @@ sentence and weights, beside the full causal run it must equal.
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from core.kv_cache import (
@@ -23,11 +22,10 @@ from dashboard.figures.kv_cache import cache_figure, rows_so_far_figure
 from dashboard.page import (
     PLOTLY_CONFIG,
     byte_size,
-    served,
+    served_tokens,
     shape_text,
     show_code,
-    table_height,
-    tokens_or_message,
+    show_table,
 )
 from dashboard.settings import Settings
 
@@ -36,10 +34,10 @@ EXACT = 1e-12
 
 
 def render(settings: Settings) -> None:
-    settings = served(settings, "decode", "generates one token at a time with the sidebar's projections")
-    tokens = tokens_or_message(settings.sentence)
-    if tokens is None:
+    setup = served_tokens(settings, "decode", "generates one token at a time with the sidebar's projections")
+    if setup is None:
         return
+    settings, tokens = setup
     result = compute.cache_run(tokens, settings.config)
     steps, full = result.steps, result.full
     t = _step(len(steps))
@@ -122,5 +120,4 @@ def _memory(settings: Settings, kv_heads: int, d_k: int) -> None:
         "fewer K/V heads; a sliding window keeps only its last w tokens, so it saves nothing until the context "
         "is longer than the window. Shapes from the models' published configs."
     )
-    table = pd.DataFrame(rows)
-    st.dataframe(table, hide_index=True, width="stretch", height=table_height(len(table)))
+    show_table(rows)
