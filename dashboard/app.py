@@ -45,7 +45,7 @@ apply_recommended(link)  # a link to the train view: the task's recommendation f
 link, room = enter_room(link)  # a student's page takes its room's settings; a teacher key leaves the link
 settings = sidebar(trains=st.session_state.get("view", link.get("view")) == "train")
 view = choose_view()
-tour_bar()  # the sidebar's tour picker; during a tour, its note, Back and Next above the view
+tour_bar(settings)  # the sidebar's tour picker; during a tour, its note, Back and Next above the view
 with st.sidebar:
     room_panel(room, settings.presenter)  # the room code, start a room, follow the teacher
 if settings.presenter:  # our own constant text: safe as a heading

@@ -35,7 +35,16 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from dashboard.classroom.share import url_value
-from dashboard.settings import DEFAULT_CONFIG, DEFAULTS, LINK_KEYS, SETTING_KEYS, recommended_state, trains
+from dashboard.classroom.tour_facts import fill
+from dashboard.settings import (
+    DEFAULT_CONFIG,
+    DEFAULTS,
+    LINK_KEYS,
+    SETTING_KEYS,
+    Settings,
+    recommended_state,
+    trains,
+)
 
 TOURS_DIR = Path(__file__).with_name("tours")
 TOUR_KEYS = ("tour", "tour_step")
@@ -117,7 +126,10 @@ def load_tours(folder: Path = TOURS_DIR) -> dict[str, Tour]:
 
 
 DEFAULT_VALUES = {
-    **{k: getattr(DEFAULT_CONFIG, k) for k in ("d_model", "n_heads", "causal", "positional", "seed", "scaled")},
+    **{
+        k: getattr(DEFAULT_CONFIG, k)
+        for k in ("d_model", "n_heads", "causal", "positional", "seed", "scaled", "window", "prefix", "alibi")
+    },
     "weights": DEFAULT_CONFIG.weights,
     **{k: getattr(DEFAULTS, k) for k in SETTING_KEYS if hasattr(DEFAULTS, k) and k != "presenter"},
     "view": "heads",
@@ -132,7 +144,8 @@ def step_state(step: Step) -> dict:
     state = {k: v for k, v in DEFAULT_VALUES.items() if k not in KEPT}
     if step.settings.get("view") == "train" or trains(step.settings.get("weights")):
         state |= recommended_state(str(step.settings.get("task", DEFAULTS.task)))
-    return state | step.settings
+    state |= step.settings
+    return {"kv_heads": state["n_heads"]} | state  # multi-head unless the step groups its heads
 
 
 def _view_keys_to_clear(step: Step) -> list[str]:
@@ -196,8 +209,9 @@ def _end_tour() -> None:
     st.session_state["tour"] = None
 
 
-def tour_bar() -> None:
-    """The sidebar's tour picker and, while a tour runs, its bar on the page (call it above the view)."""
+def tour_bar(settings: Settings | None = None) -> None:
+    """The sidebar's tour picker and, while a tour runs, its bar on the page (call it above the view). A note's
+    ``{fact}`` names are read from the computation of ``settings`` (``tour_facts``)."""
     tours = load_tours()
     with st.sidebar:
         slug = st.selectbox(
@@ -227,7 +241,8 @@ def tour_bar() -> None:
             help="Jump to a step: its settings replace the current ones.",
         )
         step = tour.steps[int(number) - 1]
-        st.markdown(f"**{number}. {step.title}**  \n{step.note}")  # the tour file's own text, never typed input
+        note = step.note if settings is None else fill(step.note, settings)  # its numbers: from the page's run
+        st.markdown(f"**{number}. {step.title}**  \n{note}")  # the tour file's own text, never typed input
         with st.container(horizontal=True):
             st.button(
                 "Back",

@@ -9,6 +9,7 @@ from core import AttentionConfig, head_summary, name_patterns
 from core.head_summary import SPECIFIC, specificity
 from core.sources import MiniLMSource, source_class
 from dashboard.classroom.quiz import questions
+from dashboard.classroom.tour_facts import unknown_facts
 from dashboard.classroom.tours import TOUR_KEYS, TOURS_DIR, load_tours, parse_tour, step_state
 from dashboard.settings import DEFAULT_CONFIG, LINK_KEYS, Settings
 from tests.conftest import require_minilm
@@ -18,9 +19,9 @@ TOURS = load_tours()
 STEPS = [(slug, i) for slug, tour in TOURS.items() for i in range(1, len(tour.steps) + 1)]
 
 
-def test_four_tours_one_file_each():
+def test_five_tours_one_file_each():
     assert sorted(p.stem for p in TOURS_DIR.glob("*.toml")) == sorted(TOURS)
-    assert len(TOURS) == 4
+    assert len(TOURS) == 5
     lessons = {t.lesson for t in TOURS.values()}
     course = ("01-scaled-dot-product-attention", "02-self-attention-and-multi-head", "03-attention-from-scratch")
     assert set(course) <= lessons
@@ -125,6 +126,12 @@ BAD = [
     ({"title": "t", "steps": [{"title": "s", "note": "n", "extra": 1}]}, "unknown fields"),
     ({"title": "t", "steps": [{"title": "s", "note": "n", "settings": {"seed": [1]}}]}, "text, a number"),
 ]
+
+
+@pytest.mark.parametrize("slug", list(TOURS))
+def test_every_fact_a_note_names_is_one_the_page_reads(slug):
+    for number, step in enumerate(TOURS[slug].steps, 1):
+        assert not unknown_facts(step.note), (slug, number, unknown_facts(step.note))
 
 
 @pytest.mark.parametrize(("data", "words"), BAD, ids=[w for _, w in BAD])
