@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 
 from dashboard.figures.grid import Panel, heatmap_grid
 from dashboard.figures.labels import position_labels
-from dashboard.figures.layout import scale, single_map_columns
+from dashboard.figures.layout import fonts, scale, single_map_columns
 from dashboard.figures.steps import DIVERGING, symmetric_limit
 
 BEFORE, AFTER, CORRECTION = "#999999", "#0072B2", "#D55E00"
@@ -61,6 +61,7 @@ def state_figure(
     A row with no key seen yet has m = −∞: it is left out of the m panel (a gap), and its l is 0.
     """
     s = scale(presenter)
+    font = fonts(presenter, len(tokens))  # ticks >= 16 px on a projector, like every map's
     y = position_labels(tokens)  # escaped, unique per position
 
     def finite(a: np.ndarray) -> list[float | None]:
@@ -87,18 +88,28 @@ def state_figure(
         bars(l_new, "after the block", AFTER, 2, False),
         bars(correction, "exp(m_old − m_new)", CORRECTION, 3, True),
     ]
-    font = round(13 * s)
     gap = 0.06
     width = (1 - 2 * gap) / 3
     layout = dict(
         barmode="group",
         height=int((120 + 22 * len(tokens)) * s),
         margin=dict(l=int(90 * s), r=int(10 * s), t=int(60 * s), b=int(40 * s)),
-        font=dict(size=font),
+        font=dict(size=font.note),
         legend=dict(orientation="h", y=-0.08, yanchor="top"),
-        yaxis=dict(autorange="reversed", tickfont=dict(size=font)),
-        xaxis=dict(domain=[0, width], title=dict(text="running max m")),
-        xaxis2=dict(domain=[width + gap, 2 * width + gap], title=dict(text="running sum l"), anchor="y"),
-        xaxis3=dict(domain=[1 - width, 1], title=dict(text="correction"), anchor="y", range=[0, 1.05]),
+        yaxis=dict(autorange="reversed", tickfont=dict(size=font.tick)),
+        xaxis=dict(domain=[0, width], title=dict(text="running max m"), tickfont=dict(size=font.tick)),
+        xaxis2=dict(
+            domain=[width + gap, 2 * width + gap],
+            title=dict(text="running sum l"),
+            anchor="y",
+            tickfont=dict(size=font.tick),
+        ),
+        xaxis3=dict(
+            domain=[1 - width, 1],
+            title=dict(text="correction"),
+            anchor="y",
+            range=[0, 1.05],
+            tickfont=dict(size=font.tick),
+        ),
     )
     return go.Figure(data=data, layout=layout)

@@ -1,6 +1,6 @@
 """The KV cache view's figures: the causal map built one row per step, and the cached keys so far.
 
-Pure builders: arrays in, ``go.Figure`` out (no Streamlit).
+Pure builders: arrays in, a ``ChartGrid`` out (one figure per map; no Streamlit).
 """
 
 from __future__ import annotations
@@ -8,15 +8,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import plotly.graph_objects as go
 
-from dashboard.figures.grid import Panel, heatmap_grid
-from dashboard.figures.steps import vector_panel, vectors_figure
+from dashboard.figures.grid import ChartGrid, Panel, chart_grid
+from dashboard.figures.layout import map_columns
+from dashboard.figures.steps import vector_panel, vectors_charts
+
+KV_PAIRS_TO_A_ROW = 2
+"""The cache's panels to a row: K beside V of one K/V head, and at most two heads (four panels)."""
 
 
 def rows_so_far_figure(
     weights: np.ndarray, allowed: np.ndarray, tokens: Sequence[str], t: int, *, presenter: bool = False
-) -> go.Figure:
+) -> ChartGrid:
     """Each head's causal map ``weights (h, T, T)`` with rows ``0..t`` computed so far; later rows greyed.
 
     ``allowed (T, T)`` is the mask the steps used (True = may attend); a row not yet decoded is marked
@@ -31,12 +34,12 @@ def rows_so_far_figure(
         Panel(np.where(shown, weights[k], 0.0), tokens, tokens, f"head {k + 1}: rows 1–{t + 1}", shown)
         for k in range(h)
     ]
-    return heatmap_grid(panels, presenter=presenter)
+    return chart_grid(panels, map_columns(h, presenter=presenter), presenter=presenter)  # one chart per head
 
 
 def cache_figure(
     k_cache: np.ndarray, v_cache: np.ndarray, tokens: Sequence[str], *, presenter: bool = False
-) -> go.Figure:
+) -> ChartGrid:
     """The cache after one step: K and V ``(kv_heads, t, d_k)``, one panel each per K/V head, a row per token."""
     kv_heads, t, d_k = k_cache.shape
     if v_cache.shape != k_cache.shape or len(tokens) != t:
@@ -45,4 +48,4 @@ def cache_figure(
     for g in range(kv_heads):
         panels.append(vector_panel(k_cache[g], tokens, f"K, K/V head {g + 1}: ({t}, {d_k})"))
         panels.append(vector_panel(v_cache[g], tokens, f"V, K/V head {g + 1}: ({t}, {d_k})"))
-    return vectors_figure(panels, ncols=min(len(panels), 4), presenter=presenter)
+    return vectors_charts(panels, at_most=2 * KV_PAIRS_TO_A_ROW, presenter=presenter)  # one chart per matrix

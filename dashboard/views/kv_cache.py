@@ -19,8 +19,8 @@ from core.kv_cache import (
 )
 from dashboard import compute
 from dashboard.figures.kv_cache import cache_figure, rows_so_far_figure
+from dashboard.map_columns import show_grid
 from dashboard.page import (
-    PLOTLY_CONFIG,
     byte_size,
     served_tokens,
     shape_text,
@@ -55,11 +55,9 @@ def render(settings: Settings) -> None:
         f"{shape_text(step.k_cache.shape)} = (kv_heads, t, d_k). Its {h} queries attend over the {t + 1} cached keys: "
         f"row {t + 1} of each head's causal map."
     )
-    st.plotly_chart(
+    show_grid(
         rows_so_far_figure(result.stacked, full.trace.mask, tokens, t, presenter=settings.presenter),
-        width="stretch",
         key="cache_rows_chart",
-        config=PLOTLY_CONFIG,
     )
     if result.max_diff <= EXACT:
         st.success(
@@ -68,11 +66,8 @@ def render(settings: Settings) -> None:
         )
     else:
         st.error(f"The stacked rows differ from the full causal map by up to {result.max_diff:.2e}.")
-    st.plotly_chart(
-        cache_figure(step.k_cache, step.v_cache, tokens[: t + 1], presenter=settings.presenter),
-        width="stretch",
-        key="cache_chart",
-        config=PLOTLY_CONFIG,
+    show_grid(
+        cache_figure(step.k_cache, step.v_cache, tokens[: t + 1], presenter=settings.presenter), key="cache_chart"
     )
     show_code(decode, f"steps = decode(x, projections, {h})  # x (T, d_model) = X + P of the sidebar's sentence")
     _memory(settings, kv_heads, d_k)

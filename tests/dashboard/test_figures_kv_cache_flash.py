@@ -10,7 +10,7 @@ import pytest
 from core import attention_mask
 from dashboard.figures.flash import block_figure, state_figure
 from dashboard.figures.kv_cache import cache_figure, rows_so_far_figure
-from tests.dashboard.charts import grids, masked
+from tests.dashboard.charts import grid_json, grids, masked
 from tests.dashboard.conftest import escaped
 
 HOSTILE = ["<b>x</b>", "&amp;", "it's", "$x$"]
@@ -24,7 +24,7 @@ def test_rows_so_far_shows_rows_up_to_t_and_greys_the_rest():
     rng = np.random.default_rng(0)
     weights = rng.random((2, 4, 4))  # (h, T, T)
     allowed = attention_mask(4, causal=True)
-    fig = as_json(rows_so_far_figure(weights, allowed, HOSTILE, 1))
+    fig = grid_json(rows_so_far_figure(weights, allowed, HOSTILE, 1))
     z, hidden = grids(fig), masked(fig)
     assert len(z) == 2
     for k in range(2):
@@ -40,12 +40,13 @@ def test_rows_so_far_shows_rows_up_to_t_and_greys_the_rest():
 def test_cache_figure_draws_k_and_v_of_every_kv_head():
     rng = np.random.default_rng(1)
     k, v = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 3, 4))  # (kv_heads, t, d_k)
-    fig = as_json(cache_figure(k, v, HOSTILE[:3]))
+    grid = cache_figure(k, v, HOSTILE[:3])
+    fig = grid_json(grid)
     z = grids(fig)
     assert len(z) == 4
     for got, want in zip(z, [k[0], v[0], k[1], v[1]], strict=True):
         np.testing.assert_allclose(got, want)
-    titles = json.dumps(fig["layout"].get("annotations", []))
+    titles = json.dumps([a for m in grid.maps for a in as_json(m)["layout"].get("annotations", [])])
     assert "K, K/V head 2: (3, 4)" in titles and "V, K/V head 1: (3, 4)" in titles
     with pytest.raises(ValueError, match="match"):
         cache_figure(k, v, HOSTILE[:2])
