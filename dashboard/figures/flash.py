@@ -95,7 +95,7 @@ def state_figure(
         height=int((120 + 22 * len(tokens)) * s),
         margin=dict(l=int(90 * s), r=int(10 * s), t=int(60 * s), b=int(40 * s)),
         font=dict(size=font.note),
-        legend=dict(orientation="h", y=-0.08, yanchor="top"),
+        legend=dict(orientation="h", y=-0.08, yanchor="top", font=dict(size=font.note)),
         yaxis=dict(autorange="reversed", tickfont=dict(size=font.tick)),
         xaxis=dict(domain=[0, width], title=dict(text="running max m"), tickfont=dict(size=font.tick)),
         xaxis2=dict(

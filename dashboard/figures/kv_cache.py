@@ -6,6 +6,7 @@ Pure builders: arrays in, a ``ChartGrid`` out (one figure per map; no Streamlit)
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -13,6 +14,8 @@ from dashboard.figures.grid import ChartGrid, Panel, chart_grid
 from dashboard.figures.layout import map_columns
 from dashboard.figures.steps import vector_panel, vectors_charts
 
+MASK_AND_FUTURE = "hatched grey = masked: a key the query may not see, or a row no step has produced yet"
+"""What the hatching means on the rows-so-far maps (the grid's note, written once above them)."""
 KV_PAIRS_TO_A_ROW = 2
 """The cache's panels to a row: K beside V of one K/V head, and at most two heads (four panels)."""
 
@@ -34,7 +37,8 @@ def rows_so_far_figure(
         Panel(np.where(shown, weights[k], 0.0), tokens, tokens, f"head {k + 1}: rows 1–{t + 1}", shown)
         for k in range(h)
     ]
-    return chart_grid(panels, map_columns(h, presenter=presenter), presenter=presenter)  # one chart per head
+    grid = chart_grid(panels, map_columns(h, presenter=presenter), presenter=presenter)  # one chart per head
+    return replace(grid, note=MASK_AND_FUTURE)  # said once above the maps: the hatching also marks future rows
 
 
 def cache_figure(

@@ -24,7 +24,9 @@ def test_rows_so_far_shows_rows_up_to_t_and_greys_the_rest():
     rng = np.random.default_rng(0)
     weights = rng.random((2, 4, 4))  # (h, T, T)
     allowed = attention_mask(4, causal=True)
-    fig = grid_json(rows_so_far_figure(weights, allowed, HOSTILE, 1))
+    grid = rows_so_far_figure(weights, allowed, HOSTILE, 1)
+    assert "a row no step has produced yet" in grid.note
+    fig = grid_json(grid)
     z, hidden = grids(fig), masked(fig)
     assert len(z) == 2
     for k in range(2):
@@ -32,6 +34,7 @@ def test_rows_so_far_shows_rows_up_to_t_and_greys_the_rest():
         assert hidden[k][2:].all()  # rows 3 and 4: not decoded yet
         np.testing.assert_array_equal(hidden[k][:2], ~allowed[:2])  # rows 1-2: only the future keys
     text = json.dumps(fig)
+    assert "hatched grey" not in text  # said once above the charts (the grid's note), not in every chart of a row
     assert escaped("<b>x</b>") in text and "<b>x</b>" not in text
     with pytest.raises(ValueError, match="step"):
         rows_so_far_figure(weights, allowed, HOSTILE, 4)

@@ -102,12 +102,18 @@ def test_random_weights_say_why_they_cannot_be_knocked_out():
     assert "induction_chart" not in charts(at)
 
 
-@pytest.mark.parametrize("positional", ["none", "rope"])
-def test_steps_view_probe_sums_to_the_traces_score(positional):
+VARIANTS = {"alibi": True, "causal": True, "kv_heads": 2}
+"""ALiBi's bias and a K shared by two query heads (issue 20's variants)."""
+
+
+@pytest.mark.parametrize(("positional", "variants"), [("none", {}), ("rope", {}), ("none", VARIANTS)])
+def test_steps_view_probe_sums_to_the_traces_score(positional, variants):
     sentence = "the cat sat on the mat"
-    at = make_app(view="steps", sentence=sentence, positional=positional, probe_query="3", probe_key="1").run()
+    link = {k: str(v).lower() for k, v in variants.items()}
+    at = make_app(view="steps", sentence=sentence, positional=positional, probe_query="3", probe_key="1", **link).run()
     no_exception(at)
-    trace = run(tokenize(sentence), dataclasses.replace(DEFAULT_CONFIG, positional=positional)).trace
+    trace = run(tokenize(sentence), dataclasses.replace(DEFAULT_CONFIG, positional=positional, **variants)).trace
+    assert (trace.bias is not None) == bool(variants) and trace.kv_heads == variants.get("kv_heads", 4)
     products = array(charts(at)["score_probe_chart"]["data"][0]["y"])
     assert math.fsum(products.tolist()) * trace.scale == pytest.approx(float(trace.scores[0, 3, 1]), abs=1e-9)
     terms = score_terms(trace, 0, 3, 1)

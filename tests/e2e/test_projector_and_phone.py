@@ -30,7 +30,22 @@ CHART_TEXT_PX = 14
 PHONE_MAP_PX = 250
 """On a phone, the least width of a map. These, the two sizes above, ``PAGE_TEXT_PX`` and the presenter minimums
 are what the README promises; tests/test_readme.py reads its numbers from here."""
-VIEWS = ("tokens", "heads", "model", "shapes", "permutation", "steps", "scaling", "positions", "summary", "cross")
+VIEWS = (
+    "tokens",
+    "heads",
+    "model",
+    "shapes",
+    "permutation",
+    "steps",
+    "scaling",
+    "positions",
+    "summary",
+    "cross",
+    "kv_cache",
+    "flash",
+)
+PHONE_VIEWS = tuple(v for v in VIEWS if v != "flash")
+"""The flash view's block of scores is (T, B_c): a few keys wide by design (test_flash_fits_a_phone)."""
 TABLES_ONLY = ("tokens", "shapes")
 """Views that draw tables, no chart."""
 MINILM_VIEWS = ("heads", "model", "steps", "summary")
@@ -125,10 +140,23 @@ def test_every_view_reads_on_a_projector(browser, server, view):
         assert_projector_readable(page)
 
 
-@pytest.mark.parametrize("view", VIEWS)
+@pytest.mark.parametrize("view", PHONE_VIEWS)
 def test_every_view_fits_a_phone(browser, server, view):
     with opened(browser, server, f"view={view}", PHONE, presenter=False, charts=view not in TABLES_ONLY) as page:
         assert_phone_readable(page)
+
+
+def test_flash_fits_a_phone(browser, server):
+    """The block of scores keeps square cells, so it is B_c keys wide: every cell at least 30 px, the block
+    and the running-state chart one above the other, and everything else as on every other view."""
+    with opened(browser, server, "view=flash&block_size=2&block=2", PHONE, presenter=False) as page:
+        drawn = assert_phone_readable(page, least_map_px=0)
+        [block] = [c for c in drawn if c["key"] == "flash_block_chart"]
+        [scores] = block["maps"]
+        assert scores["w"] / 2 >= 30, f"cells {scores['w'] / 2:.0f} px wide"
+        [state] = [c for c in drawn if c["key"] == "flash_state_chart"]
+        assert state["box"]["y"] >= block["box"]["y"] + block["box"]["h"] - 0.5, "stacked, not side by side"
+        assert state["box"]["w"] >= 300
 
 
 @pytest.mark.parametrize("view", MINILM_VIEWS)
