@@ -17,6 +17,8 @@ from dashboard.figures.steps import DIVERGING, symmetric_limit
 
 BEFORE, AFTER, CORRECTION = "#999999", "#0072B2", "#D55E00"
 """Bar colours: the state before a block (grey), after it (blue), and the correction factor (vermillion)."""
+LEGEND_GAP_PX = 80
+"""The legend's top, in px under the plot (x presenter scale): below the tick labels and the axis titles."""
 
 
 def block_figure(
@@ -90,19 +92,23 @@ def state_figure(
     ]
     gap = 0.06
     width = (1 - 2 * gap) / 3
+    height, top, bottom = int((120 + 22 * len(tokens)) * s), int(60 * s), int(40 * s)
+    legend_y = -LEGEND_GAP_PX * s / (height - top - bottom)  # paper units: that many px under the plot
     layout = dict(
         barmode="group",
-        height=int((120 + 22 * len(tokens)) * s),
-        margin=dict(l=int(90 * s), r=int(10 * s), t=int(60 * s), b=int(40 * s)),
+        height=height,
+        margin=dict(l=int(90 * s), r=int(10 * s), t=top, b=bottom),
         font=dict(size=font.note),
-        legend=dict(orientation="h", y=-0.08, yanchor="top", font=dict(size=font.note)),
+        # below the axis titles (the toolbar shows at the top right); Plotly widens the bottom margin to hold it
+        legend=dict(orientation="h", yanchor="top", y=legend_y, x=0, font=dict(size=font.note)),
         yaxis=dict(autorange="reversed", tickfont=dict(size=font.tick)),
-        xaxis=dict(domain=[0, width], title=dict(text="running max m"), tickfont=dict(size=font.tick)),
+        xaxis=dict(domain=[0, width], title=dict(text="running max m"), tickfont=dict(size=font.tick), nticks=4),
         xaxis2=dict(
             domain=[width + gap, 2 * width + gap],
             title=dict(text="running sum l"),
             anchor="y",
             tickfont=dict(size=font.tick),
+            nticks=4,
         ),
         xaxis3=dict(
             domain=[1 - width, 1],
@@ -110,6 +116,7 @@ def state_figure(
             anchor="y",
             range=[0, 1.05],
             tickfont=dict(size=font.tick),
+            nticks=4,
         ),
     )
     return go.Figure(data=data, layout=layout)
