@@ -36,7 +36,7 @@ def block_figure(
     title = f"scores of keys {start + 1}–{stop}" if stop - start > 1 else f"scores of key {start + 1}"
     z = np.where(allowed, scores, 0.0)  # (T_q, B_c)
     limit = symmetric_limit(z[allowed]) if limit is None else limit
-    panel = Panel(z, tokens, key_tokens, title, allowed)
+    panel = Panel(z, tokens, key_tokens, title, allowed, first_col=start)  # keys labelled by their positions
     return heatmap_grid(
         [panel],
         ncols=single_map_columns(presenter),

@@ -72,6 +72,8 @@ class Panel:
     allowed: np.ndarray | None = None
     hover: str = "query %{y} → key %{x}"
     """What the hover says before the value; ``%{y}`` and ``%{x}`` are the row and column labels."""
+    first_col: int = 0
+    """The position of the first column's token: a block of keys that starts later in the sentence."""
 
 
 def _hatch_path(allowed: np.ndarray) -> str:
@@ -120,12 +122,13 @@ def _mask_trace(allowed: np.ndarray, x: list[str], y: list[str], xa: str, ya: st
     )
 
 
-def _labels(tokens: Sequence[str] | None, n: int) -> tuple[list[str], list[str]]:
-    """(categories, tick texts) of one axis: escaped ``"i·token"``, or ``"0".."n-1"`` for vector coordinates."""
+def _labels(tokens: Sequence[str] | None, n: int, first: int = 0) -> tuple[list[str], list[str]]:
+    """(categories, tick texts) of one axis: escaped ``"i·token"`` (i from ``first``), or ``"0".."n-1"`` for vector
+    coordinates."""
     if tokens is None:
         cats = [str(i) for i in range(n)]
         return cats, cats
-    return position_labels(tokens), tick_texts(tokens)
+    return position_labels(tokens, first), tick_texts(tokens, first=first)
 
 
 def _axis(
@@ -247,7 +250,7 @@ def heatmap_grid(
         show_x, show_y = plan.ticks[k]
         suffix = "" if k == 0 else str(k + 1)
         xa, ya = f"x{suffix}", f"y{suffix}"
-        x_cats, y_cats = _labels(p.cols, p.z.shape[1]), _labels(p.rows, p.z.shape[0])
+        x_cats, y_cats = _labels(p.cols, p.z.shape[1], p.first_col), _labels(p.rows, p.z.shape[0])
         x_axis = _axis(x_dom, x_cats, show_x, plan.x_px, ya, plan)
         layout[f"xaxis{suffix}"] = x_axis | dict(tickangle=TICK_ANGLE, constraintoward="left")  # under its title
         y_axis = _axis(y_dom, y_cats, show_y, plan.panel_h, xa, plan)

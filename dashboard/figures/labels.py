@@ -26,17 +26,20 @@ def escape(text: str) -> str:
     return html.escape(text, quote=False)
 
 
-def position_labels(tokens: Sequence[str]) -> list[str]:
-    """Unique, escaped category labels ``"i·token"`` for T tokens: (T,) str -> (T,) str."""
-    return [f"{i}·{escape(t)}" for i, t in enumerate(tokens)]
+def position_labels(tokens: Sequence[str], first: int = 0) -> list[str]:
+    """Unique, escaped category labels ``"i·token"`` for T tokens at positions ``first``, ``first + 1``...:
+    (T,) str -> (T,) str."""
+    return [f"{i}·{escape(t)}" for i, t in enumerate(tokens, first)]
 
 
-def tick_texts(tokens: Sequence[str], max_chars: int = TICK_CHARS) -> list[str]:
+def tick_texts(tokens: Sequence[str], max_chars: int = TICK_CHARS, first: int = 0) -> list[str]:
     """Escaped tick texts ``"i·token"``, long tokens cut to ``max_chars`` with an ellipsis.
 
     The cut happens before escaping, so an entity such as ``&amp;`` is never split.
     """
-    return [f"{i}·{escape(t if len(t) <= max_chars else t[: max_chars - 1] + '…')}" for i, t in enumerate(tokens)]
+    return [
+        f"{i}·{escape(t if len(t) <= max_chars else t[: max_chars - 1] + '…')}" for i, t in enumerate(tokens, first)
+    ]
 
 
 def tick_step(n: int, max_ticks: int) -> int:
