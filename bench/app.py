@@ -2,6 +2,7 @@
 
     python -m bench.app             # about a minute on 2 shared cores
     python -m bench.app --profile   # also: where a rerun at the largest settings spends its time
+    python -m bench.app --views kv_cache,flash   # only these views' rows and the new views' own controls
 
 (a) Server side, with AppTest (the real script, the real Streamlit runtime, no
     browser): the median wall time of one full rerun at the defaults, after
@@ -139,7 +140,13 @@ def run_once(at: AppTest, cold: bool, cpu: list[float] | None = None) -> float:
         from dashboard import compute  # here, not at the top: importing it builds caches, which logs outside a run
 
         st.cache_data.clear()
-        for cached_run in (compute.attention_run, compute.cross_run, compute.minilm_runs):
+        for cached_run in (
+            compute.attention_run,
+            compute.cross_run,
+            compute.minilm_runs,
+            compute.cache_run,  # the kv_cache view's decoding
+            compute.tiled_run,  # the flash view's tiles
+        ):
             cached_run.clear()
     start, start_cpu = time.perf_counter(), time.process_time()
     at.run()
@@ -183,6 +190,49 @@ def payload(at: AppTest) -> int:
     return sum(len(chart.proto.spec.encode()) for chart in at.get("plotly_chart"))
 
 
+LARGEST_QUERY = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in LARGEST.items()}
+VIEW_CONTROLS = (
+    # (view, extra settings, the view's own control, its two values): the slowest move of each new view
+    ("kv_cache", {}, "cache_step", (1, MAX_TOKENS)),  # the first step and the last: 64 decoding steps each time
+    ("kv_cache", {"kv_heads": "4", "window": "16", "alibi": "true"}, "cache_step", (1, MAX_TOKENS)),
+    ("flash", {}, "block_size", (1, MAX_TOKENS)),  # 64 blocks of one key, then one block of all
+    ("flash", {}, "flash_head", (1, MAX_HEADS)),
+    ("flash", {"kv_heads": "4", "window": "16", "alibi": "true"}, "block_size", (1, MAX_TOKENS)),
+)
+
+
+def view_control_rows() -> list[Row]:
+    """The kv_cache and flash views at the largest settings: a cold rerun after moving the view's own control."""
+    rows = []
+    for view, extra, key, values in VIEW_CONTROLS:
+        at = new_app(**LARGEST_QUERY, view=view, **extra)
+        at.run()
+        cold, note = flip_medians(at, key, values)
+        more = "".join(f", {k}={v}" for k, v in extra.items())
+        rows.append(Row(f"{view}{more}: {key} {values[0]}<->{values[1]} (cold)", cold, RERUN_LARGEST_S, "ms", note))
+    return rows
+
+
+def largest_view_rows(views) -> list[Row]:
+    """Per view: a cold rerun at the largest settings (the seed flipped), and its figure JSON."""
+    rows = []
+    for view in views:
+        at = new_app()
+        at.run()
+        set_all(at, LARGEST | {"view": view})
+        cold, note = flip_medians(at, "seed", (DEFAULTS.config.seed, DEFAULTS.config.seed + 1))
+        name = f"largest settings, {view} view"
+        rows.append(Row(f"rerun at {name} (cold)", cold, RERUN_LARGEST_S, "ms", note))
+        if at.get("plotly_chart"):
+            rows.append(Row(f"figure JSON at {name}", payload(at), PAYLOAD_BYTES, "B"))
+    return rows
+
+
+def largest_info() -> str:
+    largest = ", ".join(f"{k}={v}" for k, v in LARGEST.items() if k != "sentence")
+    return f"largest settings: {MAX_TOKENS} tokens, {largest}"
+
+
 def server_side() -> tuple[list[Row], list[str]]:
     rows: list[Row] = []
     info: list[str] = []
@@ -200,18 +250,10 @@ def server_side() -> tuple[list[Row], list[str]]:
 
     from dashboard.views import VIEWS  # here, not at the top: importing it builds caches, which logs outside a run
 
-    for view in VIEWS:  # every view: a teacher may be on any of them when changing a setting
-        at = new_app()
-        at.run()
-        set_all(at, LARGEST | {"view": view})
-        cold, note = flip_medians(at, "seed", (DEFAULTS.config.seed, DEFAULTS.config.seed + 1))
-        name = f"largest settings, {view} view"
-        rows.append(Row(f"rerun at {name} (cold)", cold, RERUN_LARGEST_S, "ms", note))
-        if at.get("plotly_chart"):
-            rows.append(Row(f"figure JSON at {name}", payload(at), PAYLOAD_BYTES, "B"))
+    rows += largest_view_rows(VIEWS)  # every view: a teacher may be on any of them when changing a setting
+    rows += view_control_rows()
     rows += pretrained_rows()
-    largest = ", ".join(f"{k}={v}" for k, v in LARGEST.items() if k != "sentence")
-    info.insert(0, f"largest settings: {MAX_TOKENS} tokens, {largest}")
+    info.insert(0, largest_info())
     info.insert(
         1, f"pretrained: weights=minilm, {MAX_TOKENS} WordPiece pieces with [CLS] and [SEP], 6 layers x 12 heads"
     )
@@ -574,6 +616,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--profile", action="store_true", help="time the stages of a rerun at the largest settings")
     parser.add_argument("--no-browser", action="store_true", help="skip (c), e.g. where chromium is missing")
+    parser.add_argument(
+        "--views",
+        help="only the largest-settings rows of these views (comma-separated, e.g. kv_cache,flash) and the rows of "
+        "the kv_cache and flash views' own controls; nothing else",
+    )
     args = parser.parse_args()
 
     # Clearing caches from outside a script run logs "missing ScriptRunContext", and each cache
@@ -583,16 +630,19 @@ def main() -> int:
         logging.getLogger(name).addFilter(lambda record: False)
     start = time.perf_counter()
     load_at_start = os.getloadavg()[0]
-    rows, info = server_side()
-    if args.profile:
-        info += breakdown()
-    info += caching_cost()
-    if not args.no_browser:
-        more, _ = browser_side()
-        rows += more
-        more, lines = first_load()
-        rows += more
-        info += lines
+    if args.views:  # a quick look at some views: their rows only
+        rows, info = largest_view_rows(args.views.split(",")) + view_control_rows(), [largest_info()]
+    else:
+        rows, info = server_side()
+        if args.profile:
+            info += breakdown()
+        info += caching_cost()
+        if not args.no_browser:
+            more, _ = browser_side()
+            rows += more
+            more, lines = first_load()
+            rows += more
+            info += lines
     print(f"Attention Lab app benchmark: medians of {REPEATS} reruns (AppTest), {BROWSER_REPEATS} clicks (chromium)")
     blas = os.environ["OPENBLAS_NUM_THREADS"]  # as this process started: NumPy loaded with it
     print(
