@@ -34,7 +34,7 @@ def rows_so_far_figure(
     done = np.arange(n)[:, None] <= t  # (T, 1): rows decoded by step t
     shown = allowed & done  # (T, T)
     panels = [
-        Panel(np.where(shown, weights[k], 0.0), tokens, tokens, f"head {k + 1}: rows 1–{t + 1}", shown)
+        Panel(np.where(shown, weights[k], 0.0), tokens, tokens, f"head {k + 1}", shown)  # short: clear of the toolbar
         for k in range(h)
     ]
     grid = chart_grid(panels, map_columns(h, presenter=presenter), presenter=presenter)  # one chart per head
