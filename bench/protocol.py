@@ -284,6 +284,19 @@ class Tab:
         page = await self._read_run(start, FRAGMENT_DONE if fragment_id is not None else DONE)
         if page.status == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
             return page  # a fragment's elements only: the page keeps the rest
+        return self._took(page)
+
+    async def next_run(self, timeout: float | None = None) -> Page:
+        """Wait for a run this tab did not ask for (the server reran the page: a room's push), and read it to its
+        end, as the browser does. ``seconds`` then counts from the call."""
+        saved, self.timeout = self.timeout, timeout or self.timeout
+        try:
+            return self._took(await self._read_run(time.perf_counter(), DONE))
+        finally:
+            self.timeout = saved
+
+    def _took(self, page: Page) -> Page:
+        """A whole run's page becomes this tab's page; widgets the run set or added take the values shown."""
         self.page = page
         self.auto_reruns = dict(page.auto_reruns)
         for k, el in self.page.widgets().items():

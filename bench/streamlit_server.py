@@ -79,6 +79,7 @@ def streamlit_server(
     extra_args: tuple[str, ...] = (),
     env: dict[str, str] | None = None,
     port: int | None = None,
+    module: str = "streamlit",
 ) -> Iterator[tuple[str, subprocess.Popen]]:
     """Run ``streamlit run app`` from the repository root; yield (base URL, process); always stop it.
 
@@ -87,13 +88,14 @@ def streamlit_server(
     by a daemon thread from the start, so a chatty server never blocks on a full pipe,
     and its last lines are shown if it fails to start. ``env`` adds environment variables
     (``ATTENTION_LAB_REDIS_URL`` for rooms in Redis); ``port`` reuses a port (a restart), else a free one.
+    ``module`` runs another module with Streamlit's command line (``bench.profiled``: a profiled server).
     """
     port = port or free_port()
     base_url = f"http://127.0.0.1:{port}"
     cmd = [
         sys.executable,
         "-m",
-        "streamlit",
+        module,
         "run",
         app,
         "--server.headless",

@@ -11,10 +11,11 @@ The app calls, in this order:
    they changed); then ``room_quiz(state, presenter)``: a student's pick goes to the room, the teacher's Reveal
    reveals it to the room, and the teacher's page shows the class's tally.
 
-A student's page polls with ``st.fragment(run_every=POLL_SECONDS)``: it reads the room's version number (a dict
-lookup under a lock, or one Redis round trip) and reruns the whole page only when the version changed. The poll
-also keeps the student's seat (``rooms.SEAT_SECONDS``); a student exploring on their own keeps it with a slower
-poll (``SEAT_TOUCH_SECONDS``) that never reruns the page.
+A student's page that follows runs nothing between the teacher's changes: it registers with
+``dashboard.classroom.push``, whose one thread per process reads each followed room's version (a dict lookup under
+a lock, or one Redis round trip) and asks the pages behind it to rerun; it also keeps their seats
+(``rooms.SEAT_SECONDS``). A student exploring on their own keeps the seat with a slow poll (``SEAT_TOUCH_SECONDS``)
+that never reruns the page.
 
 The rooms live in ``store()``: in this process, or in Redis when ``ATTENTION_LAB_REDIS_URL`` is set (an
 environment variable or a Streamlit secret), so that several app processes serve one room.
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from dashboard import clients
-from dashboard.classroom import quiz_panel, teacher_key
+from dashboard.classroom import push, quiz_panel, teacher_key
 from dashboard.classroom.quiz import question_id
 from dashboard.classroom.rooms import (
     CODE_LENGTH,
@@ -71,9 +72,7 @@ SHOW_LINK = "_room_show_link"
 """Session: a button asked for the room's link dialog."""
 NOTE = "_room_note"
 """Session: one message for the next run (a key that did not open the room, a closed room)."""
-POLL_SECONDS = 1.0
-"""A student's page asks the room's version every second: a change shows within ~1 s plus one rerun."""
-SEAT_TOUCH_SECONDS = 10.0
+SEAT_TOUCH_SECONDS = push.SEAT_TOUCH_SECONDS
 """A student exploring on their own (not following) tells the room every 10 s that the seat is still used."""
 assert SEAT_TOUCH_SECONDS * 2 < SEAT_SECONDS, "a seat must survive one late poll"
 TALLY_SECONDS = 2.0
@@ -233,6 +232,7 @@ def publish_room(state: RoomState) -> None:
     asked = None if question is None else question_id(question)
     try:
         store().publish(state.code, _teacher_of(state.code) or "", values, asked)
+        push.changed()  # this process's followers rerun now, not at the watcher's next look
     except Forbidden:
         st.session_state.pop(TEACHER, None)
         st.session_state[NOTE] = "Your room has closed: start a new one."
@@ -338,6 +338,8 @@ def class_bar(state: RoomState, presenter: bool) -> None:
 
 def room_panel(state: RoomState, presenter: bool) -> None:
     """The sidebar's room section: the code box, then start / follow / leave as this page's place allows."""
+    following = state.following and state.room is not None and state.code is not None
+    push.watch(store(), session_id(), (state.room.code, state.room.version) if following else None)
     st.subheader("Room", anchor=False)
     st.text_input(
         "Room code",
@@ -384,20 +386,12 @@ def room_panel(state: RoomState, presenter: bool) -> None:
             help="On: your page shows the teacher's settings and view as they change. Off: explore on your own; "
             "turn it on again to come back to the teacher's view.",
         )
-        if state.following:
-            st.fragment(_poll, run_every=POLL_SECONDS)(state.room.code, state.room.version)
+        if state.following:  # no poll: dashboard.classroom.push reruns this page when the room changes
+            st.caption(f"Following room {state.room.code}: your page changes when the teacher's does.")
         else:
             st.fragment(_keep_seat, run_every=SEAT_TOUCH_SECONDS)(state.room.code)
     elif state.code is None and not presenter:
         start_button()
-
-
-def _poll(code: str, version: int) -> None:
-    """Every second: has the room changed? Only then the whole page reruns (and takes the new settings)."""
-    now = _seen(code)
-    if now != version:
-        st.rerun(scope="app")
-    st.caption(f"Following room {code}: your page changes when the teacher's does.")
 
 
 def _seats(code: str) -> None:

@@ -22,6 +22,7 @@ from dashboard.page import (
     unscaled_warning,
 )
 from dashboard.settings import Settings
+from dashboard.shared_figures import charts_of
 
 
 def _repeats(tokens: tuple[str, ...]) -> list[list[int]]:
@@ -63,8 +64,12 @@ def render(settings: Settings) -> None:
             f"up to {VALUES_MAX_CELLS} tokens.",
         )
     titles = [head_title(run.trace, i) for i in range(h)]  # "head 3 · K/V 2" when heads share K/V
-    charts = head_charts(
-        run.trace.weights, run.tokens, run.trace.mask, presenter=settings.presenter, values=values, titles=titles
+    charts = charts_of(  # built once per run and mode: a room's followers all draw these
+        run,
+        ("heads", settings.presenter, values),
+        lambda: head_charts(
+            run.trace.weights, run.tokens, run.trace.mask, presenter=settings.presenter, values=values, titles=titles
+        ),
     )
     show_colour_bar(charts, key="heads_chart_bar", container=switches)
     with on_top if settings.presenter else st.container():

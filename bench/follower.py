@@ -1,0 +1,123 @@
+"""What one student's redraw costs the server: CPU per follower redraw, and where it goes (a profile).
+
+    python -m bench.follower                     # 20 students, 8 changes: ms of server CPU per follower redraw
+    python -m bench.follower --profile /tmp/f.prof   # the same under bench.profiled: the top functions
+
+A teacher starts a room; ``--students`` protocol tabs (``bench.protocol.Tab``) join it. First the teacher alone
+changes the seed ``--changes`` times (its own runs' CPU), then with the class in the room: every change, each
+student's page is redrawn (pushed by the server, or on its poll, whichever the page does) and read to its end.
+Server CPU over those rounds, less the teacher's own, divided by the redraws, is one follower redraw's cost: the
+figure that decides how many students one process serves (N x cost must fit the 2 s target). CPU is the server
+process's own (``/proc``), so the clients' CPU on the same cores does not count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import pstats
+import signal
+import time
+
+from bench.measure import PeakRss
+from bench.protocol import Page, Tab
+from bench.streamlit_server import streamlit_server
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+IDLE_S = 10.0
+"""Seconds nobody changes anything, at the end: what idle students cost."""
+POLLING = 1.0
+"""A page whose fragment reruns itself this often (or faster) follows by polling; a slower one is pushed."""
+
+
+async def redrawn(tab: Tab, timeout: float = 60) -> Page:
+    """The student's next whole run: on its poll (a polling page), or the one the server pushes."""
+    polls = [(f, s) for f, s in tab.auto_reruns.items() if s <= POLLING]
+    if not polls:
+        return await tab.next_run(timeout)
+    [(fragment, interval)] = polls
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        await asyncio.sleep(interval)
+        page = await tab.poll(fragment)
+        if page.status != ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
+            return page
+    raise TimeoutError("no redraw")
+
+
+async def as_a_browser(tab: Tab, seconds: float) -> None:
+    """Nothing changes for ``seconds``: the tab runs its page's self-rerunning fragments, as a browser's timers do."""
+    end = time.monotonic() + seconds
+    due = {f: time.monotonic() + s for f, s in tab.auto_reruns.items()}
+    while due and (now := time.monotonic()) < end:
+        fragment, at = min(due.items(), key=lambda d: d[1])
+        if at >= end:
+            break
+        await asyncio.sleep(max(0.0, at - now))
+        await tab.poll(fragment)
+        due[fragment] = at + tab.auto_reruns.get(fragment, seconds)
+    await asyncio.sleep(max(0.0, end - time.monotonic()))
+
+
+async def rounds(url: str, students: int, changes: int, cpu) -> dict[str, float]:
+    async with Tab(url, timeout=120) as teacher:
+        await teacher.open({"sentence": "the teacher reads the book to the class"})
+        await teacher.change(room_start=True)
+        code = teacher.values["room"]
+        seed = 1
+        c0 = cpu()
+        for _ in range(changes):
+            seed += 1
+            await teacher.change(seed=seed)
+        alone = (cpu() - c0) / changes
+        tabs = [Tab(url, timeout=120) for _ in range(students)]
+        for t in tabs:
+            await t.__aenter__()
+        try:
+            for t in tabs:
+                await t.open({"room": code})
+            pushed = not any(s <= POLLING for s in tabs[0].auto_reruns.values())
+            for _ in range(2):  # warm: every session has run the new code path once
+                seed += 1
+                await asyncio.gather(teacher.change(seed=seed), *(redrawn(t) for t in tabs))
+            c0, t0, fails = cpu(), time.monotonic(), 0
+            for _ in range(changes):
+                seed += 1
+                pages = (await asyncio.gather(teacher.change(seed=seed), *(redrawn(t) for t in tabs)))[1:]
+                fails += sum(p.status != 0 or t.values["seed"] != seed for p, t in zip(pages, tabs, strict=True))
+            total, wall = cpu() - c0, time.monotonic() - t0
+            idle0 = cpu()
+            await asyncio.gather(*(as_a_browser(t, IDLE_S) for t in tabs))
+            idle = cpu() - idle0
+        finally:
+            for t in tabs:
+                await t.__aexit__(None, None, None)
+    per = (total - changes * alone) / (changes * students)
+    return {"alone": alone, "per": per, "wall": wall, "fails": fails, "pushed": pushed, "idle": idle}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--students", type=int, default=20)
+    ap.add_argument("--changes", type=int, default=8)
+    ap.add_argument("--profile", metavar="FILE", help="run the server under bench.profiled; write pstats to FILE")
+    args = ap.parse_args()
+    extra = {"module": "bench.profiled", "env": {"ATTENTION_LAB_PROFILE": args.profile}} if args.profile else {}
+    with streamlit_server(**extra) as (url, proc), PeakRss(proc.pid) as rss:
+        r = asyncio.run(rounds(url, args.students, args.changes, rss.cpu))
+        if args.profile:
+            proc.send_signal(signal.SIGUSR1)
+            time.sleep(3)
+    how = "pushed by the server" if r["pushed"] else "on the page's poll"
+    print(f"follower: {args.students} students, {args.changes} changes, redraws {how}; failures {r['fails']}")
+    print(f"  teacher's own run {1000 * r['alone']:.1f} ms CPU; one follower redraw {1000 * r['per']:.1f} ms server CPU")
+    print(f"  rounds took {r['wall'] / args.changes:.2f} s each (all {args.students} redrawn)")
+    print(f"  idle: {1000 * r['idle'] / IDLE_S / args.students:.2f} ms server CPU per student per second")
+    if args.profile:
+        stats = pstats.Stats(args.profile)
+        stats.sort_stats("cumulative").print_stats(45)
+    return 0 if r["fails"] == 0 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,50 @@
+"""``streamlit`` with a profiler in every script thread: ``python -m bench.profiled run dashboard/app.py ...``.
+
+Each ScriptRunner thread (one per session's run chain) gets its own ``cProfile.Profile`` timed by
+``time.thread_time``: CPU the script itself spent, not time it waited for the GIL other sessions held. On
+``SIGUSR1`` every profile is merged and written to ``$ATTENTION_LAB_PROFILE`` (a ``pstats`` file). Used by
+``bench.follower``; not part of the app.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import os
+import pstats
+import signal
+import sys
+import threading
+import time
+
+_profiles: list[cProfile.Profile] = []
+_lock = threading.Lock()
+
+
+def _start(*_: object) -> None:
+    """``threading.setprofile`` hook: the first event of a new thread; a script thread starts its own profile."""
+    sys.setprofile(None)
+    if threading.current_thread().name.startswith("ScriptRunner"):
+        profile = cProfile.Profile(time.thread_time)
+        with _lock:
+            _profiles.append(profile)
+        profile.enable()
+
+
+def _dump(*_: object) -> None:
+    merged = None
+    with _lock:
+        for profile in _profiles:
+            profile.create_stats()
+            if profile.stats:
+                merged = pstats.Stats(profile) if merged is None else merged.add(profile)
+    if merged is not None:
+        merged.dump_stats(os.environ["ATTENTION_LAB_PROFILE"])
+
+
+if __name__ == "__main__":
+    threading.setprofile(_start)
+    signal.signal(signal.SIGUSR1, _dump)
+    from streamlit.web.cli import main
+
+    sys.argv = ["streamlit", *sys.argv[1:]]
+    main()

@@ -1,0 +1,154 @@
+"""Push, not poll: when a room changes, this process reruns the pages that follow it.
+
+A follower's page used to poll: a fragment rerun every second per student (3-8 ms of server CPU each, so 200 idle
+students took most of a core). Now each follower's run registers here, ``watch(store, session, (code, version))``,
+and one daemon thread per process, the watcher, reads the version of each followed room every ``WATCH_SECONDS``
+(one store read per room, not per student: a dict lookup under a lock, or one Redis round trip, which is how a
+teacher on process A reaches students on process B). A page that shows an older version is asked to rerun, once;
+its rerun registers the new version. The teacher's publish on this process wakes the watcher at once
+(``changed()``), so in-process rooms do not wait for the tick.
+
+The watcher also keeps the followers' seats (``rooms.SEAT_SECONDS``): every ``SEAT_TOUCH_SECONDS`` it tells the room
+each live follower is still there, takes a seat freed meanwhile again, and reruns a page whose room has closed or is
+full (the page then says why). A follower's page therefore runs nothing while the teacher changes nothing.
+
+How a page is rerun: Streamlit's runtime, as it does itself for ``runOnSave`` (``AppSession._on_source_file_changed``):
+``AppSession.request_rerun`` with the session's last client state (its URL and widget values), scheduled on the
+session's event loop. ``Runtime._session_mgr``, ``AppSession._client_state`` and ``_call_soon_on_event_loop`` are
+private: ``tests/dashboard/test_push.py`` pins them against the installed Streamlit, and the live room tests
+(``tests/dashboard/test_rooms_live.py``, ``tests/e2e``) fail if a pushed rerun stops arriving.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+
+from streamlit.proto.ClientState_pb2 import ClientState
+from streamlit.runtime import Runtime
+
+from dashboard import clients
+from dashboard.classroom.rooms import RoomError, RoomStore
+
+WATCH_SECONDS = 0.5
+"""The watcher reads each followed room's version this often (a change on another process shows within it)."""
+SEAT_TOUCH_SECONDS = 10.0
+"""The watcher tells each room every 10 s that its live followers still hold their seats."""
+
+_followers: dict[str, dict[str, int | None]] = {}
+"""Room code -> session id -> the version its page shows (None once a rerun was asked for another version)."""
+_stores: dict[str, RoomStore] = {}
+_lock = threading.Lock()
+_wake = threading.Event()
+_thread: threading.Thread | None = None
+
+
+def watch(store: RoomStore, session_id: str, following: tuple[str, int] | None) -> None:
+    """Every run of a page in a room: ``(code, version)`` it shows while it follows, None when it does not."""
+    global _thread
+    with _lock:
+        for code, sessions in list(_followers.items()):
+            sessions.pop(session_id, None)
+            if not sessions:
+                del _followers[code]
+        if following is None:
+            return
+        code, version = following
+        _followers.setdefault(code, {})[session_id] = version
+        _stores[code] = store
+        if _thread is None or not _thread.is_alive():
+            _thread = threading.Thread(target=_watch, name="AttentionLabRoomWatcher", daemon=True)
+            _thread.start()
+
+
+def changed() -> None:
+    """A room on this process changed (the teacher published): look now rather than at the next tick."""
+    _wake.set()
+
+
+def followers(code: str) -> int:
+    """How many pages of this process follow room ``code`` (for tests and benches)."""
+    with _lock:
+        return len(_followers.get(code, {}))
+
+
+def rerun(session_id: str) -> bool:
+    """Ask session ``session_id``'s page to rerun, as it last ran (its URL, its widgets); False: no such session."""
+    if not Runtime.exists():
+        return False
+    sessions = getattr(Runtime.instance(), "_session_mgr", None)  # private: see the module docstring
+    info = None if sessions is None else sessions.get_active_session_info(session_id)
+    if info is None:
+        return False
+    session = info.session
+
+    def again() -> None:  # on the session's event loop, where its client state is written
+        state = ClientState()
+        state.CopyFrom(session._client_state)
+        state.fragment_id = ""  # the whole page, whatever ran last
+        state.is_auto_rerun = False
+        session.request_rerun(state)
+
+    session._call_soon_on_event_loop(again)
+    return True
+
+
+def _watch() -> None:
+    touched = time.monotonic()
+    while True:
+        _wake.wait(WATCH_SECONDS)
+        _wake.clear()
+        touch = time.monotonic() - touched >= SEAT_TOUCH_SECONDS
+        if touch:
+            touched = time.monotonic()
+        with _lock:
+            rooms = {code: (_stores[code], dict(sessions)) for code, sessions in _followers.items()}
+        for code, (store, sessions) in rooms.items():
+            with contextlib.suppress(Exception):  # a store error (Redis away) must not end the watcher
+                _look(store, code, sessions, touch)
+
+
+def _look(store: RoomStore, code: str, sessions: dict[str, int | None], touch: bool) -> None:
+    """One room: rerun the pages behind its version (or of a closed room); keep live followers' seats."""
+    room = store.snapshot(code)
+    for session_id, shown in sessions.items():
+        if clients.alive(session_id) is False:  # the tab has gone: forget it (the room frees its seat)
+            _drop(code, session_id)
+            continue
+        if shown is None:  # a rerun was asked for: it registers what the page shows then
+            continue
+        stale = room is None or shown != room.version or (touch and not _keep_seat(store, code, session_id))
+        if stale and _asked(code, session_id, shown) and not rerun(session_id):
+            _drop(code, session_id)
+
+
+def _asked(code: str, session_id: str, shown: int) -> bool:
+    """Mark a rerun asked for, unless the page has registered another version meanwhile (it reran already)."""
+    with _lock:
+        sessions = _followers.get(code, {})
+        if sessions.get(session_id, None) != shown:
+            return False
+        sessions[session_id] = None
+        return True
+
+
+def _keep_seat(store: RoomStore, code: str, session_id: str) -> bool:
+    """The follower is seen now; a seat freed meanwhile is taken again. False: the page must rerun (room full)."""
+    polled = store.poll(code, session_id)
+    if polled is None:
+        return False
+    if not polled[1]:
+        try:
+            store.join(code, session_id)
+        except RoomError:
+            return False
+    return True
+
+
+def _drop(code: str, session_id: str) -> None:
+    with _lock:
+        sessions = _followers.get(code, {})
+        sessions.pop(session_id, None)
+        if not sessions:
+            _followers.pop(code, None)
