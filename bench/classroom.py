@@ -1,30 +1,41 @@
 """A room under load: 1 teacher, N students following it; the teacher changes a control every 5-10 s, runs a quiz.
 
     python -m bench.load --classroom                     # 30 students, 90 s
-    python -m bench.load --classroom --sessions 60 --seconds 120
+    python -m bench.load --classroom --sessions 200 --seconds 60
+    python -m bench.load --classroom --sessions 200 --join-seconds 10 --fetch-page   # a join storm
+    python -m bench.load --classroom --sessions 200 --redis     # teacher on process A, students on B, Redis
+    python -m bench.load --lecture-hall                  # all of the above at 200 (and 300), then table rows
 
-Each page is a ``bench.protocol.Tab``. Protocol clients do not run fragments by themselves, so each student does
-what its browser's timer does: every ``interval`` the page's ``st.fragment(run_every=...)`` asked for (the server's
-``auto_rerun`` message), it sends that fragment's rerun (``fragment_id``, ``is_auto_rerun``, every widget's state).
-The fragment compares the room's version; when the teacher has changed something, it reruns the whole page, whose
-run this client reads to its end. So the measured delay is the real one: teacher's click sent -> the student's
-whole page redrawn with the new settings (``script_finished``), poll phase included.
+Each page is a ``bench.protocol.Tab``. A follower's page polls nothing: the server pushes a run of the whole page
+when the teacher changes something (``dashboard.classroom.push``), and this client reads it to its end, as a
+browser does. So the measured delay is the real one: teacher's click sent -> the student's whole page redrawn with
+the new settings (``script_finished``).
 
 Checks: after every redraw, the student's widgets hold the teacher's values and its heads figure is exactly
 ``core``'s for them (as ``bench.expected.check_page``); in the quiz, every student picks an answer, the teacher reveals,
-and the teacher's tally must count every student. The first ``IDLE_S`` seconds, nobody changes anything: server CPU
-divided by the polls answered then is the cost of one idle poll.
+and the teacher's tally must count every student. Before the class joins, the teacher is alone for ``BASE_S``: the
+server's own idle CPU. After it has joined, nobody changes anything for ``IDLE_S``: the server CPU above its own
+idle, per student per second, is what an idle student costs. CPU is the server processes' own (psutil), printed
+beside the bench's own clients', which share the same cores and so slow the server's wall-clock figures.
 
-Targets (issue 13): 0 failures, p95 teacher's change -> student's redraw <= 2 s, server RSS <= 600 MB.
-All traffic goes to 127.0.0.1; sessions and time are bounded.
+Join: the students open the link spread over ``--join-seconds``; with ``--fetch-page`` each first GETs the page and
+its scripts (what a browser's first visit downloads) and the line says when the last of them had its first map.
+
+Targets (issue 18): 0 failures, p95 teacher's change -> student's redraw <= 2 s, server RSS <= 600 MB (the bench's
+memory target; the issue allows 1 GB). All traffic goes to 127.0.0.1; sessions and time are bounded.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import html
 import random
+import re
+import resource
 import time
+import traceback
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -33,14 +44,18 @@ import numpy as np
 from bench.expected import Mismatch, expected_weights
 from bench.measure import TARGET_RSS_MB, PeakRss, pct
 from bench.protocol import Page, Tab, decode_array
-from bench.streamlit_server import streamlit_server
+from bench.streamlit_server import redis_server, streamlit_server
 
 WORDS = ("a", "cat", "sat", "on", "the", "mat", "by", "river", "bank", "dog")
 FOLLOWED = ("sentence", "d_model", "n_heads", "causal", "positional", "seed", "quiz")
 """The teacher's controls the bench compares on every student's page."""
 TARGET_FOLLOW_P95_S = 2.0
 IDLE_S = 10.0
-"""Seconds at the start when nobody changes anything: idle polling only."""
+"""Seconds after the class has joined when nobody changes anything: what idle students cost."""
+BASE_S = 3.0
+"""Seconds the teacher is alone in the room first: the server's own idle CPU, taken off the students' idle cost."""
+JOIN_WAIT_S = 120.0
+"""The longest the teacher waits for the class to join before going on."""
 
 
 @dataclass
@@ -53,14 +68,20 @@ class Change:
 class Record:
     changes: list[Change] = field(default_factory=list)
     delays: list[float] = field(default_factory=list)
-    polls: int = 0
+    redraws: int = 0
+    """Whole runs the server pushed to students (idle ones should get none)."""
+    joined: list[float] = field(default_factory=list)
+    """Per student: seconds from the room's link going out to its first page read to its end, maps included."""
+    base_cpu: float = 0.0
+    """Server CPU seconds per second with the teacher alone in the room (the server's own idle)."""
     errors: list[str] = field(default_factory=list)
     quiz_counts: list[tuple[int, int]] = field(default_factory=list)
     """(tally's total, students who picked) per quiz round."""
     picked: dict[str, set[int]] = field(default_factory=dict)
     code: str = ""
+    link_out: float = 0.0
     idle_cpu: float = 0.0
-    idle_polls: int = 0
+    idle_redraws: int = 0
 
 
 def followed(values: dict) -> dict[str, str]:
@@ -104,11 +125,17 @@ async def teacher(
             await tab.change(room_start=True)
             rec.changes.append(Change(time.monotonic(), followed(tab.values)))
             rec.code = tab.values["room"]
+            cpu0 = cpu()
+            await asyncio.sleep(BASE_S)  # the teacher alone: what the server costs with nobody to serve
+            rec.base_cpu = (cpu() - cpu0) / BASE_S
+            rec.link_out = time.monotonic()
             ready.set()
-            await asyncio.sleep(3)  # the class joins (first page loads)
-            cpu0, polls0 = cpu(), rec.polls
+            while len(rec.joined) + len(rec.errors) < n and time.monotonic() < rec.link_out + JOIN_WAIT_S:
+                await asyncio.sleep(0.2)  # the class joins (first page loads)
+            await asyncio.sleep(1)
+            cpu0, redraws0 = cpu(), rec.redraws
             await asyncio.sleep(IDLE_S)
-            rec.idle_cpu, rec.idle_polls = cpu() - cpu0, rec.polls - polls0
+            rec.idle_cpu, rec.idle_redraws = cpu() - cpu0, rec.redraws - redraws0
             step = 0
             while time.monotonic() < deadline - 12:
                 step += 1
@@ -161,24 +188,28 @@ async def quiz_round(tab: Tab, rec: Record, rng: random.Random, n: int) -> None:
     await asyncio.sleep(rng.uniform(5, 10))
 
 
-async def student(url: str, i: int, rec: Record, deadline: float, ready: asyncio.Event) -> None:
+async def student(
+    url: str, i: int, rec: Record, deadline: float, ready: asyncio.Event, join_s: float, assets: bool
+) -> None:
     rng = random.Random(i)
     try:
         await ready.wait()
-        async with Tab(url, timeout=60) as tab:
-            await asyncio.sleep(rng.uniform(0, 1))  # the class does not join in the same millisecond
+        await asyncio.sleep(rng.uniform(0, join_s))  # the class opens the link over join_s seconds
+        if assets:  # what a browser fetches before its websocket opens: the page and its scripts
+            await asyncio.to_thread(fetch_page, url)
+        async with Tab(url, timeout=120) as tab:
             page = await tab.open({"room": rec.code})
             check_student(page, tab.values)
+            rec.joined.append(time.monotonic() - rec.link_out)
             seen = len(rec.changes)
-            while time.monotonic() < deadline:
-                [(fragment, interval)] = tab.auto_reruns.items() or [("", 1.0)]
-                if not fragment:
-                    raise AssertionError("the student's page does not poll (no self-rerunning fragment)")
-                await asyncio.sleep(interval)
-                page = await tab.poll(fragment)
-                rec.polls += 1
-                if page.status != 0:
-                    continue  # the fragment's own run: nothing changed
+            if tab.auto_reruns:
+                raise AssertionError(f"the student's page polls ({tab.auto_reruns}): a follower's page is pushed")
+            while (left := deadline - time.monotonic()) > 0:
+                try:
+                    page = await tab.next_run(timeout=left)  # the run the server pushes when the teacher changes
+                except TimeoutError:
+                    break
+                rec.redraws += 1
                 now = time.monotonic()
                 check_student(page, tab.values)
                 shown, first = followed(tab.values), max(seen - 1, 0)
@@ -196,39 +227,144 @@ async def student(url: str, i: int, rec: Record, deadline: float, ready: asyncio
                     await tab.change(**{key: rng.choice(options)})
                     rec.picked[key].add(i)
     except Exception as err:
-        rec.errors.append(f"student {i}: {type(err).__name__}: {err}"[:300])
+        rec.errors.append(f"student {i}: {type(err).__name__}: {err} {traceback.format_exc()[-600:]}"[:900])
 
 
-async def run(url: str, n: int, seconds: float, seed: int, cpu: Callable[[], float]) -> Record:
+def fetch_page(url: str) -> int:
+    """GET the app's page and every script and style sheet it names, as a browser's first visit does: bytes read."""
+    with urllib.request.urlopen(f"{url}/", timeout=120) as r:
+        index = r.read()
+    total = len(index)
+    for path in dict.fromkeys(re.findall(rb'(?:src|href)="(\./static/[^"]+\.(?:js|css))"', index)):
+        with urllib.request.urlopen(f"{url}/{path.decode()[2:]}", timeout=120) as r:
+            total += len(r.read())
+    return total
+
+
+async def run(
+    urls: tuple[str, str], n: int, seconds: float, seed: int, cpu: Callable[[], float], join_s: float, assets: bool
+) -> Record:
+    """The teacher on ``urls[0]``, the students on ``urls[1]`` (the same server, or a second process)."""
     rec = Record()
     ready = asyncio.Event()
     deadline = time.monotonic() + seconds
     await asyncio.gather(
-        teacher(url, rec, deadline, random.Random(seed), ready, n, cpu),
-        *(student(url, i, rec, deadline, ready) for i in range(n)),
+        teacher(urls[0], rec, deadline, random.Random(seed), ready, n, cpu),
+        *(student(urls[1], i, rec, deadline, ready, join_s, assets) for i in range(n)),
     )
     return rec
 
 
-def main(sessions: int, seconds: float, seed: int) -> int:
-    """Run the room on its own server; print the figures and whether they meet the targets."""
-    with streamlit_server() as (url, proc), PeakRss(proc.pid) as rss:
-        rec = asyncio.run(run(url, sessions, seconds, seed, rss.cpu))
-        peak_mb = rss.peak / 2**20
+@dataclass
+class Result:
+    """One classroom run, as a row of the bench table (bench/README.md)."""
+
+    name: str
+    sessions: int
+    failures: int
+    p50: float
+    p95: float
+    last_join: float
+    idle_ms: float
+    """Server CPU per idle student per second, above the server's own idle (``base_cpu``)."""
+    server_cpu: float
+    client_cpu: float
+    peak_mb: float
+
+    @property
+    def ok(self) -> bool:
+        return self.failures == 0 and self.p95 <= TARGET_FOLLOW_P95_S and self.peak_mb <= TARGET_RSS_MB
+
+    def row(self) -> str:
+        return (
+            f"| {self.name} | {self.sessions} | {self.p50:.2f} s | {self.p95:.2f} s | {self.last_join:.1f} s | "
+            f"{self.idle_ms:.2f} ms | {self.server_cpu:.0f} s / {self.client_cpu:.0f} s | {self.peak_mb:.0f} MB | "
+            f"{self.failures} |"
+        )
+
+
+ROW_HEAD = (
+    "| run | students | p50 | p95 | last first map | idle CPU per student per s | CPU server / clients | RSS peak "
+    "| failures |\n|---|---|---|---|---|---|---|---|---|"
+)
+
+
+def classroom(
+    sessions: int, seconds: float, seed: int, join_s: float = 1.0, assets: bool = False, redis: bool = False
+) -> Result:
+    """Run the room on its own server (``redis``: rooms in a redis-server, the teacher on process A and the
+    students on process B); print the figures and return them."""
+    with contextlib.ExitStack() as stack:
+        env = {}
+        if redis:
+            env = {"ATTENTION_LAB_REDIS_URL": stack.enter_context(redis_server())}
+        url_a, proc_a = stack.enter_context(streamlit_server(env=env))
+        rss = [stack.enter_context(PeakRss(proc_a.pid))]
+        url_b = url_a
+        if redis:
+            url_b, proc_b = stack.enter_context(streamlit_server(env=env))
+            rss.append(stack.enter_context(PeakRss(proc_b.pid)))
+        cpu0, mine0 = sum(r.cpu() for r in rss), own_cpu()
+        rec = asyncio.run(run((url_a, url_b), sessions, seconds, seed, lambda: sum(r.cpu() for r in rss), join_s, assets))
+        server_cpu, client_cpu = sum(r.cpu() for r in rss) - cpu0, own_cpu() - mine0
+        peak_mb = max(r.peak for r in rss) / 2**20
     failures = rec.errors + [f"quiz: tally {t}, picked {p}" for t, p in rec.quiz_counts if t != p]
     p95 = pct(rec.delays, 95)
-    print(f"classroom: 1 teacher, {sessions} students in room for {seconds:.0f} s; changes {len(rec.changes) - 1}, "
-          f"quiz rounds {len(rec.quiz_counts)} (tally, picked: {rec.quiz_counts})")  # fmt: skip
+    where = "teacher on process A, students on process B, rooms in Redis" if redis else "one server process"
+    print(f"classroom: 1 teacher, {sessions} students in room for {seconds:.0f} s ({where}); changes "
+          f"{len(rec.changes) - 1}, quiz rounds {len(rec.quiz_counts)} (tally, picked: {rec.quiz_counts})")  # fmt: skip
     print(f"  failures {len(failures)}")
     for f in failures[:10]:
         print(f"    {f}")
     print(f"  teacher's change -> student's page redrawn: {len(rec.delays)} redraws, p50 {pct(rec.delays, 50):.3f} s "
           f"p95 {p95:.3f} s max {pct(rec.delays, 100):.3f} s")  # fmt: skip
-    idle = 1000 * rec.idle_cpu / max(1, rec.idle_polls)
-    print(f"  idle polls: {rec.idle_polls} in {IDLE_S:.0f} s, server CPU {idle:.1f} ms per poll "
-          f"({rec.idle_cpu / IDLE_S:.2f} cores for {sessions} students)")  # fmt: skip
+    fetched = " (page and scripts fetched first)" if assets else ""
+    print(f"  join: {len(rec.joined)} students opened the link within {join_s:.0f} s{fetched}; the last saw its "
+          f"first map {max(rec.joined or [float('nan')]):.1f} s after the link went out")  # fmt: skip
+    idle = 1000 * max(0.0, rec.idle_cpu / IDLE_S - rec.base_cpu) / sessions
+    print(f"  idle: {rec.idle_redraws} pushed runs in {IDLE_S:.0f} s; server CPU {1000 * rec.idle_cpu / IDLE_S:.1f} ms "
+          f"per s ({1000 * rec.base_cpu:.1f} with the teacher alone): {idle:.3f} ms per student per second")  # fmt: skip
+    print(f"  CPU over the run: server {server_cpu:.1f} s, the bench's own clients {client_cpu:.1f} s (same cores)")
     print(f"  server RSS peak {peak_mb:.0f} MB")
-    ok = not failures and bool(rec.delays) and p95 <= TARGET_FOLLOW_P95_S and peak_mb <= TARGET_RSS_MB
-    verdict = "meets" if ok else "MISSES"
-    print(f"{verdict} the targets: 0 failures, p95 <= {TARGET_FOLLOW_P95_S} s, RSS <= {TARGET_RSS_MB:.0f} MB")
-    return 0 if ok else 1
+    name = f"{'two processes, Redis' if redis else 'one process'}{', join storm' if assets else ''}"
+    return Result(name, sessions, len(failures), pct(rec.delays, 50), p95, max(rec.joined or [float("nan")]), idle,
+                  server_cpu, client_cpu, peak_mb)  # fmt: skip
+
+
+def own_cpu() -> float:
+    """CPU seconds of this process (the clients), threads included."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def verdict(result: Result) -> int:
+    word = "meets" if result.ok else "MISSES"
+    print(f"{word} the targets: 0 failures, p95 <= {TARGET_FOLLOW_P95_S} s, RSS <= {TARGET_RSS_MB:.0f} MB")
+    return 0 if result.ok else 1
+
+
+def main(sessions: int, seconds: float, seed: int, join_s: float = 1.0, assets: bool = False, redis: bool = False):
+    return verdict(classroom(sessions, seconds, seed, join_s, assets, redis))
+
+
+LECTURE_HALL = (
+    # (students, seconds, join window s, fetch the page's scripts, two processes on Redis)
+    (200, 60, 1.0, False, False),
+    (300, 60, 1.0, False, False),
+    (200, 60, 10.0, True, False),
+    (200, 60, 1.0, False, True),
+)
+"""``--lecture-hall``: 200 and 300 students, a join storm (200 open the link within 10 s, each fetching the page
+and its scripts first), and 200 students on a second process sharing the room through Redis."""
+
+
+def lecture_hall(seed: int, scale: float = 1.0) -> int:
+    """Every run of ``LECTURE_HALL`` (students x ``scale``, for a busy machine), then their table rows."""
+    results = []
+    for n, seconds, join_s, assets, redis in LECTURE_HALL:
+        results.append(classroom(max(1, round(n * scale)), seconds, seed, join_s, assets, redis))
+        print()
+    print(ROW_HEAD)
+    for r in results:
+        print(r.row())
+    return 0 if all(r.ok for r in results) else 1

@@ -29,6 +29,14 @@ def _minilm():
     return load_minilm()
 
 
+def _typed(field: str, value: object) -> object:
+    """A widget's value as ``AttentionConfig`` holds it; an optional number (window, prefix) left empty is None."""
+    default = getattr(AttentionConfig(), field)
+    if default is None:
+        return None if value in (None, "", "None") else int(value)
+    return type(default)(value)
+
+
 def expected_weights(values: dict) -> tuple[list[str], np.ndarray, np.ndarray | None]:
     """Tokens, float32 weights (h, T, T) and the mask, computed here from a session's own widget values."""
     if values.get("weights") == "minilm":  # the pretrained model: pieces with [CLS] and [SEP], the chosen layer
@@ -40,7 +48,7 @@ def expected_weights(values: dict) -> tuple[list[str], np.ndarray, np.ndarray | 
         return list(layer.tokens), layer.trace.weights.astype(np.float32), mask
     tokens = tokenize(values["sentence"])
     kwargs = {k: v for k, v in values.items() if k in CONFIG_FIELDS}
-    config = AttentionConfig(**{k: type(getattr(AttentionConfig(), k))(v) for k, v in kwargs.items()})
+    config = AttentionConfig(**{k: _typed(k, v) for k, v in kwargs.items()})
     weights = run(tokens, config).trace.weights.astype(np.float32)
     return tokens, weights, causal_mask(len(tokens)) if config.causal else None
 

@@ -3,6 +3,7 @@
     python -m bench.load                       # 30 protocol sessions for 60 s, then 4 real browsers for 30 s
     python -m bench.load --sessions 100 --seconds 120 --browsers 0
     python -m bench.load --classroom           # a room: 1 teacher and 30 students following it (bench/classroom.py)
+    python -m bench.load --lecture-hall        # rooms of 200 and 300, a join storm, two processes on Redis: table rows
 
 Why protocol clients: thirty chromium processes would take the two cores away from
 the server they are measuring. Each student is a ``bench.protocol.Tab``, which
@@ -41,6 +42,7 @@ import statistics
 import time
 from dataclasses import dataclass, field
 
+from bench.classroom import lecture_hall
 from bench.classroom import main as room_main
 from bench.expected import Mismatch, check_page
 from bench.measure import TARGET_RSS_MB, PeakRss, pct
@@ -280,9 +282,22 @@ def main() -> int:
     ap.add_argument("--classroom", action="store_true",
                     help="a room instead: 1 teacher changing a control every 5-10 s and running a quiz, "
                     "--sessions students following it (bench/classroom.py)")  # fmt: skip
+    ap.add_argument("--join-seconds", type=float, default=1.0,
+                    help="--classroom: the students open the room's link over this many seconds")  # fmt: skip
+    ap.add_argument("--fetch-page", action="store_true",
+                    help="--classroom: each student first fetches the page and its scripts, as a browser does")  # fmt: skip
+    ap.add_argument("--redis", action="store_true",
+                    help="--classroom: rooms in a redis-server; the teacher on process A, the students on B")  # fmt: skip
+    ap.add_argument("--lecture-hall", action="store_true",
+                    help="200 and 300 students, a join storm and two processes on Redis, then table rows")  # fmt: skip
+    ap.add_argument("--scale", type=float, default=1.0,
+                    help="--lecture-hall: students x this (0.1-0.25 on a busy machine)")  # fmt: skip
     args = ap.parse_args()
+    if args.lecture_hall:
+        return lecture_hall(args.seed, args.scale)
     if args.classroom:
-        return room_main(args.sessions, args.seconds if args.seconds != 60.0 else 90.0, args.seed)
+        seconds = args.seconds if args.seconds != 60.0 else 90.0
+        return room_main(args.sessions, seconds, args.seed, args.join_seconds, args.fetch_page, args.redis)
     if not (1 <= args.sessions <= 200 and 0 < args.seconds <= 600 and 0 <= args.browsers <= 10):
         ap.error("bounded on purpose: 1..200 sessions, up to 600 s, up to 10 browsers")
 

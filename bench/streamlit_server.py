@@ -127,6 +127,35 @@ def streamlit_server(
 
 
 @contextlib.contextmanager
+def redis_server(executable: str = "redis-server", timeout: float = 20) -> Iterator[str]:
+    """A real redis-server on a free loopback port, nothing saved to disk; yields its URL; always stops it."""
+    import redis
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [executable, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"redis://127.0.0.1:{port}/0"
+    try:
+        client = redis.Redis.from_url(url)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"redis-server did not start on port {port}") from None
+                time.sleep(0.05)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@contextlib.contextmanager
 def chromium(executable: str = CHROMIUM) -> Iterator[Browser]:
     """Launch Debian's headless chromium through Playwright; always close it."""
     from playwright.sync_api import sync_playwright

@@ -8,6 +8,7 @@ dashboard's own text or ``core``'s ``ValueError`` text, which names only numbers
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 from collections.abc import Callable
@@ -139,6 +140,13 @@ def shape_frame(rows: list[tuple[str, tuple[int, ...], str]]) -> pd.DataFrame:
     return pd.DataFrame([(name, shape_text(s), f) for name, s, f in rows], columns=["tensor", "shape", "formula"])
 
 
+@functools.lru_cache(maxsize=256)
+def source_of(function: Callable) -> str:
+    """``inspect.getsource(function)``, read once per function: re-parsing the file for every rerun of every page
+    was ~8% of a follower's redraw (bench.follower --profile). A changed file is a new module, so new functions."""
+    return inspect.getsource(function)
+
+
 def source_lines(function: Callable, *needles: str) -> str:
     """The lines of ``function``'s source that contain any of ``needles``, in source order, dedented.
 
@@ -146,7 +154,7 @@ def source_lines(function: Callable, *needles: str) -> str:
     source (never a copy in a string) keeps the page and the code that ran the same.
     Raises ``ValueError`` when a needle matches no line, so a renamed variable fails a test.
     """
-    lines = inspect.getsource(function).splitlines()
+    lines = source_of(function).splitlines()
     picked = [line for line in lines if any(n in line for n in needles)]
     missing = [n for n in needles if not any(n in line for line in picked)]
     if missing:
@@ -166,7 +174,7 @@ def show_code(function: Callable, call: str | None = None, *, lines: str | None 
             st.caption("The call, with this page's settings:")
             st.code(call, language="python")
         st.caption(f"`{where}`, the code that ran:" if lines is None else f"The lines of `{where}` that do this step:")
-        st.code(inspect.getsource(function) if lines is None else lines, language="python")
+        st.code(source_of(function) if lines is None else lines, language="python")
 
 
 def session_id() -> str:

@@ -88,36 +88,10 @@ def redis_server():
     Tests that share it flush it first (``redis_url``). Never a mock or fakeredis: the Lua script, the locks and
     the key expiry are what is tested.
     """
-    import subprocess
-    import time
+    from bench.streamlit_server import redis_server as started
 
-    from bench.streamlit_server import free_port
-
-    executable = require_redis_server()
-    port = free_port()
-    proc = subprocess.Popen(
-        [executable, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"redis://127.0.0.1:{port}/0"
-    try:
-        import redis
-
-        client = redis.Redis.from_url(url)
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"redis-server did not start on port {port}") from None
-                time.sleep(0.05)
+    with started(require_redis_server()) as url:
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 @pytest.fixture

@@ -9,17 +9,14 @@ import asyncio
 import time
 
 import pytest
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from bench.protocol import Tab
 from bench.streamlit_server import streamlit_server
-from dashboard.classroom.room_page import POLL_SECONDS, REDIS_URL
+from dashboard.classroom.room_page import REDIS_URL
 from dashboard.classroom.rooms import SEAT_SECONDS
 from dashboard.classroom.teacher_key import CLAIM_PARAM
 
 pytestmark = pytest.mark.servers  # four real servers: the full CI pass runs them, the light one leaves them
-
-FRAGMENT_RUN = ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY
 
 
 def alerts(tab: Tab) -> str:
@@ -35,16 +32,15 @@ async def start_room(teacher: Tab) -> str:
 
 
 async def follow(student: Tab, seed: int) -> tuple[int, float]:
-    """Poll as the student's browser does until its page shows ``seed``: (polls it took, seconds)."""
-    [(fragment, interval)] = student.auto_reruns.items()
-    assert interval == POLL_SECONDS
+    """Wait, as the student's browser does, for the runs the server pushes until its page shows ``seed``: (runs it
+    took, seconds). The page runs no poll of its own (``dashboard.classroom.push`` reruns it)."""
+    assert not student.auto_reruns, "a following page polls again"
     start = time.monotonic()
-    for polls in range(1, 11):
-        await asyncio.sleep(interval)
-        page = await student.poll(fragment)
-        if page.status != FRAGMENT_RUN and student.values["seed"] == seed:
-            return polls, time.monotonic() - start
-    raise AssertionError(f"the student's page still shows seed {student.values['seed']} after 10 polls")
+    for runs in range(1, 4):
+        await student.next_run(timeout=30)
+        if student.values["seed"] == seed:
+            return runs, time.monotonic() - start
+    raise AssertionError(f"the student's page still shows seed {student.values['seed']} after 3 pushed runs")
 
 
 async def teacher_on_a_students_on_b(a: str, b: str) -> tuple[str, str, list[tuple[int, float]]]:
@@ -58,8 +54,8 @@ async def teacher_on_a_students_on_b(a: str, b: str) -> tuple[str, str, list[tup
         assert "2 students joined" in alerts(teacher)
         follows = []
         for seed in (4242, 77):
-            await teacher.change(seed=seed)
-            follows += [await follow(s1, seed), await follow(s2, seed)]
+            _, *pushed = await asyncio.gather(teacher.change(seed=seed), follow(s1, seed), follow(s2, seed))
+            follows += pushed
         return code, token, follows
 
 
@@ -73,8 +69,8 @@ def test_two_processes_on_one_redis_serve_one_room_and_keep_it_across_a_restart(
     env = {REDIS_URL: redis_url}
     with streamlit_server(env=env) as (a, _), streamlit_server(env=env) as (b, _):
         code, token, follows = asyncio.run(teacher_on_a_students_on_b(a, b))
-    print(f"\nstudents on process B followed the teacher on A: {follows} (polls, seconds)")
-    assert all(polls == 1 for polls, _ in follows)  # the first poll after the change shows it: within ~1 s + a run
+    print(f"\nstudents on process B followed the teacher on A: {follows} (pushed runs, seconds from the click)")
+    assert all(runs == 1 for runs, _ in follows)  # B's watcher pushed one run, and it showed the teacher's change
     assert token, "the teacher link was not shown"
 
     async def after_restart(c: str) -> str:
