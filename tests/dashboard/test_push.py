@@ -1,0 +1,119 @@
+"""Push, not poll (``dashboard.classroom.push``): the watcher reruns exactly the pages behind their room, once.
+
+The watcher's decisions are checked here against a real in-process store, with the rerun itself recorded instead of
+sent; the runtime API it sends through (private) is pinned below. A pushed rerun arriving on a real server, across
+two processes on Redis, is ``tests/dashboard/test_rooms_live.py``; in a browser, ``tests/e2e/test_room_in_browser.py``.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+import streamlit
+from streamlit.runtime import Runtime
+from streamlit.runtime.app_session import AppSession
+from streamlit.runtime.websocket_session_manager import WebsocketSessionManager
+
+from dashboard.classroom import push
+from dashboard.classroom.rooms import Client, MemoryRoomStore
+
+
+@pytest.fixture
+def room(monkeypatch):
+    """A room with one follower page ("s1") registered at the room's version; reruns are recorded, not sent."""
+    asked: list[str] = []
+    monkeypatch.setattr(push, "rerun", lambda session_id: asked.append(session_id) or True)
+    monkeypatch.setattr(push, "_thread", object.__new__(AliveThread))  # the test drives the watcher itself
+    monkeypatch.setattr(push, "_followers", {})
+    monkeypatch.setattr(push, "_stores", {})
+    store = MemoryRoomStore(alive=lambda session: None)
+    code, key = store.open({"seed": 1}, Client("192.0.2.1", "teacher"))
+    store.join(code, "s1")
+    push.watch(store, "s1", (code, store.snapshot(code).version))
+    return store, code, key, asked
+
+
+class AliveThread:
+    def is_alive(self) -> bool:
+        return True
+
+
+def look(store, code, touch=False):
+    push._look(store, code, dict(push._followers.get(code, {})), touch)
+
+
+def test_a_page_showing_the_rooms_version_is_left_alone(room):
+    store, code, _, asked = room
+    look(store, code)
+    assert asked == []
+
+
+def test_a_change_reruns_each_follower_once_until_it_shows_the_new_version(room):
+    store, code, key, asked = room
+    push.watch(store, "s2", (code, store.snapshot(code).version))
+    version = store.publish(code, key, {"seed": 2})
+    look(store, code)
+    look(store, code)  # the reruns are under way: not asked again
+    assert sorted(asked) == ["s1", "s2"]
+    push.watch(store, "s1", (code, version))  # s1's rerun registers the new version
+    store.publish(code, key, {"seed": 3})
+    look(store, code)
+    assert sorted(asked) == ["s1", "s1", "s2"]  # s2 has not rerun yet: asked once, not twice
+
+
+def test_a_page_that_stops_following_is_forgotten(room):
+    store, code, key, asked = room
+    push.watch(store, "s1", None)  # the student turned Follow off (or left the room)
+    store.publish(code, key, {"seed": 2})
+    look(store, code)
+    assert asked == [] and push.followers(code) == 0
+
+
+def test_a_closed_room_reruns_its_pages_so_they_say_why(room):
+    store, code, key, asked = room
+    store.close(code, key)
+    look(store, code)
+    assert asked == ["s1"]
+
+
+def test_a_tab_that_has_gone_is_dropped_and_never_rerun(room, monkeypatch):
+    store, code, key, asked = room
+    monkeypatch.setattr(push.clients, "alive", lambda session: False)
+    store.publish(code, key, {"seed": 2})
+    look(store, code)
+    assert asked == [] and push.followers(code) == 0
+
+
+def test_the_watcher_keeps_a_followers_seat_and_takes_a_freed_one_again(room):
+    store, code, _, asked = room
+    store.leave(code, "s1")  # as if the seat had been freed while the page was away
+    assert store.snapshot(code).students == 0
+    look(store, code, touch=True)
+    assert store.snapshot(code).students == 1 and asked == []
+
+
+def test_a_follower_who_cannot_get_a_seat_back_is_rerun_to_be_told(room, monkeypatch):
+    store, code, _, asked = room
+    store.leave(code, "s1")
+    monkeypatch.setattr(store, "join", lambda code, session: (_ for _ in ()).throw(push.RoomError("This room is full")))
+    look(store, code, touch=True)
+    assert asked == ["s1"]
+
+
+def test_without_a_runtime_nothing_is_rerun():
+    assert not Runtime.exists() and push.rerun("any") is False
+
+
+# -- the runtime API push reads (private: pinned here) ---------------------------------------------------------------
+def test_streamlits_rerun_api_is_where_push_calls_it():
+    """``push.rerun`` does what Streamlit does for ``runOnSave``: a rename in a new Streamlit fails here."""
+    assert streamlit.__version__ == "1.67.0", "re-check dashboard/classroom/push.py against the new Streamlit"
+    assert "self._session_mgr = " in inspect.getsource(Runtime.__init__)
+    assert callable(WebsocketSessionManager.get_active_session_info)
+    assert "self._client_state = ClientState()" in inspect.getsource(AppSession.__init__)
+    assert "self.request_rerun(self._client_state)" in inspect.getsource(AppSession._on_source_file_changed)
+    assert "call_soon_threadsafe" in inspect.getsource(AppSession._call_soon_on_event_loop)
+    assert list(inspect.signature(AppSession.request_rerun).parameters) == ["self", "client_state"]
+    source = inspect.getsource(push.rerun)
+    assert all(name in source for name in ("_session_mgr", "_client_state", "_call_soon_on_event_loop"))
