@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import pstats
+import random
 import signal
 import time
 
@@ -48,7 +49,8 @@ async def redrawn(tab: Tab, timeout: float = 60) -> Page:
 async def as_a_browser(tab: Tab, seconds: float) -> None:
     """Nothing changes for ``seconds``: the tab runs its page's self-rerunning fragments, as a browser's timers do."""
     end = time.monotonic() + seconds
-    due = {f: time.monotonic() + s for f, s in tab.auto_reruns.items()}
+    phase = random.Random(id(tab)).uniform  # timers at any phase: a 10 s window sees its share of a 30 s check
+    due = {f: time.monotonic() + phase(0, s) for f, s in tab.auto_reruns.items()}
     while due and (now := time.monotonic()) < end:
         fragment, at = min(due.items(), key=lambda d: d[1])
         if at >= end:

@@ -11,10 +11,10 @@ The app calls, in this order:
    they changed); then ``room_quiz(state, presenter)``: a student's pick goes to the room, the teacher's Reveal
    reveals it to the room, and the teacher's page shows the class's tally.
 
-A student's page that follows runs nothing between the teacher's changes: it registers with
-``dashboard.classroom.push``, whose one thread per process reads each followed room's version (a dict lookup under
-a lock, or one Redis round trip) and asks the pages behind it to rerun; it also keeps their seats
-(``rooms.SEAT_SECONDS``). A student exploring on their own keeps the seat with a slow poll (``SEAT_TOUCH_SECONDS``)
+A student's page that follows is pushed: it registers with ``dashboard.classroom.push``, whose one thread per
+process reads each followed room's version (a dict lookup under a lock, or one Redis round trip) and asks the pages
+behind it to rerun; it also keeps their seats (``rooms.SEAT_SECONDS``). The page itself checks the room only every
+``CHECK_SECONDS``, a fallback whose timer also brings it back after a server restart. A student exploring on their own keeps the seat with a slow poll (``SEAT_TOUCH_SECONDS``)
 that never reruns the page.
 
 The rooms live in ``store()``: in this process, or in Redis when ``ATTENTION_LAB_REDIS_URL`` is set (an
@@ -72,6 +72,9 @@ SHOW_LINK = "_room_show_link"
 """Session: a button asked for the room's link dialog."""
 NOTE = "_room_note"
 """Session: one message for the next run (a key that did not open the room, a closed room)."""
+CHECK_SECONDS = 30.0
+"""A following page is pushed (``dashboard.classroom.push``); it checks the room itself only every 30 s, as a
+fallback (3-8 ms of server CPU per check: about 0.2 ms per student per second)."""
 SEAT_TOUCH_SECONDS = push.SEAT_TOUCH_SECONDS
 """A student exploring on their own (not following) tells the room every 10 s that the seat is still used."""
 assert SEAT_TOUCH_SECONDS * 2 < SEAT_SECONDS, "a seat must survive one late poll"
@@ -386,12 +389,21 @@ def room_panel(state: RoomState, presenter: bool) -> None:
             help="On: your page shows the teacher's settings and view as they change. Off: explore on your own; "
             "turn it on again to come back to the teacher's view.",
         )
-        if state.following:  # no poll: dashboard.classroom.push reruns this page when the room changes
-            st.caption(f"Following room {state.room.code}: your page changes when the teacher's does.")
+        if state.following:  # dashboard.classroom.push reruns this page when the room changes; this is the fallback
+            st.fragment(_check, run_every=CHECK_SECONDS)(state.room.code, state.room.version)
         else:
             st.fragment(_keep_seat, run_every=SEAT_TOUCH_SECONDS)(state.room.code)
     elif state.code is None and not presenter:
         start_button()
+
+
+def _check(code: str, version: int) -> None:
+    """Every ``CHECK_SECONDS``: a change the push missed reruns the page. Its timer also makes the browser rerun
+    the whole page after it reconnects to a restarted server (Streamlit's frontend does so for a page with
+    self-rerunning fragments), where the page then says the room is gone."""
+    if _seen(code) != version:
+        st.rerun(scope="app")
+    st.caption(f"Following room {code}: your page changes when the teacher's does.")
 
 
 def _seats(code: str) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from bench.protocol import Tab
 from bench.streamlit_server import streamlit_server
-from dashboard.classroom.room_page import REDIS_URL
+from dashboard.classroom.room_page import CHECK_SECONDS, REDIS_URL
 from dashboard.classroom.rooms import SEAT_SECONDS
 from dashboard.classroom.teacher_key import CLAIM_PARAM
 
@@ -33,8 +33,8 @@ async def start_room(teacher: Tab) -> str:
 
 async def follow(student: Tab, seed: int) -> tuple[int, float]:
     """Wait, as the student's browser does, for the runs the server pushes until its page shows ``seed``: (runs it
-    took, seconds). The page runs no poll of its own (``dashboard.classroom.push`` reruns it)."""
-    assert not student.auto_reruns, "a following page polls again"
+    took, seconds). The page's own check of the room is a slow fallback (``dashboard.classroom.push`` reruns it)."""
+    assert list(student.auto_reruns.values()) == [CHECK_SECONDS], "a following page polls again"
     start = time.monotonic()
     for runs in range(1, 4):
         await student.next_run(timeout=30)
