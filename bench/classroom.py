@@ -314,7 +314,9 @@ def classroom(
             url_b, proc_b = stack.enter_context(streamlit_server(env=env))
             rss.append(stack.enter_context(PeakRss(proc_b.pid)))
         cpu0, mine0 = sum(r.cpu() for r in rss), own_cpu()
-        rec = asyncio.run(run((url_a, url_b), sessions, seconds, seed, lambda: sum(r.cpu() for r in rss), join_s, assets))
+        rec = asyncio.run(
+            run((url_a, url_b), sessions, seconds, seed, lambda: sum(r.cpu() for r in rss), join_s, assets)
+        )
         server_cpu, client_cpu = sum(r.cpu() for r in rss) - cpu0, own_cpu() - mine0
         peak_mb = max(r.peak for r in rss) / 2**20
     failures = rec.errors + [f"quiz: tally {t}, picked {p}" for t, p in rec.quiz_counts if t != p]
@@ -331,8 +333,8 @@ def classroom(
     print(f"  join: {len(rec.joined)} students opened the link within {join_s:.0f} s{fetched}; the last saw its "
           f"first map {max(rec.joined or [float('nan')]):.1f} s after the link went out")  # fmt: skip
     idle = 1000 * max(0.0, rec.idle_cpu / IDLE_S - rec.base_cpu) / sessions
-    print(f"  idle: {rec.idle_redraws} pushed runs in {IDLE_S:.0f} s; server CPU {1000 * rec.idle_cpu / IDLE_S:.1f} ms "
-          f"per s ({1000 * rec.base_cpu:.1f} with the teacher alone): {idle:.3f} ms per student per second")  # fmt: skip
+    print(f"  idle: {rec.idle_redraws} runs in {IDLE_S:.0f} s; server CPU {1000 * rec.idle_cpu / IDLE_S:.1f} ms "
+          f"per s ({1000 * rec.base_cpu:.1f} with the teacher alone): {idle:.3f} ms per student per s")  # fmt: skip
     print(f"  CPU over the run: server {server_cpu:.1f} s, the bench's own clients {client_cpu:.1f} s (same cores)")
     print(f"  server RSS peak {peak_mb:.0f} MB")
     name = f"{'two processes, Redis' if redis else 'one process'}{', join storm' if assets else ''}"

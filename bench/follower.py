@@ -15,15 +15,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import pstats
 import random
 import signal
 import time
 
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
 from bench.measure import PeakRss
 from bench.protocol import Page, Tab
 from bench.streamlit_server import streamlit_server
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 IDLE_S = 10.0
 """Seconds nobody changes anything, at the end: what idle students cost."""
@@ -61,7 +63,14 @@ async def as_a_browser(tab: Tab, seconds: float) -> None:
     await asyncio.sleep(max(0.0, end - time.monotonic()))
 
 
-async def rounds(url: str, students: int, changes: int, cpu) -> dict[str, float]:
+def main_thread_cpu(pid: int) -> float:
+    """CPU seconds of the server's main thread: its event loop, which sends every message of every session."""
+    with open(f"/proc/{pid}/task/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def rounds(url: str, students: int, changes: int, cpu, loop_cpu) -> dict[str, float]:
     async with Tab(url, timeout=120) as teacher:
         await teacher.open({"sentence": "the teacher reads the book to the class"})
         await teacher.change(room_start=True)
@@ -82,12 +91,12 @@ async def rounds(url: str, students: int, changes: int, cpu) -> dict[str, float]
             for _ in range(2):  # warm: every session has run the new code path once
                 seed += 1
                 await asyncio.gather(teacher.change(seed=seed), *(redrawn(t) for t in tabs))
-            c0, t0, fails = cpu(), time.monotonic(), 0
+            c0, l0, t0, fails = cpu(), loop_cpu(), time.monotonic(), 0
             for _ in range(changes):
                 seed += 1
                 pages = (await asyncio.gather(teacher.change(seed=seed), *(redrawn(t) for t in tabs)))[1:]
                 fails += sum(p.status != 0 or t.values["seed"] != seed for p, t in zip(pages, tabs, strict=True))
-            total, wall = cpu() - c0, time.monotonic() - t0
+            total, loop, wall = cpu() - c0, loop_cpu() - l0, time.monotonic() - t0
             idle0 = cpu()
             await asyncio.gather(*(as_a_browser(t, IDLE_S) for t in tabs))
             idle = cpu() - idle0
@@ -95,7 +104,16 @@ async def rounds(url: str, students: int, changes: int, cpu) -> dict[str, float]
             for t in tabs:
                 await t.__aexit__(None, None, None)
     per = (total - changes * alone) / (changes * students)
-    return {"alone": alone, "per": per, "wall": wall, "fails": fails, "pushed": pushed, "idle": idle}
+    loop_share = loop / total
+    return {
+        "alone": alone,
+        "per": per,
+        "wall": wall,
+        "fails": fails,
+        "pushed": pushed,
+        "idle": idle,
+        "loop": loop_share,
+    }
 
 
 def main() -> int:
@@ -106,13 +124,24 @@ def main() -> int:
     args = ap.parse_args()
     extra = {"module": "bench.profiled", "env": {"ATTENTION_LAB_PROFILE": args.profile}} if args.profile else {}
     with streamlit_server(**extra) as (url, proc), PeakRss(proc.pid) as rss:
-        r = asyncio.run(rounds(url, args.students, args.changes, rss.cpu))
+        r = asyncio.run(rounds(url, args.students, args.changes, rss.cpu, lambda: main_thread_cpu(proc.pid)))
         if args.profile:
+            before = os.path.getmtime(args.profile) if os.path.exists(args.profile) else None
             proc.send_signal(signal.SIGUSR1)
-            time.sleep(3)
+            end = time.monotonic() + 60
+            while time.monotonic() < end and (
+                not os.path.exists(args.profile) or os.path.getmtime(args.profile) == before
+            ):
+                time.sleep(0.5)
+            time.sleep(1)  # the file is written in one go; let it finish
     how = "pushed by the server" if r["pushed"] else "on the page's poll"
     print(f"follower: {args.students} students, {args.changes} changes, redraws {how}; failures {r['fails']}")
-    print(f"  teacher's own run {1000 * r['alone']:.1f} ms CPU; one follower redraw {1000 * r['per']:.1f} ms server CPU")
+    print(
+        f"  teacher's own run {1000 * r['alone']:.1f} ms CPU; one follower redraw {1000 * r['per']:.1f} ms server CPU"
+    )
+    print(
+        f"  of the server's CPU in those rounds, {100 * r['loop']:.0f}% was its event loop (messages), the rest scripts"
+    )
     print(f"  rounds took {r['wall'] / args.changes:.2f} s each (all {args.students} redrawn)")
     print(f"  idle: {1000 * r['idle'] / IDLE_S / args.students:.2f} ms server CPU per student per second")
     if args.profile:

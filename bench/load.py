@@ -283,11 +283,11 @@ def main() -> int:
                     help="a room instead: 1 teacher changing a control every 5-10 s and running a quiz, "
                     "--sessions students following it (bench/classroom.py)")  # fmt: skip
     ap.add_argument("--join-seconds", type=float, default=1.0,
-                    help="--classroom: the students open the room's link over this many seconds")  # fmt: skip
+                    help="--classroom: students open the room's link over this many seconds")  # fmt: skip
     ap.add_argument("--fetch-page", action="store_true",
-                    help="--classroom: each student first fetches the page and its scripts, as a browser does")  # fmt: skip
+                    help="--classroom: each student first fetches the page and its scripts")  # fmt: skip
     ap.add_argument("--redis", action="store_true",
-                    help="--classroom: rooms in a redis-server; the teacher on process A, the students on B")  # fmt: skip
+                    help="--classroom: rooms in redis-server; the teacher on process A, students on B")  # fmt: skip
     ap.add_argument("--lecture-hall", action="store_true",
                     help="200 and 300 students, a join storm and two processes on Redis, then table rows")  # fmt: skip
     ap.add_argument("--scale", type=float, default=1.0,

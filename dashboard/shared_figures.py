@@ -33,8 +33,8 @@ MODES = 4
 class SharedFigure(go.Figure):
     """A built figure as plotly's dict, made once: ``to_dict()`` hands every session the same dict to read."""
 
-    def __init__(self, figure: go.Figure) -> None:  # noqa: D107 -- no go.Figure.__init__: it would validate again
-        self._shared = figure.to_dict()
+    def __init__(self, figure: go.Figure) -> None:
+        self._shared = figure.to_dict()  # no go.Figure.__init__: it would validate and copy the figure again
 
     def to_dict(self) -> dict:
         return self._shared

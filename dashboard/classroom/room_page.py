@@ -14,8 +14,8 @@ The app calls, in this order:
 A student's page that follows is pushed: it registers with ``dashboard.classroom.push``, whose one thread per
 process reads each followed room's version (a dict lookup under a lock, or one Redis round trip) and asks the pages
 behind it to rerun; it also keeps their seats (``rooms.SEAT_SECONDS``). The page itself checks the room only every
-``CHECK_SECONDS``, a fallback whose timer also brings it back after a server restart. A student exploring on their own keeps the seat with a slow poll (``SEAT_TOUCH_SECONDS``)
-that never reruns the page.
+``CHECK_SECONDS``, a fallback whose timer also brings it back after a server restart. A student exploring on their
+own keeps the seat with a slow poll (``SEAT_TOUCH_SECONDS``) that never reruns the page.
 
 The rooms live in ``store()``: in this process, or in Redis when ``ATTENTION_LAB_REDIS_URL`` is set (an
 environment variable or a Streamlit secret), so that several app processes serve one room.
