@@ -18,7 +18,8 @@ import pytest
 from bench.screenshots import REPLAY_STEP
 from core.pretrained.locate import FIX_COMMAND
 from core.training.train import load_trained
-from dashboard.classroom.room_page import POLL_SECONDS, SEAT_TOUCH_SECONDS
+from dashboard.classroom.push import WATCH_SECONDS
+from dashboard.classroom.room_page import SEAT_TOUCH_SECONDS
 from dashboard.classroom.rooms import (
     IDLE_SECONDS,
     MAX_ROOMS,
@@ -148,7 +149,7 @@ def test_the_presenter_and_phone_claims_are_the_browser_tests_constants():
 
 def test_the_follow_time_is_the_one_the_tests_allow_and_the_bench_measured():
     text = prose(README)
-    assert f"a following page asks the room every {POLL_SECONDS:g} s" in text
+    assert f"each server process looks at its followed rooms every {WATCH_SECONDS:g} s" in text
     assert f"allows {FOLLOW_S:g} s (the target) plus {REDRAW_S:g} s" in text
     bench = prose(BENCH_README)
     measured = re.search(r"--classroom.*?redraw p50 ([\d.]+) s, p95 ([\d.]+) s", bench)
