@@ -251,15 +251,15 @@ def fetch_page(url: str) -> int:
 
 
 async def run(
-    urls: tuple[str, str], n: int, seconds: float, seed: int, cpu: Callable[[], float], join_s: float, assets: bool
+    urls: tuple[str, ...], n: int, seconds: float, seed: int, cpu: Callable[[], float], join_s: float, assets: bool
 ) -> Record:
-    """The teacher on ``urls[0]``, the students on ``urls[1]`` (the same server, or a second process)."""
+    """The teacher on ``urls[0]``, student i on ``urls[1 + i % (len(urls) - 1)]`` (the same server, or others)."""
     rec = Record()
     ready = asyncio.Event()
     deadline = time.monotonic() + seconds
     await asyncio.gather(
         teacher(urls[0], rec, deadline, random.Random(seed), ready, n, cpu),
-        *(student(urls[1], i, rec, deadline, ready, join_s, assets) for i in range(n)),
+        *(student(urls[1 + i % (len(urls) - 1)], i, rec, deadline, ready, join_s, assets) for i in range(n)),
     )
     return rec
 
@@ -299,10 +299,17 @@ ROW_HEAD = (
 
 
 def classroom(
-    sessions: int, seconds: float, seed: int, join_s: float = 1.0, assets: bool = False, redis: bool = False
+    sessions: int,
+    seconds: float,
+    seed: int,
+    join_s: float = 1.0,
+    assets: bool = False,
+    redis: bool = False,
+    split: bool = False,
 ) -> Result:
     """Run the room on its own server (``redis``: rooms in a redis-server, the teacher on process A and the
-    students on process B); print the figures and return them."""
+    students on process B; ``split``: the students alternate between A and B, as a load balancer with sticky
+    sessions spreads them); print the figures and return them."""
     with contextlib.ExitStack() as stack:
         env = {}
         if redis:
@@ -314,14 +321,14 @@ def classroom(
             url_b, proc_b = stack.enter_context(streamlit_server(env=env))
             rss.append(stack.enter_context(PeakRss(proc_b.pid)))
         cpu0, mine0 = sum(r.cpu() for r in rss), own_cpu()
-        rec = asyncio.run(
-            run((url_a, url_b), sessions, seconds, seed, lambda: sum(r.cpu() for r in rss), join_s, assets)
-        )
+        urls = (url_a, url_a, url_b) if split else (url_a, url_b)
+        rec = asyncio.run(run(urls, sessions, seconds, seed, lambda: sum(r.cpu() for r in rss), join_s, assets))
         server_cpu, client_cpu = sum(r.cpu() for r in rss) - cpu0, own_cpu() - mine0
         peak_mb = max(r.peak for r in rss) / 2**20
     failures = rec.errors + [f"quiz: tally {t}, picked {p}" for t, p in rec.quiz_counts if t != p]
     p95 = pct(rec.delays, 95)
     where = "teacher on process A, students on process B, rooms in Redis" if redis else "one server process"
+    where = "teacher on process A, students on A and B, rooms in Redis" if split else where
     print(f"classroom: 1 teacher, {sessions} students in room for {seconds:.0f} s ({where}); changes "
           f"{len(rec.changes) - 1}, quiz rounds {len(rec.quiz_counts)} (tally, picked: {rec.quiz_counts})")  # fmt: skip
     print(f"  failures {len(failures)}")
@@ -337,7 +344,8 @@ def classroom(
           f"per s ({1000 * rec.base_cpu:.1f} with the teacher alone): {idle:.3f} ms per student per s")  # fmt: skip
     print(f"  CPU over the run: server {server_cpu:.1f} s, the bench's own clients {client_cpu:.1f} s (same cores)")
     print(f"  server RSS peak {peak_mb:.0f} MB")
-    name = f"{'two processes, Redis' if redis else 'one process'}{', join storm' if assets else ''}"
+    name = ("two processes, Redis" + (": students on both" if split else ": students on B")) if redis else "one process"
+    name += ", join storm" if assets else ""
     return Result(name, sessions, len(failures), pct(rec.delays, 50), p95, max(rec.joined or [float("nan")]), idle,
                   server_cpu, client_cpu, peak_mb)  # fmt: skip
 
@@ -354,26 +362,27 @@ def verdict(result: Result) -> int:
     return 0 if result.ok else 1
 
 
-def main(sessions: int, seconds: float, seed: int, join_s: float = 1.0, assets: bool = False, redis: bool = False):
-    return verdict(classroom(sessions, seconds, seed, join_s, assets, redis))
+def main(sessions: int, seconds: float, seed: int, **how) -> int:
+    return verdict(classroom(sessions, seconds, seed, **how))
 
 
 LECTURE_HALL = (
-    # (students, seconds, join window s, fetch the page's scripts, two processes on Redis)
-    (200, 60, 1.0, False, False),
-    (300, 60, 1.0, False, False),
-    (200, 60, 10.0, True, False),
-    (200, 60, 1.0, False, True),
+    (200, {}),
+    (300, {}),
+    (200, {"join_s": 10.0, "assets": True}),
+    (200, {"redis": True}),
+    (300, {"redis": True, "split": True}),
 )
-"""``--lecture-hall``: 200 and 300 students, a join storm (200 open the link within 10 s, each fetching the page
-and its scripts first), and 200 students on a second process sharing the room through Redis."""
+"""``--lecture-hall``: (students, how) for 200 and 300 students on one process, a join storm (200 open the link
+within 10 s, each fetching the page and its scripts first), 200 students on a second process sharing the room
+through Redis, and 300 spread over two processes. Each runs 90 s."""
 
 
 def lecture_hall(seed: int, scale: float = 1.0) -> int:
     """Every run of ``LECTURE_HALL`` (students x ``scale``, for a busy machine), then their table rows."""
     results = []
-    for n, seconds, join_s, assets, redis in LECTURE_HALL:
-        results.append(classroom(max(1, round(n * scale)), seconds, seed, join_s, assets, redis))
+    for n, how in LECTURE_HALL:
+        results.append(classroom(max(1, round(n * scale)), 90.0, seed, **how))
         print()
     print(ROW_HEAD)
     for r in results:

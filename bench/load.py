@@ -288,6 +288,8 @@ def main() -> int:
                     help="--classroom: each student first fetches the page and its scripts")  # fmt: skip
     ap.add_argument("--redis", action="store_true",
                     help="--classroom: rooms in redis-server; the teacher on process A, students on B")  # fmt: skip
+    ap.add_argument("--split", action="store_true",
+                    help="--classroom --redis: students alternate between processes A and B")  # fmt: skip
     ap.add_argument("--lecture-hall", action="store_true",
                     help="200 and 300 students, a join storm and two processes on Redis, then table rows")  # fmt: skip
     ap.add_argument("--scale", type=float, default=1.0,
@@ -297,7 +299,8 @@ def main() -> int:
         return lecture_hall(args.seed, args.scale)
     if args.classroom:
         seconds = args.seconds if args.seconds != 60.0 else 90.0
-        return room_main(args.sessions, seconds, args.seed, args.join_seconds, args.fetch_page, args.redis)
+        how = {"join_s": args.join_seconds, "assets": args.fetch_page, "redis": args.redis or args.split}
+        return room_main(args.sessions, seconds, args.seed, split=args.split, **how)
     if not (1 <= args.sessions <= 200 and 0 < args.seconds <= 600 and 0 <= args.browsers <= 10):
         ap.error("bounded on purpose: 1..200 sessions, up to 600 s, up to 10 browsers")
 
