@@ -38,8 +38,10 @@ import traceback
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
+import streamlit
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from bench.expected import Mismatch, expected_weights
@@ -82,6 +84,8 @@ class Record:
     picked: dict[str, set[int]] = field(default_factory=dict)
     code: str = ""
     link_out: float = 0.0
+    fetched: int = 0
+    """Bytes of page and scripts the students fetched (``--fetch-page``)."""
     idle_cpu: float = 0.0
     idle_redraws: int = 0
 
@@ -198,7 +202,7 @@ async def student(
         await ready.wait()
         await asyncio.sleep(rng.uniform(0, join_s))  # the class opens the link over join_s seconds
         if assets:  # what a browser fetches before its websocket opens: the page and its scripts
-            await asyncio.to_thread(fetch_page, url)
+            rec.fetched += await asyncio.to_thread(fetch_page, url)
         async with Tab(url, timeout=120) as tab:
             page = await tab.open({"room": rec.code})
             check_student(page, tab.values)
@@ -239,13 +243,22 @@ async def student(
         rec.errors.append(f"student {i}: {type(err).__name__}: {err} {traceback.format_exc()[-600:]}"[:900])
 
 
+LAZY_SCRIPTS = ("PlotlyChart", "StreamlitSyntaxHighlighter")
+"""Scripts the page loads once it draws a chart and a code block (not named in the index): their files' prefixes
+in the installed Streamlit's static folder, which the server serves."""
+
+
 def fetch_page(url: str) -> int:
-    """GET the app's page and every script and style sheet it names, as a browser's first visit does: bytes read."""
+    """GET the app's page, every script and style sheet it names and the chart's and code block's scripts, as a
+    browser's first visit does (~9 MB): bytes read."""
     with urllib.request.urlopen(f"{url}/", timeout=120) as r:
         index = r.read()
     total = len(index)
-    for path in dict.fromkeys(re.findall(rb'(?:src|href)="(\./static/[^"]+\.(?:js|css))"', index)):
-        with urllib.request.urlopen(f"{url}/{path.decode()[2:]}", timeout=120) as r:
+    named = [p.decode()[2:] for p in re.findall(rb'(?:src|href)="(\./static/[^"]+\.(?:js|css))"', index)]
+    static = Path(streamlit.__file__).parent / "static" / "static" / "js"
+    lazy = [f"static/js/{f.name}" for f in sorted(static.glob("*.js")) if f.name.split(".")[0] in LAZY_SCRIPTS]
+    for path in dict.fromkeys(named + lazy):
+        with urllib.request.urlopen(f"{url}/{path}", timeout=120) as r:
             total += len(r.read())
     return total
 
@@ -336,7 +349,8 @@ def classroom(
         print(f"    {f}")
     print(f"  teacher's change -> student's page redrawn: {len(rec.delays)} redraws, p50 {pct(rec.delays, 50):.3f} s "
           f"p95 {p95:.3f} s max {pct(rec.delays, 100):.3f} s")  # fmt: skip
-    fetched = " (page and scripts fetched first)" if assets else ""
+    each = rec.fetched / max(1, len(rec.joined)) / 2**20
+    fetched = f" (page and scripts fetched first, {each:.1f} MB each)" if assets else ""
     print(f"  join: {len(rec.joined)} students opened the link within {join_s:.0f} s{fetched}; the last saw its "
           f"first map {max(rec.joined or [float('nan')]):.1f} s after the link went out")  # fmt: skip
     idle = 1000 * max(0.0, rec.idle_cpu / IDLE_S - rec.base_cpu) / sessions
