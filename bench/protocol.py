@@ -287,13 +287,13 @@ class Tab:
         return self._took(page)
 
     async def next_run(self, timeout: float | None = None) -> Page:
-        """Wait for a run this tab did not ask for (the server reran the page: a room's push), and read it to its
-        end, as the browser does. ``seconds`` then counts from the call."""
-        saved, self.timeout = self.timeout, timeout or self.timeout
-        try:
-            return self._took(await self._read_run(time.perf_counter(), DONE))
-        finally:
-            self.timeout = saved
+        """Wait up to ``timeout`` for a run this tab did not ask for (the server reran the page: a room's push);
+        once its first message has come, read it to its end, as the browser does (``TimeoutError`` only while
+        nothing has come, so a run is never cut in half). ``seconds`` then counts from the call."""
+        start = time.perf_counter()
+        async with asyncio.timeout(timeout or self.timeout):
+            first = await self._ws.recv()
+        return self._took(await self._read_run(start, DONE, first))
 
     def _took(self, page: Page) -> Page:
         """A whole run's page becomes this tab's page; widgets the run set or added take the values shown."""
@@ -304,15 +304,18 @@ class Tab:
                 self.values[k] = shown_value(el, self.query)
         return self.page
 
-    async def _read_run(self, start: float, done: set[int] = DONE) -> Page:
+    async def _read_run(self, start: float, done: set[int] = DONE, first: bytes | None = None) -> Page:
         page = Page()
         deadline = time.monotonic() + self.timeout
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TimeoutError(f"no script_finished within {self.timeout:.0f} s")
-            async with asyncio.timeout(remaining):
-                raw = await self._ws.recv()
+            if first is not None:  # already received (next_run)
+                raw, first = first, None
+            else:
+                async with asyncio.timeout(remaining):
+                    raw = await self._ws.recv()
             page.received += len(raw)
             page.deflated += len(self._deflate.compress(raw) + self._deflate.flush(zlib.Z_SYNC_FLUSH)) - 4
             fm = ForwardMsg()
