@@ -194,6 +194,23 @@ def circuit_heads(task: str, patterns: HeadPatterns) -> list[CircuitHead]:
     return heads
 
 
+def head_roles(task: str, patterns: HeadPatterns, layer: int, head: int) -> tuple[CircuitHead, ...]:
+    """Every role head ``head`` of ``layer`` (0-based) is named for, by the per-row rule of ``CircuitHead.named``:
+    the task's answer head (``LABELS``), layer 1's previous-token head of the induction circuit (on the keys
+    layer 2 reads), and a duplicate-token head. The one rule that names a head, here as in ``circuit_heads``."""
+    roles = [(LABELS[task], "answer")]
+    if task == "induction" and patterns.answer.shape[0] == 2 and layer == 0:
+        roles.append(("previous-token head", "previous_at_source"))
+    roles.append(("duplicate-token head", "duplicate"))
+    heads = (
+        CircuitHead(
+            name, layer, head, float(getattr(patterns, field)[layer, head]), float(patterns.shares[field][layer, head])
+        )
+        for name, field in roles
+    )
+    return tuple(h for h in heads if h.named)
+
+
 def named_pattern(task: str, patterns: HeadPatterns) -> dict[str, float]:
     """The task's textbook circuit as ``{description: mean weight of its head}`` (``circuit_heads``)."""
     return {h.description: h.weight for h in circuit_heads(task, patterns)}

@@ -17,9 +17,10 @@ import pandas as pd
 import streamlit as st
 
 from core import head_summary
-from core.head_summary import named_shares, pattern_label
+from core.head_summary import NAMED_SHARE, ROW_WEIGHT, named_shares, pattern_label
 from core.training import TrainSettings, head_patterns, recommended, seed_note, train
 from core.training.model import forward
+from core.training.patterns import head_roles
 from core.training.train import snapshot
 from dashboard import clients
 from dashboard.figures.train import curves_figures, formation_figure, layers_charts
@@ -36,7 +37,6 @@ from dashboard.training_jobs import (
     answer,
     registry,
     result_npz,
-    textbook_circuit,
 )
 
 LIVE_SECONDS = 0.5
@@ -45,16 +45,6 @@ PLAY_SECONDS = 0.3
 """Time between replay frames."""
 PLAY_FRAMES = 40
 """A replay shows about this many frames (every k-th snapshot), about 12 s whatever the run's length."""
-LEARNED_AT = 0.5
-"""A head "is" a pattern when more than half its weight goes to that pattern's key: the summary's bar
-(core.PATTERNS), where the key then outweighs all others together."""
-ROLES = {
-    "shift": "previous-token head",
-    "reverse": "anti-diagonal head",
-    "sort": "next-larger-digit head",
-    "induction": "induction head",
-}
-"""What a head that reads the answer's key is called, per task (core.training.named_pattern's words)."""
 PLAYING = "_replay_playing"
 """Session-state flag: the replay is playing."""
 
@@ -354,16 +344,19 @@ def _learned(trained: Trained) -> None:
 
 
 def mixed_words(trained: Trained) -> str:
-    """A solved induction run with neither textbook circuit: layer 1 in numbers, naming only a pattern they reach."""
+    """A solved induction run with neither textbook circuit: layer 1 in numbers, naming only a pattern its rows show
+    (``head_roles``' per-row rule: more than NAMED_SHARE of a head's rows with more than ROW_WEIGHT on the key)."""
     p = trained.patterns
     previous, duplicate = float(np.nanmax(p.previous_at_source[0])), float(np.nanmax(p.duplicate[0]))
-    found = [
-        name for name, value in (("previous-token", previous), ("duplicate-token", duplicate)) if value >= LEARNED_AT
-    ]
+    task = trained.result.settings.task
+    heads = range(p.answer.shape[1])
+    named = {role.description for head in heads for role in head_roles(task, p, 0, head)}
+    found = [name for name in ("previous-token", "duplicate-token") if f"{name} head" in named]
+    rule = f"more than {NAMED_SHARE:.0%} of its rows with more than {ROW_WEIGHT:.0%} of their weight on the key"
     what = (
-        f"with more than half of a head's weight there, layer 1 has a {' and a '.join(found)} head"
+        f"layer 1 has a {' and a '.join(found)} head ({rule})"
         if found
-        else "no head of it reaches either pattern (more than half its weight), so neither is named"
+        else f"no head of it has {rule} of either, so neither is named"
     )
     return (
         f"This run solves the task without the textbook circuit. Layer 1's heads put at most {previous:.2f} of their "
@@ -395,16 +388,10 @@ def _pattern_table(trained: Trained) -> pd.DataFrame:
 
 
 def _role(trained: Trained, layer: int, head: int) -> str:
-    """The head's named pattern: more than ``LEARNED_AT`` of its weight on that pattern's key (held-out means)."""
-    p, s = trained.patterns, trained.result.settings
-    roles = []
-    if p.answer[layer, head] >= LEARNED_AT:
-        roles.append(ROLES[s.task])
-    if textbook_circuit(s) and layer == 0 and p.previous_at_source[layer, head] >= LEARNED_AT:
-        roles.append("previous-token head")
-    if p.duplicate[layer, head] >= LEARNED_AT:
-        roles.append("duplicate-token head")
-    return ", ".join(roles) or "none of these"
+    """The head's named roles with the share of rows behind each (``head_roles``: the rule that names heads
+    everywhere, from the held-out set's rows)."""
+    roles = head_roles(trained.result.settings.task, trained.patterns, layer, head)
+    return ", ".join(f"{role.description} ({role.share:.0%} of rows)" for role in roles) or "none of these"
 
 
 def _try_it(settings: Settings, trained: Trained) -> None:

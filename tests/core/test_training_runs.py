@@ -23,7 +23,7 @@ import pytest
 from core.head_summary import ROW_WEIGHT
 from core.multihead import AttentionTrace
 from core.training.model import ModelConfig, forward
-from core.training.patterns import circuit_heads
+from core.training.patterns import NAMED_SHARE, circuit_heads, head_roles
 from core.training.pretrain import survey_one
 from core.training.tasks import TASK_NAMES, get_task
 from core.training.train import (
@@ -336,6 +336,27 @@ def test_trained_heads_are_named_from_their_rows(retrained):
     assert result.patterns().shares["answer"][0, 0] == pytest.approx(over / len(rows))
     [head] = circuit_heads("shift", result.patterns())
     assert head.named and head.share == pytest.approx(over / len(rows))
+
+
+def test_a_head_is_named_for_a_role_from_its_rows_not_its_mean(retrained):
+    """head_roles (the train table's names) uses the per-row rule: a mean of 0.55 from 45% of the rows is not a
+    name (the issue's "next-token at mean 0.501, 45% of rows"), 60% of rows at a mean of 0.45 is."""
+    p = retrained["induction"].patterns()
+    names = {
+        (layer, head): {r.description for r in head_roles("induction", p, layer, head)}
+        for layer, head in np.ndindex(p.answer.shape)
+    }
+    [previous, induction] = circuit_heads("induction", p)
+    assert "previous-token head" in names[previous.layer, previous.head]
+    assert "induction head" in names[induction.layer, induction.head]
+    one = np.zeros_like(p.answer)
+    one[1, 0] = 1.0  # (L, h): layer 2, head 1 only
+    mean_only = dataclasses.replace(p, answer=0.55 * one, shares={**p.shares, "answer": 0.45 * one})
+    assert "induction head" not in {r.description for r in head_roles("induction", mean_only, 1, 0)}
+    rows_only = dataclasses.replace(p, answer=0.45 * one, shares={**p.shares, "answer": 0.6 * one})
+    [role] = [r for r in head_roles("induction", rows_only, 1, 0) if r.description == "induction head"]
+    assert role.share == pytest.approx(0.6) and role.share > NAMED_SHARE
+    assert "previous-token head" not in {r.description for r in head_roles("induction", p, 1, 0)}  # layer 1's role
 
 
 @pytest.mark.parametrize("task", TASK_NAMES)

@@ -305,18 +305,50 @@ def test_finished_results_are_bounded():
     assert kept == [3, 4, 5]
 
 
-def test_a_mixed_circuit_names_only_the_patterns_its_numbers_reach():
-    """previous 0.116 / duplicate 0.057 was called "partly a previous-token head, partly a duplicate-token head"."""
+def test_a_mixed_circuit_names_only_the_patterns_its_rows_show():
+    """previous 0.116 / duplicate 0.057 was called "partly a previous-token head, partly a duplicate-token head";
+    a name now needs most rows (head_roles), not a mean: a mean of 0.74 from 40% of the rows is not named."""
     trained = registry().trained(recommended("induction"))
     p = trained.patterns
+    low = {name: np.full_like(p.shares[name], 0.1) for name in ("previous_at_source", "duplicate")}
     weak = dataclasses.replace(
-        p, previous_at_source=np.full_like(p.previous_at_source, 0.116), duplicate=np.full_like(p.duplicate, 0.057)
+        p,
+        previous_at_source=np.full_like(p.previous_at_source, 0.116),
+        duplicate=np.full_like(p.duplicate, 0.057),
+        shares={**p.shares, **low},
     )
     words = train_view.mixed_words(dataclasses.replace(trained, patterns=weak))
     assert "at most 0.12" in words and "at most 0.06" in words
     assert "previous-token head" not in words and "duplicate-token head" not in words and "neither is named" in words
-    strong = dataclasses.replace(weak, previous_at_source=np.full_like(p.previous_at_source, 0.74))
-    assert "layer 1 has a previous-token head" in train_view.mixed_words(dataclasses.replace(trained, patterns=strong))
+    high_mean = dataclasses.replace(
+        weak,
+        previous_at_source=np.full_like(p.previous_at_source, 0.74),
+        shares={**weak.shares, "previous_at_source": np.full_like(p.previous_at_source, 0.4)},
+    )
+    assert "neither is named" in train_view.mixed_words(dataclasses.replace(trained, patterns=high_mean))
+    most_rows = dataclasses.replace(
+        high_mean, shares={**weak.shares, "previous_at_source": np.full_like(p.previous_at_source, 0.6)}
+    )
+    assert "layer 1 has a previous-token head" in train_view.mixed_words(
+        dataclasses.replace(trained, patterns=most_rows)
+    )
+
+
+def test_the_table_names_heads_by_the_per_row_rule():
+    """The "learned" column is head_roles' names with their share of rows (it once used a 0.5 mean of its own)."""
+    trained = registry().trained(recommended("induction"))
+    p = trained.patterns
+    table = train_view._pattern_table(trained)
+    assert table.loc[0, "learned"].startswith("previous-token head (") and "% of rows)" in table.loc[0, "learned"]
+    assert table.loc[1, "learned"].startswith("induction head (")
+    share = round(100 * float(p.shares["answer"][1, 0]))
+    assert f"induction head ({share}% of rows)" in table.loc[1, "learned"]
+    # a mean over the old 0.5 bar from a minority of rows: no name
+    one = np.zeros_like(p.answer)
+    one[1, 0] = 1.0
+    minority = dataclasses.replace(p, answer=0.6 * one, shares={**p.shares, "answer": 0.4 * one})
+    renamed = train_view._pattern_table(dataclasses.replace(trained, patterns=minority))
+    assert "induction head" not in renamed.loc[1, "learned"]
 
 
 def test_the_seed_survey_is_stated_for_the_recommended_settings_it_ran():
