@@ -32,9 +32,11 @@ run adds: tracemalloc's peak (NumPy reports its arrays to it) and the growth of 
 process's peak RSS across ``train``.
 
 ``--seeds``, each task at its recommended settings but the seed, seeds 0..11 by default
-(one process per task, one core): per seed the step and seconds to 99%, the held-out
+(one process per task, one core): per seed the step and seconds to 99% (wall clock, and
+CPU time per step x steps, which leaves out a loaded machine's waits), the held-out
 accuracy, the lowest accuracy over the places of the repeat (induction), the circuit's
-heads with their weight and share of rows, and whether it formed
+heads with their weight, share of rows and the points lost without each (mean
+ablation), the most any other head costs, and whether it formed
 (``core.training.pretrain.SeedRun.formed``); then per task "k of n seeds form it by
 step N". ``core.training.train.SEED_SURVEY`` records these numbers for the page.
 """
@@ -257,9 +259,14 @@ def seed_survey(tasks: list[str], first: int, count: int) -> None:
         formed = [r for r in runs if r["formed"]]
         by = max((r["step99"] for r in formed), default=None)
         slowest = max((r["seconds99"] for r in formed), default=None)
+        cpu = max((r["cpu_per_step"] * r["step99"] for r in formed), default=None)  # the load's waits left out
         print(
             f"  {task}: {len(formed)} of {len(runs)} seeds form it"
-            + (f" by step {by} (slowest {slowest:.1f} s to 99%)" if formed else "")
+            + (
+                f" by step {by} (slowest {slowest:.1f} s to 99%; CPU time per step x steps {cpu:.1f} s)"
+                if formed
+                else ""
+            )
         )
 
 

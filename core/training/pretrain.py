@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from core.training.patterns import CircuitHead, circuit_heads
+from core.training.probes import ablation_table
 from core.training.train import (
     RECOMMENDED,
     TRAINED_DIR,
@@ -62,12 +64,20 @@ class SeedRun:
     """First evaluated step at >= 99% held-out accuracy (None: never)."""
     seconds99: float | None
     """Wall-clock seconds to it (one core in bench.train; not deterministic)."""
+    cpu_per_step: float
+    """CPU seconds of this process per training step, evaluations included (on a loaded machine the wall clock
+    counts the waits for a core; ``cpu_per_step * step99`` does not)."""
     accuracy: float
     """Held-out accuracy after the last step."""
     heads: tuple[CircuitHead, ...]
     """The task's circuit heads, with their weights and shares of rows."""
     worst_place: float
     """The lowest held-out accuracy over the places of the scored stretch (for induction: where the repeat sits)."""
+    knockout_drops: tuple[float, ...] = ()
+    """Per circuit head (as ``heads``): the held-out accuracy lost with it knocked out (its mean in its place,
+    ``core.training.probes.ablation_table``); 0.5 = 50 points."""
+    bystander_drop: float = 0.0
+    """The largest accuracy lost with any other head knocked out (0 when every head is in the circuit)."""
 
     @property
     def formed(self) -> bool:
@@ -81,13 +91,26 @@ PLACE_ACCURACY = 0.97
 
 def survey_one(settings: TrainSettings) -> SeedRun:
     """Train ``settings`` and measure it as a survey does."""
+    cpu = time.process_time()
     result = train(settings)
+    cpu = (time.process_time() - cpu) / max(result.steps_done, 1)
     s = result.settings
     placed = held_out(s.task, s.length, s.model.causal, PLACED)
     by_place = accuracy_by_start(result.params, s.model, placed)
     heads = tuple(circuit_heads(s.task, result.patterns()))
+    drop = ablation_table(result, "mean").accuracy_drop  # (L, h)
+    circuit = [(h.layer, h.head) for h in heads]
+    others = [float(drop[i]) for i in np.ndindex(drop.shape) if i not in circuit]
     return SeedRun(
-        s.seed, result.step_to_target, result.seconds_to_target, result.final_accuracy, heads, min(by_place.values())
+        s.seed,
+        result.step_to_target,
+        result.seconds_to_target,
+        cpu,
+        result.final_accuracy,
+        heads,
+        min(by_place.values()),
+        tuple(float(drop[i]) for i in circuit),
+        max(others, default=0.0),
     )
 
 
@@ -106,12 +129,15 @@ def survey(task: str, seeds: range, steps: int | None = None) -> list[SeedRun]:
 def describe(run: SeedRun) -> str:
     """One survey line."""
     heads = ", ".join(
-        f"{h.description} L{h.layer + 1}H{h.head + 1} {h.weight:.2f} ({h.share:.0%} of rows)" for h in run.heads
+        f"{h.description} L{h.layer + 1}H{h.head + 1} {h.weight:.2f} ({h.share:.0%} of rows, {100 * drop:.0f} points "
+        "without it)"
+        for h, drop in zip(run.heads, run.knockout_drops, strict=True)
     )
-    t99 = "-" if run.seconds99 is None else f"{run.seconds99:.1f} s"
+    t99 = "-" if run.seconds99 is None else f"{run.seconds99:.1f} s, CPU {run.cpu_per_step * run.step99:.1f} s"
     return (
         f"seed {run.seed:>3}: 99% at step {run.step99 or '-':>5} ({t99}), held-out {run.accuracy:.4f}, "
-        f"worst place {run.worst_place:.3f}; {heads}; {'formed' if run.formed else 'NOT formed'}"
+        f"worst place {run.worst_place:.3f}; {heads}; any other head {100 * run.bystander_drop:.0f} points; "
+        f"{'formed' if run.formed else 'NOT formed'}"
     )
 
 

@@ -55,7 +55,7 @@ def test_train_view_shows_every_heads_effect_and_the_chosen_one(mode):
     table = ablation_table(load_trained("induction"), mode)
     bars = charts(at)["ablation_chart"]["data"][0]
     np.testing.assert_allclose(array(bars["y"]), 100 * table.accuracy_drop.ravel(), atol=1e-9)
-    assert bars["x"] == ["L1 H1", "L1 H2", "L2 H1", "L2 H2"]
+    assert bars["x"] == ["L1 H1", "L2 H1"]  # one head per layer (RECOMMENDED["induction"])
     knocked = table.knocked[1][0]
     assert f"held-out accuracy **{knocked.accuracy:.1%}** (intact {table.intact.accuracy:.1%})" in markdown(at)
     [shown] = [d.value for d in at.dataframe if "points lost" in d.value.columns]
@@ -67,8 +67,11 @@ def test_the_ablated_head_is_read_from_the_link_and_a_bad_value_falls_back():
     no_exception(at)
     assert at.selectbox(key="ablate").value == "none"
     assert "Without **" not in markdown(at)
-    at.selectbox(key="ablate").set_value("L1 H2").run()
-    assert "Without **L1 H2**" in markdown(at)
+    at.selectbox(key="ablate").set_value("L1 H1").run()
+    assert "Without **L1 H1**" in markdown(at)
+    other = make_app(view="train", task="induction", ablate="L2 H2").run()  # a head of another model: not this one's
+    no_exception(other)
+    assert other.selectbox(key="ablate").value == "none" and "Without **" not in markdown(other)
 
 
 def test_predictions_follow_the_temperature_and_equal_forward():
