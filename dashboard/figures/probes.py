@@ -28,12 +28,16 @@ def _layout(fig: go.Figure, height: int, presenter: bool) -> go.Figure:
     fig.update_layout(
         height=chart_height(height, presenter),
         font=dict(size=font.note),
-        margin=dict(l=10, r=10, t=MODEBAR_CLEAR_PX + font.title, b=10),
+        margin=dict(l=10, r=10, t=MODEBAR_CLEAR_PX + font.title + font.tick, b=10),
         paper_bgcolor="rgba(0,0,0,0)",
         showlegend=False,
         hovermode="closest",
         uniformtext=dict(minsize=8, mode="hide"),
         title_font=dict(size=font.title),
+        title_yref="paper",  # the title sits on the plot, under the toolbar's strip (a phone's long title ran under it)
+        title_y=1,
+        title_yanchor="bottom",
+        title_pad_b=font.tick,  # clear of the top tick label, which reaches half its height above the plot
     )
     fig.update_xaxes(tickfont=dict(size=font.tick), title_font=dict(size=font.note))
     fig.update_yaxes(tickfont=dict(size=font.tick), title_font=dict(size=font.note))

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, require_minilm
-from tests.e2e.dom import charts, text_overlaps, widget
+from tests.e2e.dom import charts, text_overlaps, toolbar_overlaps, widget
 from tests.e2e.test_projector_and_phone import (
     PHONE,
     PROJECTOR,
@@ -71,6 +71,8 @@ def drawn(page, key: str, shown: list[dict]) -> dict:
     box = chart["box"]
     assert box["w"] > 200 and box["h"] > 150, (key, box)
     assert box["x"] >= 0 and box["x"] + box["w"] <= page.viewport_size["width"] + 0.5, (key, box)
+    index = [c["key"] for c in charts(page)].index(key)  # toolbar_overlaps counts in charts(page)'s order
+    assert not toolbar_overlaps(page, index), f"Plotly's toolbar over {key}'s text"
     return chart
 
 
@@ -78,6 +80,7 @@ def snap(page, key: str, path: Path) -> None:
     """A screenshot of probe ``key``'s element, scrolled into view."""
     element = widget(page, key)
     element.scroll_into_view_if_needed()
+    page.mouse.move(0, 0)  # away from the chart: its toolbar hides again
     element.screenshot(path=str(path), animations="disabled")
     assert path.stat().st_size > 5_000  # a drawn chart, not an empty frame
 
