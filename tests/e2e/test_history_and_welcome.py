@@ -3,11 +3,14 @@ and the first screen's welcome fits a projector and a phone."""
 
 from __future__ import annotations
 
+import re
+import time
+
 import pytest
 
 from bench.streamlit_server import wait_idle
 from dashboard.views import VIEWS
-from tests.e2e.conftest import WATCH_EXCEPTIONS
+from tests.e2e.conftest import WATCH_EXCEPTIONS, watched_page
 from tests.e2e.dom import choose_segment, chosen_segment, input_value, toggle_on, widget
 
 pytestmark = pytest.mark.e2e
@@ -110,7 +113,7 @@ def test_the_welcome_fits_without_horizontal_overflow(browser, server, size):
         assert box["y"] + box["height"] <= size[1], "the whole welcome on the first screen"
         overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0, f"the page scrolls sideways by {overflow} px"
-        buttons = card.locator("[data-testid^='stBaseButton']").all()
+        buttons = card.locator("[data-testid^='stBaseButton']").filter(visible=True).all()
         assert len(buttons) == 7, "four tours, presenter mode, a room, close"
         for button in buttons:
             b = button.bounding_box()
@@ -121,3 +124,34 @@ def test_the_welcome_fits_without_horizontal_overflow(browser, server, size):
         assert not page.evaluate("() => window.__alExceptions")
     finally:
         context.close()
+
+
+def wait_view(page, slug: str, timeout: float = 30) -> None:
+    """Until ``page``'s view control shows ``slug`` (a follower's page polls the room every second)."""
+    deadline = time.monotonic() + timeout
+    while chosen_segment(page, "view") != slug:
+        assert time.monotonic() < deadline, f"still {chosen_segment(page, 'view')}, not {slug}"
+        page.wait_for_timeout(100)
+
+
+def test_a_room_from_the_welcome_and_a_follower_without_history(server, browser, page):
+    """The welcome's "Start a room" opens one; a student following it keeps one history entry while the teacher's
+    view changes reach their page."""
+    page.goto(server + "/")
+    widget(page, "welcome").wait_for()
+    wait_idle(page, widget(page, "welcome_room").locator("button").first.click)
+    page.get_by_role("dialog").wait_for()
+    code = re.search(r"room=([A-Z0-9]{6})", page.url).group(1)
+    page.keyboard.press("Escape")
+    assert widget(page, "welcome").count() == 0, "a way in was taken: the welcome is gone"
+    with watched_page(browser) as student:
+        student.goto(f"{server}/?room={code}")
+        widget(student, "view").wait_for()
+        wait_idle(student)
+        entries, address = student.evaluate(ENTRIES), student.url
+        choose_segment(page, "view", "steps")
+        wait_view(student, "steps")
+        choose_segment(page, "view", "shapes")
+        wait_view(student, "shapes")
+        assert student.evaluate(ENTRIES) == entries, "the teacher's changes add nothing to a follower's history"
+        assert student.url == address
