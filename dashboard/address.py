@@ -36,6 +36,11 @@ _HELD = "_al_held"
 """Attribute on the session's QueryParams: its messages are held for the end of the run."""
 _CHANGED = "_al_changed"
 """Attribute on the session's QueryParams: the address changed since it was last sent."""
+_SENT = "_al_sent"
+"""Attribute on the session's QueryParams: the query string last sent (at first, the one the page opened with).
+A run cut short by a click sends nothing, and the next run starts from the browser's address as it was when the
+click left, before that send arrived: so a run whose address differs from the last one sent sends it, even when
+the run itself changed nothing (the browser pushes it only if its own address differs)."""
 
 
 def _hold_messages(qp: QueryParams) -> None:
@@ -57,6 +62,8 @@ def hold() -> None:
     with get_session_state().query_params() as qp:
         if not getattr(qp, _HELD, False):
             _hold_messages(qp)
+            ctx = get_script_run_ctx()
+            setattr(qp, _SENT, None if ctx is None else ctx.query_string)
 
 
 def going_back() -> bool:
@@ -89,10 +96,11 @@ def send(defaults: Mapping[str, object], *, push: bool = True) -> None:
             if widget_id not in drawn:  # Streamlit would drop it after the run, in a message of its own
                 params.pop(binding.param_key, None)
         qp._query_params = dict(sorted(params.items()))  # the browser's own order (it sorts when it writes)
-        changed = getattr(qp, _CHANGED, False) or qp._query_params != before
         ctx.query_string = urlencode(qp._query_params, doseq=True)
+        changed = getattr(qp, _CHANGED, False) or qp._query_params != before or ctx.query_string != getattr(qp, _SENT)
         if changed and push:
             QueryParams._send_query_param_msg(qp)  # the one message: the browser pushes one entry
             setattr(qp, _CHANGED, False)
+            setattr(qp, _SENT, ctx.query_string)
         elif changed:
             setattr(qp, _CHANGED, True)
