@@ -30,6 +30,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from streamlit.runtime.state.query_params import QueryParams
 from streamlit.runtime.state.session_state_proxy import get_session_state
 
+from dashboard.classroom.share import url_value
 from dashboard.settings import OWNED_KEYS
 
 _HELD = "_al_held"
@@ -93,8 +94,11 @@ def send(defaults: Mapping[str, object], *, push: bool = True) -> None:
             else:
                 params[key] = text
         for widget_id, binding in list(qp._bindings_by_widget.items()):
+            key = binding.param_key
             if widget_id not in drawn:  # Streamlit would drop it after the run, in a message of its own
-                params.pop(binding.param_key, None)
+                params.pop(key, None)
+            elif key in params and st.session_state.get(key) is not None:  # a click can race a send: the control wins
+                params[key] = url_value(st.session_state[key])
         qp._query_params = dict(sorted(params.items()))  # the browser's own order (it sorts when it writes)
         ctx.query_string = urlencode(qp._query_params, doseq=True)
         changed = getattr(qp, _CHANGED, False) or qp._query_params != before or ctx.query_string != getattr(qp, _SENT)
