@@ -13,7 +13,9 @@ controls from code, pushed a dozen: Back then walked through half-applied steps.
 parameters take every change without sending it (``hold``); the end of the run writes the keys the page owns
 (``OWNED_KEYS``: the view and the tour, whose controls are not bound), drops the parameters of bound controls the
 run did not draw, and sends the address once (``send``): one entry for a view change or a tour step. A follower's
-page sends nothing: its address stays the room's link, and the teacher's changes add nothing to its history.
+page sends nothing: its address stays the room's link, and the teacher's changes add nothing to its history. Nor
+does a page whose address still holds a teacher link's claim token: ``classroom/teacher_key.py`` takes it out in
+place, and the next run sends.
 
 This reads three internals of Streamlit 1.67, pinned by ``tests/dashboard/test_address.py``: the session's
 ``QueryParams`` object (``_query_params``, ``_bindings_by_widget``, ``_send_query_param_msg``), and the run's
@@ -31,6 +33,7 @@ from streamlit.runtime.state.query_params import QueryParams
 from streamlit.runtime.state.session_state_proxy import get_session_state
 
 from dashboard.classroom.share import url_value
+from dashboard.classroom.teacher_key import CLAIM_PARAM
 from dashboard.settings import OWNED_KEYS
 
 _HELD = "_al_held"
@@ -102,7 +105,7 @@ def send(defaults: Mapping[str, object], *, push: bool = True) -> None:
         qp._query_params = dict(sorted(params.items()))  # the browser's own order (it sorts when it writes)
         ctx.query_string = urlencode(qp._query_params, doseq=True)
         changed = getattr(qp, _CHANGED, False) or qp._query_params != before or ctx.query_string != getattr(qp, _SENT)
-        if changed and push:
+        if changed and push and CLAIM_PARAM not in qp._query_params:  # the token leaves in place (teacher_key)
             QueryParams._send_query_param_msg(qp)  # the one message: the browser pushes one entry
             setattr(qp, _CHANGED, False)
             setattr(qp, _SENT, ctx.query_string)
