@@ -2,9 +2,9 @@
 
 Run from the repository root: ``streamlit run dashboard/app.py``.
 
-One page, one view at a time, chosen by a selector bound to the ``view`` query
-parameter like every setting: a link carries the whole state, and only the
-chosen view computes. Why not ``st.navigation``: it works in the browser, but
+One page, one view at a time, chosen by a selector written to the ``view`` query
+parameter (by ``dashboard/address.py``: each view change is a history entry): a link
+carries the whole state, and only the chosen view computes. Why not ``st.navigation``: it works in the browser, but
 ``AppTest.switch_page`` reaches file-based pages only, so each ``render(settings)``
 view would need a stub script plus a Session State hand-off of the settings, and
 the view would live in the URL path while everything else lives in the query.
@@ -25,27 +25,40 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `core` lives at 
 
 import streamlit as st
 
+from dashboard.address import hold as hold_address
+from dashboard.address import send as send_address
 from dashboard.classroom.room_page import class_bar, enter_room, publish_room, room_panel, room_quiz
-from dashboard.classroom.tours import open_tour_link, tour_bar
+from dashboard.classroom.tours import open_tour_link, tour_bar, tour_picker
 from dashboard.link_notes import show_link_notes
 from dashboard.long_text import offer_prefix
 from dashboard.presenter import presenter_style
 from dashboard.settings import apply_recommended, sidebar
 from dashboard.url_state import read_address, remember_address
-from dashboard.views import choose_view
+from dashboard.views import DEFAULT_VIEW, choose_view
 from dashboard.weight_notes import show_weights_note
+from dashboard.welcome import open_on_first_visit, welcome, welcome_button
+
+OWNED_DEFAULTS = {"view": DEFAULT_VIEW, "tour": None}
+"""The page's own URL keys (``settings.OWNED_KEYS``) at their defaults: the address leaves them out."""
 
 st.set_page_config(page_title="Attention Lab", page_icon="🔎", layout="wide")
 
+hold_address()  # first: what the run writes to the address is sent once, at its end (one history entry)
+open_on_first_visit()  # a bare address: the welcome
 link = read_address()  # every rerun, before any widget: what is new in the address, every value usable
 open_tour_link(link)  # ?tour=...&tour_step=... alone: that step's settings, before the widgets exist
 if link.get("presenter") == "true":  # a projector link: the maps get the whole width
     st.set_page_config(initial_sidebar_state="collapsed")
 apply_recommended(link)  # a link to the train view: the task's recommendation for what the link leaves unset
 link, room = enter_room(link)  # a student's page takes its room's settings; a teacher key leaves the link
+with st.sidebar:  # where a lecturer looks first: the welcome and the lessons' tours, above the controls
+    st.header("Attention Lab")
+    welcome_button()
+    tour_picker()
 settings = sidebar(trains=st.session_state.get("view", link.get("view")) == "train")
+welcome()  # a bare address: what this is and three ways in, above the live default view
 view = choose_view()
-tour_bar(settings)  # the sidebar's tour picker; during a tour, its note, Back and Next above the view
+tour_bar(settings)  # during a tour: its note (numbers read from this page's run), Back and Next above the view
 with st.sidebar:
     room_panel(room, settings.presenter)  # the room code, start a room, follow the teacher
 if settings.presenter:  # our own constant text: safe as a heading
@@ -63,4 +76,5 @@ view.render(settings)
 offer_prefix(settings)  # a sentence too long for the weights: under the view's refusal, one click keeps its beginning
 publish_room(room)  # the teacher's page, last: its settings become the room's
 room_quiz(room, settings.presenter)  # in a room's quiz: students' picks in, the teacher's tally out
+send_address(OWNED_DEFAULTS, push=not room.following)  # one history entry if the run moved; a follower: none
 remember_address()  # last: what the page wrote to the address is its own, not a new link

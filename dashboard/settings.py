@@ -123,7 +123,12 @@ VIEW_KEYS = (
 )
 """Controls a single view draws; each is bound to the query parameter of the same name."""
 LINK_KEYS = frozenset((*SETTING_KEYS, *VIEW_KEYS))
-"""Every widget bound to the URL; tests/dashboard checks this list against the source."""
+"""Every URL key: the widgets bound to the URL and ``OWNED_KEYS``; tests/dashboard checks this list against the
+source."""
+OWNED_KEYS = ("view", "tour")
+"""URL keys whose controls are not bound: the page writes them itself (``dashboard/address.py``), so that each
+change is one entry in the browser's history (a bound control's change replaces the entry) and the tour picker
+can show titles (a bound picker writes the text it shows)."""
 
 
 def head_options(d_model: int, positional: str = "none", weights: str = "random") -> list[int]:
@@ -139,7 +144,6 @@ def nearest_heads(n_heads: int, options: list[int]) -> int:
 def sidebar(trains: bool = False) -> Settings:
     """Draw the controls in the sidebar and return the chosen settings; ``trains``: the train view is open."""
     with st.sidebar:
-        st.header("Attention Lab")
         sentence = _sentence_input()
         weights = _weights()
         kind = source_class(weights)

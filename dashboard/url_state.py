@@ -6,7 +6,10 @@ raise instead of falling back (``?n_heads=``: ``int(None)``; ``?seed=inf``: Over
 So before any widget exists, ``read_address`` reads the address, and for each value that is new there (not
 the one the page itself wrote) asks ``read`` whether it is usable. A bad value is replaced, in the address
 and in ``st.session_state``, by the key's default for the other settings, and the run starts again with
-the corrected address, so no widget ever sees it; a note says so once.
+the corrected address, so no widget ever sees it; a note says so once. The view and the tour
+(``settings.OWNED_KEYS``) have unbound controls: ``read_address`` sets their session values from the address.
+On Back or Forward, Streamlit reruns with the entry's address winning over the session, and so does
+``read_address``: every key is read as on a first run (a key the entry leaves out is its default).
 
 ``SPECS`` declares each key once: its kind, its valid values (read from the widgets' own option constants,
 so options are never written twice) and its default, both possibly depending on the keys before it.
@@ -26,6 +29,7 @@ from core import MAX_TOKENS, POSITIONAL_KINDS, head_count_problem
 from core.ablation import MODES as ABLATION_MODES
 from core.sources import SOURCES, WEIGHTS, ModelSource
 from core.training import MAX_STEPS, SAFE_LRS, TASK_NAMES
+from dashboard.address import going_back
 from dashboard.classroom.teacher_key import CLAIM_PARAM
 from dashboard.classroom.tours import load_tours
 from dashboard.probes import KNOCKOUT_CHOICES, NONE, TEMPERATURES
@@ -36,6 +40,7 @@ from dashboard.settings import (
     LINK_KEYS,
     MAX_HEADS,
     MAX_SEED,
+    OWNED_KEYS,
     TRAIN_STEPS,
     fixed_shape,
     head_options,
@@ -354,6 +359,14 @@ def _set_url(key: str, text: str | None) -> None:
         pass
 
 
+def _set_owned(key: str, value: object) -> None:
+    """The session value of an unbound URL key (``settings.OWNED_KEYS``); None: its control starts empty."""
+    if value is None:
+        st.session_state.pop(key, None)
+    else:
+        st.session_state[key] = value
+
+
 def _holds(key: str, text: str) -> bool:
     """The address shows what the session already holds for ``key``: the page wrote it, not a link."""
     return key in st.session_state and address_text(st.session_state[key]) == text
@@ -373,10 +386,14 @@ def read_address() -> dict[str, str]:
     for key, value in st.session_state.pop(_FIXED, {}).items():  # the restarted run: the corrections again
         st.session_state[key] = value
     address = {k: st.query_params[k] for k in st.query_params}
-    seen = st.session_state.get(_SEEN, {})
-    new = {k: v for k, v in address.items() if v != seen.get(k) and not _holds(k, v)}
-    known = {k: st.session_state[k] for k in LINK_KEYS if k in st.session_state and k not in new}
+    back = going_back()  # Back or Forward: every value is the address's, as on a first run
+    seen = {} if back else st.session_state.get(_SEEN, {})
+    new = {k: v for k, v in address.items() if back or (v != seen.get(k) and not _holds(k, v))}
+    known = {} if back else {k: st.session_state[k] for k in LINK_KEYS if k in st.session_state and k not in new}
     reading = read(new, known)
+    for key in OWNED_KEYS:  # no widget seeds these from the address: the page does
+        if back or (key in new and key not in reading.problems):
+            _set_owned(key, reading.context[key])
     link = dict(st.session_state.pop(_LINK, {}))
     fixed = {}
     for key, raw in new.items():

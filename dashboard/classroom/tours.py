@@ -19,9 +19,10 @@ tests/dashboard/test_tours.py against the numbers: ``pattern = "previous-token"`
 head have that named pattern) and ``attends = ["it", "cat"]`` (in the step's layer and head, the row of
 the first token puts most weight on the second).
 
-The page: a "Guided tour" picker in the sidebar; while a tour runs, a bar above the view with the step's
-title and note, its steps, **Back** and **Next**. The buttons apply a step in their callback, which runs
-before the widgets are created, so every widget starts from the step (and writes it to the URL).
+The page: a "Guided tour" picker near the top of the sidebar, by title; while a tour runs, a bar above the
+view with the step's title and note, its steps, **Back** and **Next**. The buttons apply a step in their
+callback, which runs before the widgets are created, so every widget starts from the step (and the address
+takes the step as one history entry: ``dashboard/address.py``).
 """
 
 from __future__ import annotations
@@ -209,22 +210,35 @@ def _end_tour() -> None:
     st.session_state["tour"] = None
 
 
-def tour_bar(settings: Settings | None = None) -> None:
-    """The sidebar's tour picker and, while a tour runs, its bar on the page (call it above the view). A note's
-    ``{fact}`` names are read from the computation of ``settings`` (``tour_facts``)."""
+def tour_picker() -> None:
+    """The tours by title, in the sidebar near the top (call it inside ``st.sidebar``).
+
+    Not bound to the URL: a bound picker writes the text it shows, and this one shows titles while a link carries
+    the slug. The page writes ``tour`` itself (``settings.OWNED_KEYS``; ``url_state`` reads it).
+    """
     tours = load_tours()
-    with st.sidebar:
-        slug = st.selectbox(
-            "Guided tour",
-            list(tours),
-            index=None,  # the file names are the options: the URL carries ``tour=<file name>``
-            placeholder="Choose a tour of a lesson",
-            key="tour",
-            bind="query-params",
-            on_change=_pick_tour,
-            help="A lesson as a series of prepared views, each with a note on what to point at and what to "
-            "ask. Next and Back change every control; clear the box to end the tour.",
-        )
+    st.selectbox(
+        "Guided tour",
+        list(tours),
+        index=None,
+        format_func=lambda slug: tours[slug].title,
+        placeholder="Choose a lesson's tour",
+        key="tour",
+        on_change=_pick_tour,
+        help="A lesson as a series of prepared views, each with a note on what to point at and what to "
+        "ask. Next and Back change every control; clear the box to end the tour.",
+    )
+
+
+def tour_bar(settings: Settings | None = None) -> None:
+    """While a tour runs, its bar on the page (call it above the view): the steps, the note, Back and Next. A
+    note's ``{fact}`` names are read from the computation of ``settings`` (``tour_facts``).
+
+    Back and Next carry no tooltip: the pointer rests on the button after a click, and a tooltip there covered the
+    note the class is reading. The step picker's help says what they do.
+    """
+    tours = load_tours()
+    slug = st.session_state.get("tour")
     if slug not in tours:
         return
     tour = tours[slug]
@@ -238,7 +252,8 @@ def tour_bar(settings: Settings | None = None) -> None:
             key="tour_step",
             bind="query-params",
             on_change=lambda: apply_step(slug, int(st.session_state["tour_step"])),
-            help="Jump to a step: its settings replace the current ones.",
+            help="Jump to a step: its settings replace the current ones. Back and Next below move one step, "
+            "and the browser's Back and Forward retrace the steps taken.",
         )
         step = tour.steps[int(number) - 1]
         note = step.note if settings is None else fill(step.note, settings)  # its numbers: from the page's run
@@ -251,7 +266,6 @@ def tour_bar(settings: Settings | None = None) -> None:
                 on_click=apply_step,
                 args=(slug, number - 1),
                 icon=":material/arrow_back:",
-                help="The previous step of the tour, with its settings.",
             )
             if number < n:
                 st.button(
@@ -261,7 +275,6 @@ def tour_bar(settings: Settings | None = None) -> None:
                     on_click=apply_step,
                     args=(slug, number + 1),
                     icon=":material/arrow_forward:",
-                    help="The next step of the tour: every control moves to it.",
                 )
             st.button(
                 "End tour",

@@ -34,7 +34,7 @@ from dashboard.views import (
 @dataclass(frozen=True)
 class View:
     slug: str
-    """The selector's label and the URL value of ``view`` (bound widgets put the label in the URL);
+    """The selector's label and the URL value of ``view``;
     short, lower case, and never changed once links are shared."""
     render: Callable[[Settings], None]
     teaches: str
@@ -71,14 +71,17 @@ DEFAULT_VIEW = "heads"
 
 
 def choose_view() -> View:
-    """The view selector (key and query parameter ``view``); returns the chosen view."""
+    """The view selector (key and query parameter ``view``); returns the chosen view.
+
+    Not bound to the URL: the page writes ``view`` itself (``dashboard/address.py``), so that each view change is
+    an entry in the browser's history and Back returns to the view before.
+    """
     slug = st.segmented_control(
         "View",
         list(VIEWS),
         default=DEFAULT_VIEW,
         required=True,
         key="view",
-        bind="query-params",
         label_visibility="collapsed",
         help="Each view reads the same computation for the settings in the sidebar.",
     )

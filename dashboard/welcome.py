@@ -1,0 +1,100 @@
+"""The first screen's welcome: what Attention Lab is, and three ways in (a lesson's tour, presenter mode, a room).
+
+A bare address (no query parameters) opens it; any parameter (a shared link, a tour, a room) does not. It closes
+when the visitor picks a way in or closes it, and the sidebar's "Welcome" button opens it again. The default view
+draws below it, so the first screen already shows maps.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard.classroom.room_page import _start_room
+from dashboard.classroom.tours import apply_step, load_tours
+
+OPEN = "_welcome_open"
+"""Session: the welcome is shown (set once, on the session's first run, from the address)."""
+
+
+def open_on_first_visit() -> None:
+    """Call it first in the run, before anything reads or rewrites the address: a bare address opens the welcome."""
+    st.session_state.setdefault(OPEN, not len(st.query_params))
+
+
+def _open() -> None:
+    st.session_state[OPEN] = True
+
+
+def _close() -> None:
+    st.session_state[OPEN] = False
+
+
+def _take_tour(slug: str) -> None:
+    """Button callback: the tour's first step, welcome closed."""
+    apply_step(slug, 1)
+    _close()
+
+
+def _present() -> None:
+    st.session_state["presenter"] = True
+    _close()
+
+
+def _start() -> None:
+    _start_room()
+    _close()
+
+
+def welcome_button() -> None:
+    """The sidebar's way back to the welcome (call it inside ``st.sidebar``)."""
+    st.button(
+        "Welcome",
+        key="welcome_open",
+        icon=":material/waving_hand:",
+        on_click=_open,
+        disabled=bool(st.session_state.get(OPEN)),
+        help="What Attention Lab is, and three ways to start: a lesson's tour, presenter mode, a room.",
+    )
+
+
+def welcome() -> None:
+    """The welcome, while it is open (call it at the top of the page)."""
+    if not st.session_state.get(OPEN):
+        return
+    with st.container(border=True, key="welcome"):
+        st.markdown(
+            "**Welcome to Attention Lab:** attention maps of a sentence you type, computed live and exactly by a "
+            "small NumPy model (the page below is live). Three ways in: take a lesson's tour, project it in "
+            "presenter mode, or start a room your students follow."
+        )
+        with st.container(horizontal=True, key="welcome_ways"):
+            for slug, tour in load_tours().items():  # the tour files' own titles, never typed input
+                st.button(
+                    tour.title,
+                    key=f"welcome_tour_{slug}",
+                    icon=":material/route:",
+                    on_click=_take_tour,
+                    args=(slug,),
+                    help=f"Take this lesson's tour: {tour.about} Each step sets the view and notes what to ask.",
+                )
+            st.button(
+                "Presenter mode",
+                key="welcome_presenter",
+                icon=":material/co_present:",
+                on_click=_present,
+                help="For a projector: larger type and cells in every figure, fewer panels per row.",
+            )
+            st.button(
+                "Start a room",
+                key="welcome_room",
+                icon=":material/groups:",
+                on_click=_start,
+                help="Students who open the room's link follow your settings and view as you change them.",
+            )
+            st.button(
+                "Close",
+                key="welcome_close",
+                icon=":material/close:",
+                on_click=_close,
+                help="Hide this welcome; the sidebar's Welcome button shows it again.",
+            )

@@ -1,0 +1,60 @@
+"""The address the page sends once per run (``dashboard/address.py``): the Streamlit internals it reads, and what
+the address holds after a view change and a tour step (chromium counts the history entries:
+tests/e2e/test_history_and_welcome.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
+from streamlit.runtime.scriptrunner_utils.shared_run_state import SharedRunState
+from streamlit.runtime.state.query_params import QueryParams
+from streamlit.runtime.state.safe_session_state import SafeSessionState
+
+from tests.dashboard.conftest import make_app, no_exception
+
+
+def query(at) -> dict[str, str]:
+    """The AppTest page's address, one value per key."""
+    return {k: v[-1] if isinstance(v, list) else v for k, v in at.query_params.items()}
+
+
+def test_the_streamlit_internals_it_reads_are_there():
+    qp = QueryParams()
+    assert isinstance(qp._query_params, dict) and isinstance(qp._bindings_by_widget, dict)
+    assert callable(QueryParams._send_query_param_msg)
+    assert callable(SafeSessionState.query_params)
+    context_fields = {f.name for f in dataclasses.fields(ScriptRunContext)}
+    assert {"is_history_navigation", "query_string", "shared"} <= context_fields
+    assert hasattr(SharedRunState(), "widget_ids_this_run")
+
+
+def test_a_view_change_is_in_the_address_and_the_default_view_is_not():
+    at = make_app(n_heads="2").run()
+    at.button_group(key="view").set_value("steps").run()
+    no_exception(at)
+    assert query(at) == {"n_heads": "2", "view": "steps"}
+    at.button_group(key="view").set_value("heads").run()
+    assert query(at) == {"n_heads": "2"}
+
+
+def test_a_control_of_the_view_left_leaves_the_address():
+    at = make_app(values="true").run()
+    assert query(at) == {"values": "true"}
+    at.button_group(key="view").set_value("shapes").run()
+    no_exception(at)
+    assert query(at) == {"view": "shapes"}
+
+
+def test_a_tour_step_is_the_whole_address():
+    at = make_app(tour="lesson-1-one-head").run()
+    no_exception(at)
+    first = query(at)
+    assert first["tour"] == "lesson-1-one-head" and first["view"] == "tokens" and first["n_heads"] == "1"
+    at.button(key="tour_next").click().run()
+    no_exception(at)
+    second = query(at)
+    assert second["tour_step"] == "2" and second["view"] == "steps"
+    assert second["sentence"] == "the robot opens the door"
+    at.button(key="tour_end").click().run()
+    assert "tour" not in query(at) and "tour_step" not in query(at)
