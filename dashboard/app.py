@@ -27,7 +27,8 @@ import streamlit as st
 
 from dashboard.address import hold as hold_address
 from dashboard.address import send as send_address
-from dashboard.classroom.room_page import class_bar, enter_room, publish_room, room_panel, room_quiz
+from dashboard.classroom.room_page import class_bar, enter_room, publish_room, room_panel
+from dashboard.classroom.room_quiz import join_quiz
 from dashboard.classroom.tours import open_tour_link, tour_bar, tour_picker
 from dashboard.link_notes import show_link_notes
 from dashboard.long_text import offer_prefix
@@ -72,9 +73,9 @@ with heading:
     class_bar(room, settings.presenter)  # presenter mode: Share with the class, the room's link
 show_link_notes(link, settings)
 show_weights_note(settings.weights, settings.sentence, settings.config)
+join_quiz(room)  # in a room, the quiz is the teacher's: it reveals for the class, students pick
 view.render(settings)
 offer_prefix(settings)  # a sentence too long for the weights: under the view's refusal, one click keeps its beginning
 publish_room(room)  # the teacher's page, last: its settings become the room's
-room_quiz(room, settings.presenter)  # in a room's quiz: students' picks in, the teacher's tally out
 send_address(OWNED_DEFAULTS, push=not room.following)  # one history entry if the run moved; a follower: none
 remember_address()  # last: what the page wrote to the address is its own, not a new link

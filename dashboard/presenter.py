@@ -20,6 +20,8 @@ TOP_PX = 64
 96 px pushes the maps below a 720 px screen."""
 KATEX_SUBSCRIPT = 0.7
 """KaTeX draws a subscript at 0.7 of its formula's size."""
+ROOM_CODE_PX = 64
+"""The room code in the room's dialog, for students to type from the back row (Streamlit's heading: ~28 px)."""
 SIDE_PX = 32
 """Left and right padding of the page (Streamlit's wide layout: 80 px); the maps get the width instead."""
 
@@ -39,6 +41,9 @@ PRESENTER_CSS = f"""<style>
 }}
 .stApp [data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] {{  /* lesson 2's maps end above 720 px */
     row-gap: {PRESENTER_GAP_PX}px;
+}}
+.st-key-room_code h3 {{  /* the room's dialog: a code the back row reads off the projector */
+    font-size: {ROOM_CODE_PX}px;
 }}
 </style>"""
 """The style sheet: constant, filled only from this project's own constants."""

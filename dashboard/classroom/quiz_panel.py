@@ -7,9 +7,16 @@ the answer is hidden and the view draws no map. The questions come from ``dashbo
 Token text (in questions, choices and explanations) is shown with ``st.text`` and in a selectbox, whose
 options are plain text: never Markdown. For a room: ``current_question()`` is the question on screen,
 ``pick(question)`` the student's answer (an index into its choices, or None), ``question_id`` its id.
+
+In a room the quiz is the teacher's. The room puts an ``InRoom`` (``dashboard.classroom.room_quiz``) in the session
+before the view: the teacher reveals without a pick of their own, and the class's count and tally sit in the panel,
+under the question; a student's pick goes to the room (marked as sent), and the answer shows only once the
+teacher has revealed it.
 """
 
 from __future__ import annotations
+
+from typing import Protocol
 
 import streamlit as st
 
@@ -31,6 +38,41 @@ REVEALED = "quiz_revealed"
 """Session key: the ids of the questions this session has revealed."""
 CURRENT = "quiz_current"
 """Session key: the question on screen in this run, for a room to read."""
+ROOM = "quiz_room"
+"""Session key: this run's room as the quiz sees it (an ``InRoom``); absent outside a room."""
+SENT = "quiz_sent"
+"""Session key: question id -> the pick this student's page last sent to the room."""
+
+
+class InRoom(Protocol):
+    """What a room tells and does for the quiz (``dashboard.classroom.room_quiz.RoomQuiz``)."""
+
+    teacher: bool
+    """This page runs the room: it reveals for the class and sees the tally; it does not guess."""
+
+    def for_class(self, qid: str) -> bool:
+        """A student's question that only the teacher reveals (the room's question, or any while following)."""
+        ...
+
+    def revealed(self, qid: str) -> int | None:
+        """The answer the teacher revealed to the room for ``qid``, or None."""
+        ...
+
+    def send(self, qid: str, pick: int) -> str | None:
+        """A student's pick to the room; the room's refusal in words, or None."""
+        ...
+
+    def reveal(self, question: Question) -> None:
+        """The teacher's Reveal, for the room."""
+        ...
+
+    def tally(self, question: Question, presenter: bool) -> None:
+        """Draw, here, the class's count of picks (live), and after the reveal its tally."""
+        ...
+
+
+def in_room() -> InRoom | None:
+    return st.session_state.get(ROOM)
 
 
 def quiz_toggle() -> bool:
@@ -70,8 +112,29 @@ def _next_question(number: int, n: int) -> None:
     st.session_state[NUMBER] = number % n + 1
 
 
-def _reveal(qid: str) -> None:
-    st.session_state[REVEALED] = st.session_state.get(REVEALED, frozenset()) | {qid}
+def _reveal(question: Question) -> None:
+    """Reveal button: this page sees the answer; a teacher's Reveal is the room's too."""
+    st.session_state[REVEALED] = st.session_state.get(REVEALED, frozenset()) | {question_id(question)}
+    room = in_room()
+    if room is not None and room.teacher:
+        room.reveal(question)
+
+
+def _send(room: InRoom, qid: str, choice: int | None) -> None:
+    """A student's pick to the room, once per change, and the mark that says where it stands."""
+    sent = st.session_state.setdefault(SENT, {})
+    if choice is None:
+        st.caption("Pick an answer: it goes to your teacher, who reveals the answer to the class.")
+        return
+    if sent.get(qid) != choice:
+        if refused := room.send(qid, choice):
+            st.caption(refused)  # the room's own words
+            return
+        sent[qid] = choice
+    st.caption(
+        ":material/check_circle: Your pick is sent. The answer shows here when your teacher reveals it; "
+        "until then you can change your pick."
+    )
 
 
 def ask(settings: Settings, run: Run) -> bool:
@@ -109,44 +172,71 @@ def ask(settings: Settings, run: Run) -> bool:
         question = found[int(number) - 1]
         st.session_state[CURRENT] = question
         qid = question_id(question)
-        revealed = qid in st.session_state.get(REVEALED, frozenset())
-        st.caption("Predict first, then reveal.")
+        room = in_room()
+        teacher = room is not None and room.teacher  # runs the room: reveals for the class, never guesses
+        for_class = room is not None and not teacher and room.for_class(qid)  # a student: the teacher reveals
+        mine = qid in st.session_state.get(REVEALED, frozenset())
+        if teacher:
+            revealed = mine or room.revealed(qid) is not None  # or revealed from the teacher's other device
+        elif for_class:
+            revealed = room.revealed(qid) is not None  # only the teacher's Reveal shows the answer
+        else:
+            revealed = mine
+        if teacher:
+            st.caption("Your class picks on their own screens; reveal when you are ready.")
+        else:
+            st.caption("Predict first, then reveal." if not for_class else "Predict first.")
         st.text(question.text)  # may quote a token: plain text
-        choice = st.selectbox(
-            "Your answer",
-            range(len(question.choices)),
-            index=None,
-            format_func=lambda i: question.choices[i],  # selectbox options are plain text, never Markdown
-            placeholder="Pick one",
-            width=420,
-            key=pick_key(question),
-            disabled=revealed,
-            help="Commit to a guess before you see the map: that is what makes the reveal teach.",
-        )
+        choice = None
+        if not teacher:
+            choice = st.selectbox(
+                "Your answer",
+                range(len(question.choices)),
+                index=None,
+                format_func=lambda i: question.choices[i],  # selectbox options are plain text, never Markdown
+                placeholder="Pick one",
+                width=420,
+                key=pick_key(question),
+                disabled=revealed,
+                help="Commit to a guess before you see the map: that is what makes the reveal teach.",
+            )
+        if for_class and not revealed:
+            _send(room, qid, choice)
         with st.container(horizontal=True):
-            st.button(
-                "Reveal",
-                type="primary",
-                key="quiz_reveal",
-                disabled=choice is None or revealed,
-                on_click=_reveal,
-                args=(qid,),
-                icon=":material/visibility:",
-                help="Pick an answer first; then the map appears with your pick and the right answer marked."
-                if choice is None
-                else "Show the map, your pick and the right answer.",
-            )
-            st.button(
-                "Another question",
-                key="quiz_next",
-                on_click=_next_question,
-                args=(int(number), n),
-                icon=":material/skip_next:",
-                help="The next question about these same numbers (they wrap round); your answers are not stored.",
-            )
+            if not for_class:
+                st.button(
+                    "Reveal",
+                    type="primary",
+                    key="quiz_reveal",
+                    disabled=revealed or (choice is None and not teacher),
+                    on_click=_reveal,
+                    args=(question,),
+                    icon=":material/visibility:",
+                    help=_reveal_help(teacher, choice),
+                )
+            if not for_class:  # a student on the class's question moves with the teacher
+                st.button(
+                    "Another question",
+                    key="quiz_next",
+                    on_click=_next_question,
+                    args=(int(number), n),
+                    icon=":material/skip_next:",
+                    help="The next question about these same numbers (they wrap round)."
+                    + (" Your class gets it too." if teacher else " Your answers are not stored."),
+                )
+        if teacher:
+            room.tally(question, settings.presenter)  # next to the question: where the class looks
         if revealed:
             _show_answer(settings, run, question, choice)
     return not revealed
+
+
+def _reveal_help(teacher: bool, choice: int | None) -> str:
+    if teacher:
+        return "Show the map and the right answer, here and on every student's screen, and the class's tally."
+    if choice is None:
+        return "Pick an answer first; then the map appears with your pick and the right answer marked."
+    return "Show the map, your pick and the right answer."
 
 
 def _show_answer(settings: Settings, run: Run, question: Question, choice: int | None) -> None:

@@ -7,9 +7,9 @@ The app calls, in this order:
    follows the room, writes the room's settings into ``st.session_state`` so the widgets are created with them.
 2. ``room_panel(state, presenter)`` in the sidebar and ``class_bar(state, presenter)`` on the page (presenter
    mode's "Share with the class" and room buttons, and the room's dialogs).
-3. ``publish_room(state)`` last: the teacher's widget values become the room's settings (a new version only when
-   they changed); then ``room_quiz(state, presenter)``: a student's pick goes to the room, the teacher's Reveal
-   reveals it to the room, and the teacher's page shows the class's tally.
+3. ``room_quiz.join_quiz(state)`` before the view: the quiz is the teacher's (``dashboard/classroom/room_quiz.py``).
+4. ``publish_room(state)`` last: the teacher's widget values become the room's settings (a new version only when
+   they changed), and the question on screen the room's question.
 
 A student's page that follows is pushed: it registers with ``dashboard.classroom.push``, whose one thread per
 process reads each followed room's version (a dict lookup under a lock, or one Redis round trip) and asks the pages
@@ -22,6 +22,10 @@ environment variable or a Streamlit secret), so that several app processes serve
 
 The quiz (``dashboard/classroom/quiz_panel.py``) is read through its room interface: ``current_question()``,
 ``pick(question)`` and ``quiz.question_id``; the room keeps one anonymous integer per session per question.
+
+After class the teacher downloads the tally of each revealed question (CSV, ``tally_csv``), can bring every
+student back to following (``RoomStore.recall_students``), and closes the room: each student's page keeps the
+view it has, and its room section says that the teacher closed the room.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import streamlit as st
@@ -50,8 +54,8 @@ from dashboard.classroom.rooms import (
     normal_code,
 )
 from dashboard.classroom.share import Base, base_note, public_base, share_button, show_link, with_query
+from dashboard.classroom.tally_csv import tally_csv
 from dashboard.compute import secret
-from dashboard.figures.tally import tally_figure
 from dashboard.page import session_id
 from dashboard.settings import LINK_KEYS
 
@@ -72,6 +76,8 @@ SHOW_LINK = "_room_show_link"
 """Session: a button asked for the room's link dialog."""
 NOTE = "_room_note"
 """Session: one message for the next run (a key that did not open the room, a closed room)."""
+RECALLED = "_room_recalled"
+"""Session: (code, the room's "Bring everyone back" count this page has obeyed)."""
 CHECK_SECONDS = 30.0
 """A following page is pushed (``dashboard.classroom.push``); it checks the room itself only every 30 s, as a
 fallback (3-8 ms of server CPU per check: about 0.2 ms per student per second)."""
@@ -79,7 +85,7 @@ SEAT_TOUCH_SECONDS = push.SEAT_TOUCH_SECONDS
 """A student exploring on their own (not following) tells the room every 10 s that the seat is still used."""
 assert SEAT_TOUCH_SECONDS * 2 < SEAT_SECONDS, "a seat must survive one late poll"
 TALLY_SECONDS = 2.0
-"""The teacher's tally redraws every 2 s while guesses come in."""
+"""The teacher's count of seated students, and of picks until the reveal, redraws every 2 s."""
 FOLLOWED_KEYS = (*sorted(LINK_KEYS - {ROOM, "presenter"}), quiz_panel.NUMBER)
 """What students take from the teacher: every URL key but the room itself and presenter mode (their screens), and
 which of the run's quiz questions is on screen. Never a student's own pick (``quiz_panel.pick_key``)."""
@@ -120,7 +126,10 @@ def missing_room(code: str, teacher_link: bool) -> str:
     """Why room ``code`` is not open, in words: closed, idle, or (in-process rooms) lost with a restart."""
     why = store().gone(code)
     if why == "closed":
-        return f"Room {code} was closed by its teacher. Start a new room, or ask for the new code."
+        return (
+            f"Room {code} was closed by its teacher. Your page keeps the view it had, and it is yours to explore. "
+            "Start a new room, or ask for the new code."
+        )
     if why == "idle":
         return f"Room {code} closed after 3 hours without a change. Start a new room, or ask for the new code."
     if not store().survives_restart:
@@ -137,6 +146,11 @@ def _teacher_of(code: str) -> str | None:
     """The key this session holds for room ``code``, if any."""
     held = st.session_state.get(TEACHER)
     return held[1] if held and held[0] == code else None
+
+
+def teacher_key(code: str) -> str:
+    """The key this session holds for room ``code`` ("" for none: every teacher call then says ``Forbidden``)."""
+    return _teacher_of(code) or ""
 
 
 def enter_room(link: Mapping[str, str]) -> tuple[dict[str, str], RoomState]:
@@ -189,7 +203,15 @@ def _become_teacher(code: str, key: str) -> None:
 
 
 def _still_following(code: str, room: Snapshot) -> bool:
-    """The toggle's state; a student who changed a control while following has left to explore (said once)."""
+    """The toggle's state; a student who changed a control while following has left to explore (said once).
+    The teacher's "Bring everyone back" turns following on again, once per press."""
+    seen = st.session_state.get(RECALLED)
+    st.session_state[RECALLED] = (code, room.recall)
+    if seen is not None and seen[0] == code and room.recall > seen[1]:
+        st.session_state[FOLLOW] = True
+        st.session_state.pop(APPLIED, None)
+        st.toast("Your teacher brought everyone back: you follow the teacher's view again.", icon="🧭")
+        return True
     if not st.session_state.get(FOLLOW, True):
         return False
     applied = st.session_state.get(APPLIED)
@@ -265,12 +287,53 @@ def _leave_room() -> None:
 
 
 def _close_room() -> None:
-    """Button callback: close the teacher's room for everyone."""
+    """Button callback: close the teacher's room for everyone, and say what that does to the students' pages."""
     held = st.session_state.pop(TEACHER, None)
     if held:
         with contextlib.suppress(Forbidden):  # already closed (idle): nothing left to close
             store().close(*held)
+        st.session_state[NOTE] = (
+            f"You closed room {held[0]}. Your students' pages keep the view they show, and their room section "
+            "says that you closed the room."
+        )
     _leave_room()
+
+
+def _bring_back() -> None:
+    """Button callback: every student in the room follows again (``RoomStore.recall_students``)."""
+    code = normal_code(str(st.session_state.get(ROOM, "") or ""))
+    if code:
+        with contextlib.suppress(Forbidden):  # closed meanwhile: the page says so
+            store().recall_students(code, teacher_key(code))
+
+
+def after_class(code: str) -> None:
+    """The teacher's after-class buttons: bring everyone back, and the tally of each revealed question."""
+    st.button(
+        "Bring everyone back",
+        key="room_recall",
+        icon=":material/u_turn_left:",
+        on_click=_bring_back,
+        help="Every student exploring on their own follows your view again, within a few seconds.",
+    )
+    try:
+        results = store().results(code, teacher_key(code))
+    except Forbidden:
+        return
+    st.download_button(
+        "Download the tally (CSV)",
+        tally_csv(results),
+        file_name=f"room_{code}_tally.csv",
+        mime="text/csv",
+        key="room_tally_csv",
+        icon=":material/download:",
+        disabled=not results,
+        on_click="ignore",
+        help="One row per revealed question and choice: the question, the choice, how many students picked it "
+        "(as it stood at your reveal), and whether it is the right answer."
+        if results
+        else "Reveal a quiz question first: the file then has the class's tally of each one.",
+    )
 
 
 def start_button() -> None:
@@ -299,7 +362,8 @@ def _room_dialog(code: str, with_key: bool) -> None:
     base = public_base()
     student, teacher = room_links(code, base)
     with show_link(student, "the room: students follow your view"):
-        st.subheader(f"Room code: {code}", anchor=False)  # our alphabet only: safe as a heading
+        with st.container(key="room_code"):  # presenter mode draws the code large (dashboard/presenter.py)
+            st.subheader(f"Room code: {code}", anchor=False)  # our alphabet only: safe as a heading
         base_note(base)
         if with_key:
             st.warning(
@@ -365,7 +429,7 @@ def room_panel(state: RoomState, presenter: bool) -> None:
             help="Opens a new room with this page's settings; you run it, and it gets a new code and teacher link.",
         )
     if state.teacher and state.code and state.room:
-        st.fragment(_seats, run_every=SEAT_TOUCH_SECONDS)(state.code)
+        st.fragment(_seats, run_every=TALLY_SECONDS)(state.code)
         st.button(
             "Show the room's link",
             key="room_show_side",
@@ -378,8 +442,10 @@ def room_panel(state: RoomState, presenter: bool) -> None:
             key="room_close",
             icon=":material/door_front:",
             on_click=_close_room,
-            help="Ends the room for everyone: students keep the last view and explore on their own.",
+            help="Ends the room for everyone: each student's page keeps the view it shows, now theirs to explore, "
+            "and says that you closed the room. Download the tally first: it goes with the room.",
         )
+        after_class(state.code)
     elif state.room is not None:
         st.toggle(
             "Follow the teacher",
@@ -392,7 +458,7 @@ def room_panel(state: RoomState, presenter: bool) -> None:
         if state.following:  # dashboard.classroom.push reruns this page when the room changes; this is the fallback
             st.fragment(_check, run_every=CHECK_SECONDS)(state.room.code, state.room.version)
         else:
-            st.fragment(_keep_seat, run_every=SEAT_TOUCH_SECONDS)(state.room.code)
+            st.fragment(_keep_seat, run_every=SEAT_TOUCH_SECONDS)(state.room.code, state.room.recall)
     elif state.code is None and not presenter:
         start_button()
 
@@ -407,7 +473,8 @@ def _check(code: str, version: int) -> None:
 
 
 def _seats(code: str) -> None:
-    """The teacher's line, redrawn every ``SEAT_TOUCH_SECONDS``: how many are seated; a room gone reruns the page."""
+    """The teacher's line, redrawn every ``TALLY_SECONDS``: how many are seated (live tabs only: ``RoomStore``); a
+    room gone reruns the page."""
     room = store().snapshot(code)
     if room is None:
         st.rerun(scope="app")  # the page says why (closed, idle, or the server restarted)
@@ -415,9 +482,13 @@ def _seats(code: str) -> None:
     st.success(f"You run room {code}: {n} student{'s' if n != 1 else ''} joined.", icon=":material/groups:")
 
 
-def _keep_seat(code: str) -> None:
-    """Every ``SEAT_TOUCH_SECONDS`` while exploring: the seat stays this student's; a closed room reruns the page."""
+def _keep_seat(code: str, recall: int) -> None:
+    """Every ``SEAT_TOUCH_SECONDS`` while exploring: the seat stays this student's; a closed room, or the teacher's
+    "Bring everyone back" (a new ``recall``), reruns the page."""
     if _seen(code) is None:
+        st.rerun(scope="app")
+    room = store().snapshot(code)
+    if room is None or room.recall != recall:
         st.rerun(scope="app")
 
 
@@ -433,88 +504,3 @@ def _seen(code: str) -> int | None:
         except RoomError:
             st.rerun(scope="app")  # the page says why (the room is full)
     return version
-
-
-# -- the quiz in a room ------------------------------------------------------------------------------------------------
-def current_room() -> tuple[str | None, bool]:
-    """(room code, this page is its teacher) for the quiz; (None, False) outside a room."""
-    code = normal_code(str(st.session_state.get(ROOM, "") or ""))
-    return code, bool(code and _teacher_of(code))
-
-
-def send_guess(question_id: str, answer: int) -> str | None:
-    """A student's pick (index into the question's choices) to the room; the room's refusal as a message, if any."""
-    code, teacher = current_room()
-    if code is None or teacher:
-        return "Only a student in a room sends guesses."
-    try:
-        store().record_guess(code, question_id, session_id(), answer)
-    except RoomError as err:
-        return str(err)
-    return None
-
-
-def reveal_to_room(question_id: str, answer: int) -> bool:
-    """The teacher reveals the right answer (index into choices) to the room; False without the key."""
-    code, teacher = current_room()
-    if code is None or not teacher:
-        return False
-    try:
-        store().reveal(code, _teacher_of(code) or "", question_id, answer)
-    except (Forbidden, RoomError):
-        return False
-    return True
-
-
-def revealed_in_room(question_id: str) -> int | None:
-    """The answer the room's teacher revealed for ``question_id`` (None: not yet, or not in a room)."""
-    code, _ = current_room()
-    room = store().snapshot(code) if code else None
-    return None if room is None else room.revealed.get(question_id)
-
-
-def show_tally(question_id: str, choices: Sequence[str], presenter: bool = False) -> None:
-    """The teacher's tally: how many have answered until the reveal, then the bars with the right answer marked."""
-    code, teacher = current_room()
-    if code is None or not teacher:
-        return
-    st.fragment(_tally, run_every=TALLY_SECONDS)(code, question_id, tuple(choices), presenter)
-
-
-def _tally(code: str, question_id: str, choices: tuple[str, ...], presenter: bool) -> None:
-    key = _teacher_of(code) or ""
-    try:
-        counts = store().tally(code, key, question_id)
-        room = store().snapshot(code)
-    except Forbidden:
-        return
-    answer = None if room is None else room.revealed.get(question_id)
-    n = sum(counts.values())
-    if answer is None:
-        st.caption(f"The class: {n} guess{'es' if n != 1 else ''} so far. The tally appears when you reveal.")
-        return
-    st.plotly_chart(
-        tally_figure(choices, counts, answer, presenter=presenter),
-        key="room_tally",
-        config={"displaylogo": False},
-    )
-
-
-def room_quiz(state: RoomState, presenter: bool) -> None:
-    """After the view: a student's pick to the room; on the teacher's page, its Reveal to the room and the tally."""
-    if state.code is None or state.room is None:
-        return
-    question = quiz_panel.current_question()
-    if question is None or not st.session_state.get("quiz"):
-        return
-    qid = question_id(question)
-    if not state.teacher:
-        choice = quiz_panel.pick(question)
-        open_question = qid not in state.room.revealed  # after the reveal, the guess already counted stays
-        if choice is not None and open_question and (refused := send_guess(qid, choice)):
-            st.caption(refused)
-        return
-    if qid in st.session_state.get(quiz_panel.REVEALED, frozenset()) and revealed_in_room(qid) is None:
-        reveal_to_room(qid, question.answer)
-    st.subheader("The class's guesses", anchor=False)
-    show_tally(qid, question.choices, presenter)

@@ -9,7 +9,9 @@ settings, reveals a question's answer or reads its tally takes the key and raise
 What a room holds, and nothing more: the teacher's widget values keyed by URL key (``settings.LINK_KEYS``), a
 version number that grows with every change (students poll it), the teacher's current question, one seat per
 student (Streamlit's random per-tab session id and when its page was last seen), one integer guess per seat for
-the current question, and the revealed answers. Who started the room is kept as a salted hash of the connection's
+the current question, the revealed answers with the class's counts at each reveal (and that question's text and
+choices, computed from the teacher's settings, for the teacher's download), and how often the teacher called
+everyone back. Who started the room is kept as a salted hash of the connection's
 address and the starting tab's session id, only to count rooms per address and per tab. No name, no address in
 the clear, no text a student typed. Everything goes with the room: 3 hours after the teacher's last change.
 
@@ -43,7 +45,7 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
@@ -137,6 +139,11 @@ class Room:
     """Question id -> the right answer's index, once the teacher reveals it (insertion order: oldest first)."""
     claim: str = field(default="", repr=False)
     """The unspent claim token of the teacher link ("" once spent, until a teacher page asks for the next)."""
+    results: dict[str, dict] = field(default_factory=dict)
+    """Question id -> the class's answers as they stood at the reveal: ``{"text", "choices", "answer", "counts"}``
+    (``counts[i]``: how many picked choice i), for the teacher's after-class download. Oldest dropped first."""
+    recall: int = 0
+    """How many times the teacher pressed "Bring everyone back": a student's page that saw a lower number follows."""
 
 
 @dataclass(frozen=True)
@@ -149,6 +156,8 @@ class Snapshot:
     revealed: Mapping[str, int]
     students: int
     question: str | None = None
+    recall: int = 0
+    """The teacher's "Bring everyone back" count (``Room.recall``)."""
 
 
 class RoomStore(ABC):
@@ -299,14 +308,40 @@ class RoomStore(ABC):
             self._save(room)
             return room.version
 
-    def reveal(self, code: str, key: str, question_id: str, answer: int) -> None:
-        """Reveal question ``question_id``'s right answer to the room. Needs the key."""
+    def reveal(
+        self, code: str, key: str, question_id: str, answer: int, text: str = "", choices: Sequence[str] = ()
+    ) -> None:
+        """Reveal question ``question_id``'s right answer to the room, and keep the class's answers as they stand
+        (with the question's ``text`` and ``choices``, for the teacher's download). Needs the key."""
+        question, answer = _question(question_id), _answer(answer)
         with self._locked(code):
             room = self._teacher(code, key)
-            room.revealed[_question(question_id)] = _answer(answer)
-            while len(room.revealed) > MAX_QUESTIONS:
-                del room.revealed[next(iter(room.revealed))]
+            self._free_seats(room, self._clock())
+            room.revealed[question] = answer
+            counts = [0] * max(len(choices), answer + 1)  # one count per choice
+            for picked in room.guesses.values() if question == room.question else ():
+                if picked < len(counts):
+                    counts[picked] += 1
+            room.results[question] = {"text": str(text), "choices": [str(c) for c in choices], "answer": answer}
+            room.results[question]["counts"] = counts
+            for kept in (room.revealed, room.results):
+                while len(kept) > MAX_QUESTIONS:
+                    del kept[next(iter(kept))]
             room.version += 1
+            self._save(room)
+
+    def results(self, code: str, key: str) -> list[dict]:
+        """Every revealed question's answers as they stood at its reveal (``Room.results``, with its ``"id"``),
+        oldest first. Needs the key."""
+        with self._locked(code):
+            return [{"id": qid, **r} for qid, r in self._teacher(code, key).results.items()]
+
+    def recall_students(self, code: str, key: str) -> None:
+        """ "Bring everyone back": every student's page follows the teacher again at its next look. Needs the key."""
+        with self._locked(code):
+            room = self._teacher(code, key)
+            room.recall += 1
+            room.version += 1  # followers rerun, and so does every explorer's seat check (room_page._keep_seat)
             self._save(room)
 
     def tally(self, code: str, key: str, question_id: str) -> dict[int, int]:
@@ -334,7 +369,9 @@ class RoomStore(ABC):
             if room is None:
                 return None
             students = len(self._seated(room, self._clock()))
-            return Snapshot(room.code, room.version, dict(room.settings), dict(room.revealed), students, room.question)
+            return Snapshot(
+                room.code, room.version, dict(room.settings), dict(room.revealed), students, room.question, room.recall
+            )
 
     def poll(self, code: str, session_id: str) -> tuple[int, bool] | None:
         """(version, still seated) of the room (None: closed); a held seat is seen now. Made every second."""
@@ -516,6 +553,8 @@ class RedisRoomStore(RoomStore):
             guesses={s: int(a) for s, a in guesses.items()},
             revealed=json.loads(raw["revealed"]),
             claim=raw.get("claim", ""),
+            results=json.loads(raw.get("results", "{}")),
+            recall=int(raw.get("recall", 0)),
         )
 
     def _save(self, room: Room) -> None:
@@ -531,6 +570,8 @@ class RedisRoomStore(RoomStore):
             "question": json.dumps(room.question),
             "revealed": json.dumps(room.revealed),
             "claim": room.claim,
+            "results": json.dumps(room.results),
+            "recall": room.recall,
         }
         with self._redis.pipeline() as pipe:
             pipe.hset(room_key, mapping=fields).delete(seats_key, guesses_key)
