@@ -255,7 +255,8 @@ def _show_answer(settings: Settings, run: Run, question: Question, choice: int |
         st.caption(
             f"Each bar is one head's share of rows that put more than {ROW_WEIGHT:g} of their weight "
             f"{METRIC_WORDS[metric]} (shares[{metric!r}] in core.head_summary); the dashed line is the share core "
-            "names a head from. The answer's bar is pink; your pick, if another, is outlined in orange."
+            "names a head from. The answer's bar is pink"
+            + ("; your pick, if another, is outlined in orange." if choice is not None else ".")
         )
         bars = pattern_bars_figure(
             question.values,
@@ -269,10 +270,8 @@ def _show_answer(settings: Settings, run: Run, question: Question, choice: int |
         title = f"{where}, the {question.pattern} head"
         fig = single_map_figure(weights, run.tokens, run.trace.mask, title, settings.presenter)
     else:
-        st.caption(
-            "Solid pink box: the right answer. Dashed orange box: your pick, if another. "
-            "Dotted white outline: the query's row."
-        )
+        mine = "Dashed orange box: your pick, if another. " if choice is not None else ""
+        st.caption(f"Solid pink box: the right answer. {mine}Dotted white outline: the query's row.")
         fig = marked_map_figure(
             weights,
             run.tokens,
