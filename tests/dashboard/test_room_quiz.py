@@ -12,7 +12,7 @@ import io
 
 import pytest
 
-from dashboard.classroom import quiz_panel, room_page, rooms
+from dashboard.classroom import quiz_panel, room_page
 from dashboard.classroom.quiz import question_id
 from dashboard.classroom.tally_csv import COLUMNS, tally_csv
 from dashboard.presenter import PRESENTER_CSS, ROOM_CODE_PX
@@ -71,7 +71,7 @@ def test_the_teacher_reveals_without_a_guess_and_reads_no_verdict(tabs, presente
 
 
 def test_students_pick_see_it_sent_and_cannot_reveal(tabs):  # noqa: F811
-    teacher, code, question, students = in_quiz(tabs)
+    _, code, question, students = in_quiz(tabs)
     for page in students.values():
         assert not reveal_button(page)  # only the teacher reveals the class's question
         assert "Pick an answer: it goes to your teacher" in texts(page)
@@ -113,7 +113,7 @@ def test_the_teachers_reveal_reaches_every_students_screen(tabs):  # noqa: F811
 
 
 def test_the_tally_counts_live_seats_and_sits_under_the_question(tabs, monkeypatch):  # noqa: F811
-    teacher, code, question, students = in_quiz(tabs)
+    teacher, _, question, students = in_quiz(tabs)
     pick_all(tabs, students, question)
     tabs(teacher, "teacher")
     assert "The class: 2 of 2 students picked so far" in texts(teacher)
@@ -256,4 +256,3 @@ def test_closing_the_room_says_what_happens_to_the_students_pages(tabs):  # noqa
     assert f"Room {code} was closed by its teacher" in said and "keeps the view it had" in said
     assert student.session_state["seed"] == 11 and "heads_chart" in keyed_figures(student)  # the same page
     assert not [t for t in student.toggle if t.key == room_page.FOLLOW]  # nothing left to follow
-    assert rooms.RoomError  # (the room store's own tests: tests/dashboard/test_rooms.py)

@@ -15,7 +15,6 @@ import secrets
 import pytest
 
 from dashboard.classroom import room_page, rooms, teacher_key
-from dashboard.classroom.quiz import question_id
 from dashboard.classroom.rooms import (
     CODE_ALPHABET,
     CODE_LENGTH,
@@ -34,7 +33,7 @@ from dashboard.classroom.rooms import (
     normal_code,
 )
 from tests.conftest import ROOT
-from tests.dashboard.conftest import array, keyed_figures, make_app, no_exception
+from tests.dashboard.conftest import keyed_figures, make_app, no_exception
 
 SETTINGS = {"sentence": "the cat sat", "d_model": 64, "n_heads": 4, "seed": 18, "view": "heads"}
 
