@@ -240,3 +240,30 @@ def toolbar_overlaps(page: Page, index: int) -> list[str]:
     b = bar.bounding_box()
     box = {"x": b["x"], "y": b["y"], "w": b["width"], "h": b["height"]}
     return [t["text"] for t in charts(page)[index]["texts"] if overlap(box, t)]
+
+
+# Sideways overflow: how far the page scrolls sideways, and the visible elements whose right edge passes the
+# screen's (the first ten, by test id or tag). An element inside a parent that clips or scrolls it (a table's
+# own scroll box, Plotly's clipped SVG) is clipped, not overflowing: only what sticks out of every clipping
+# ancestor counts. The sidebar, collapsed off screen to the left on a phone, is not the page.
+_OVERFLOW = """() => {
+  const w = document.documentElement.clientWidth;
+  const clips = (e) => { const s = getComputedStyle(e); return s.overflowX !== 'visible'; };
+  const wide = [];
+  for (const e of document.querySelectorAll('.stApp *')) {
+    if (e.closest('[data-testid=stSidebar]') || !e.checkVisibility({visibilityProperty: true})) continue;
+    const r = e.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0 || r.right <= w + 0.5) continue;
+    let right = r.right;
+    for (let p = e.parentElement; p && p !== document.body; p = p.parentElement) {
+      if (clips(p)) right = Math.min(right, p.getBoundingClientRect().right);
+    }
+    if (right > w + 0.5) wide.push((e.getAttribute('data-testid') || e.tagName) + ' ' + Math.round(right));
+  }
+  return {scroll: Math.max(0, document.scrollingElement.scrollWidth - w), wide: wide.slice(0, 10)};
+}"""
+
+
+def horizontal_overflow(page: Page) -> dict:
+    """``{"scroll": px the page scrolls sideways, "wide": elements sticking out past the screen's right edge}``."""
+    return page.evaluate(_OVERFLOW)

@@ -1,0 +1,140 @@
+"""The room's quiz in chromium: a teacher and two students run it end to end, and a student follows on a phone.
+
+- The teacher's quiz: the count of students and of picks goes up on the teacher's page by itself (no click of the
+  teacher's), students see their pick marked as sent and have no Reveal, the teacher reveals without a guess, and
+  both students' screens then show the answer; a closed tab leaves the count.
+- The projector: the room code in the room's dialog is at least 48 px.
+- The phone (390 x 844): the follower page and the room's quiz, before and after the reveal, fit the screen's
+  width (nothing wider than the screen, no sideways scroll).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from bench.streamlit_server import wait_idle, watch_runs
+from tests.e2e.conftest import WATCH_EXCEPTIONS, watched_page
+from tests.e2e.dom import flip_toggle, horizontal_overflow, wait_charts_drawn, widget
+from tests.e2e.test_projector_and_phone import PHONE, assert_phone_readable
+
+pytestmark = pytest.mark.e2e
+
+LIVE_S = 10.0
+"""The teacher's count redraws every 2 s (room_page.TALLY_SECONDS); slack for three pages on two shared cores."""
+FOLLOW_MS = 15_000
+"""A student's page shows the teacher's change within 2 s (test_room_in_browser.py measures it); slack here."""
+ROOM_CODE_LEAST_PX = 48
+
+
+def start_room(page: Page, server: str, query: str) -> str:
+    """The teacher opens ``query``, starts a room and closes the dialog; the room's code."""
+    page.goto(f"{server}/?{query}")
+    wait_idle(page)
+    wait_idle(page, page.get_by_role("button", name="Start a room", exact=True).first.click)
+    page.get_by_role("dialog").wait_for()
+    code = re.search(r"room=([A-Z0-9]{6})", page.url).group(1)
+    page.keyboard.press("Escape")
+    return code
+
+
+def pick(page: Page, n: int) -> None:
+    """Choose choice ``n`` in the quiz's answer box."""
+    widget(page, "quiz_panel").locator("[data-testid='stSelectbox']").click()
+    wait_idle(page, page.get_by_role("option").nth(n).click)
+
+
+def teacher_line(page: Page, pattern: str) -> None:
+    """Wait, without touching the teacher's page, for its text to match ``pattern`` (a live fragment)."""
+    expect(page.locator("body")).to_contain_text(re.compile(pattern), timeout=LIVE_S * 1000)
+
+
+def test_a_teacher_and_two_students_run_the_quiz(server, browser, page):
+    code = start_room(page, server, "sentence=the+cat+sat+on+the+mat&seed=18&quiz=true")
+    panel = widget(page, "quiz_panel")
+    panel.wait_for()
+    assert panel.locator("[data-testid='stSelectbox']").count() == 0  # the teacher does not guess
+    teacher_line(page, r"0 students joined")
+    with watched_page(browser) as s1, watched_page(browser) as s2:
+        students = (s1, s2)
+        for n, s in enumerate(students, start=1):
+            s.goto(f"{server}/?room={code}")
+            widget(s, "quiz_panel").wait_for()
+            teacher_line(page, rf"{n} students? joined")  # the teacher's count goes up by itself
+        for s in students:
+            assert s.get_by_role("button", name="Reveal", exact=True).count() == 0  # students cannot reveal
+        for n, s in enumerate(students, start=1):
+            pick(s, n - 1)
+            expect(widget(s, "quiz_panel")).to_contain_text("Your pick is sent")
+            teacher_line(page, rf"The class: {n} of 2 students picked so far")  # live, no click of the teacher's
+        for s in students:
+            assert s.locator(".st-key-quiz_map").count() == 0  # no answer before the teacher's reveal
+        reveal = page.get_by_role("button", name="Reveal", exact=True)
+        assert reveal.is_enabled()
+        reveal.click()
+        chart = page.locator(".st-key-quiz_panel .st-key-room_tally .js-plotly-plot")  # under the question
+        chart.wait_for()
+        assert sum(chart.evaluate("(gd) => gd.data[0].y.map(Number)")) == 2
+        body = page.inner_text("body")
+        assert "Not this time" not in body and "your pick" not in body.lower()  # the projector has no pick
+        for s in students:
+            s.locator(".st-key-quiz_map .js-plotly-plot").wait_for(timeout=FOLLOW_MS)  # the answer, by itself
+        verdicts = [s.locator(".st-key-quiz_panel").inner_text() for s in students]
+        assert sum("Right:" in v for v in verdicts) + sum("Not this time" in v for v in verdicts) == 2
+    teacher_line(page, r"0 students joined")  # closed tabs leave the count
+
+
+def test_the_room_code_reads_from_the_back_of_the_hall(server, page):
+    page.goto(f"{server}/?presenter=true")
+    wait_idle(page)
+    wait_idle(page, page.get_by_role("button", name="Start a room", exact=True).first.click)
+    heading = page.get_by_role("dialog").locator(".st-key-room_code h3")
+    heading.wait_for()
+    size = heading.evaluate("(e) => parseFloat(getComputedStyle(e).fontSize)")
+    assert size >= ROOM_CODE_LEAST_PX, f"room code at {size} px"
+    box = heading.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 1400  # the large code still fits the dialog's row
+
+
+@contextlib.contextmanager
+def phone(browser) -> Iterator[Page]:
+    """A 390 x 844 touch page, as a student's phone; exceptions on it fail the test."""
+    context = browser.new_context(
+        viewport={"width": PHONE[0], "height": PHONE[1]}, is_mobile=True, has_touch=True, device_scale_factor=1
+    )
+    context.set_default_timeout(60_000)
+    context.add_init_script(WATCH_EXCEPTIONS)
+    try:
+        page = watch_runs(context.new_page())
+        yield page
+        assert not page.evaluate("() => window.__alExceptions")
+    finally:
+        context.close()
+
+
+def assert_fits(page: Page) -> None:
+    wait_charts_drawn(page)
+    over = horizontal_overflow(page)
+    assert over == {"scroll": 0, "wide": []}, over
+    assert_phone_readable(page)
+
+
+def test_the_follower_page_and_the_quiz_fit_a_phone(server, browser, page):
+    code = start_room(page, server, "view=heads")  # the default sentence (a 6-token one draws 230 px maps)
+    with phone(browser) as student:
+        student.goto(f"{server}/?room={code}")
+        wait_idle(student)
+        assert_fits(student)  # the follower page
+        flip_toggle(page, "quiz")
+        widget(student, "quiz_panel").wait_for(timeout=FOLLOW_MS)
+        assert_fits(student)  # the question, before the reveal
+        pick(student, 0)
+        expect(widget(student, "quiz_panel")).to_contain_text("Your pick is sent")
+        teacher_line(page, r"The class: 1 of 1 student picked so far")
+        page.get_by_role("button", name="Reveal", exact=True).click()
+        student.locator(".st-key-quiz_map .js-plotly-plot").wait_for(timeout=FOLLOW_MS)
+        assert_fits(student)  # the answer and its map
