@@ -26,8 +26,9 @@ from dashboard.classroom.quiz import METRIC_WORDS, Question, question_id, verdic
 from dashboard.classroom.quiz_mechanics import KINDS as MECHANICS
 from dashboard.classroom.quiz_mechanics import questions_for
 from dashboard.classroom.quiz_reveal import show_mechanics
-from dashboard.figures import single_map_figure
-from dashboard.figures.quiz import marked_map_figure, pattern_bars_figure
+from dashboard.figures.heads import single_map_charts
+from dashboard.figures.quiz import marked_map_charts, pattern_bars_figure
+from dashboard.map_columns import show_grid
 from dashboard.page import PLOTLY_CONFIG
 from dashboard.settings import Settings
 
@@ -268,11 +269,11 @@ def _show_answer(settings: Settings, run: Run, question: Question, choice: int |
         )
         st.plotly_chart(bars, width="stretch", key="quiz_bars", config=PLOTLY_CONFIG)
         title = f"{where}, the {question.pattern} head"
-        fig = single_map_figure(weights, run.tokens, run.trace.mask, title, settings.presenter)
+        grid = single_map_charts(weights, run.tokens, run.trace.mask, title, settings.presenter)
     else:
         mine = "Dashed orange box: your pick, if another. " if choice is not None else ""
         st.caption(f"Solid pink box: the right answer. {mine}Dotted white outline: the query's row.")
-        fig = marked_map_figure(
+        grid = marked_map_charts(
             weights,
             run.tokens,
             run.trace.mask,
@@ -282,4 +283,4 @@ def _show_answer(settings: Settings, run: Run, question: Question, choice: int |
             pick=None if choice is None else question.options[choice],
             presenter=settings.presenter,
         )
-    st.plotly_chart(fig, width="stretch", key="quiz_map", config=PLOTLY_CONFIG)
+    show_grid(grid, key="quiz_map")  # its own chart: a phone's whole width (dashboard/map_columns.py)

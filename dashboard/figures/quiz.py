@@ -1,5 +1,5 @@
 """The quiz's reveal: the hidden map with the right answer and the student's pick marked, and a pattern's
-metric per head against core's threshold. Pure: arrays in, ``go.Figure`` out.
+metric per head against core's threshold. Pure: arrays in, ``go.Figure`` (or the map's ``ChartGrid``) out.
 
 Marks differ in line style as well as colour (colour-blind safe): the right answer is a solid box, the
 pick a dashed one, the query's row a thin dotted outline.
@@ -12,7 +12,8 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from dashboard.figures.heads import single_map_figure
+from dashboard.figures.grid import ChartGrid
+from dashboard.figures.heads import single_map_charts
 from dashboard.figures.layout import chart_fonts, chart_height, scale
 
 ANSWER_COLOUR = "#ff1f8f"
@@ -40,7 +41,7 @@ def _box(col: int, row: int, colour: str, width: float, dash: str) -> dict:
     )
 
 
-def marked_map_figure(
+def marked_map_charts(
     weights: np.ndarray,
     tokens: Sequence[str],
     allowed: np.ndarray | None,
@@ -50,10 +51,12 @@ def marked_map_figure(
     answer: int,
     pick: int | None,
     presenter: bool = False,
-) -> go.Figure:
-    """One head's map ``weights (T, T)`` with query ``row`` outlined, the ``answer`` key's cell in a solid
-    box and the ``pick`` key's cell (if another) in a dashed one."""
-    fig = single_map_figure(weights, tokens, allowed, title, presenter)
+) -> ChartGrid:
+    """One head's map ``weights (T, T)`` in its own chart (a phone's whole width: ``single_map_charts``), with
+    query ``row`` outlined, the ``answer`` key's cell in a solid box and the ``pick`` key's cell (if another) in
+    a dashed one."""
+    grid = single_map_charts(weights, tokens, allowed, title, presenter)
+    [fig] = grid.maps
     s = scale(presenter)
     t = weights.shape[-1]
     shapes = [
@@ -74,7 +77,7 @@ def marked_map_figure(
         shapes.append(_box(pick, row, PICK_COLOUR, 3 * s, "dash"))
     shapes.append(_box(answer, row, ANSWER_COLOUR, 4 * s, "solid"))
     fig.update_layout(shapes=list(fig.layout.shapes) + shapes)  # keeps the mask's hatching
-    return fig
+    return grid
 
 
 def pattern_bars_figure(
