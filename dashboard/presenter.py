@@ -28,7 +28,7 @@ SIDE_PX = 32
 PRESENTER_CSS = f"""<style>
 .stApp p, .stApp li, .stApp label, .stApp input, .stApp textarea, .stApp button, .stApp summary,
 .stApp [data-testid="stCaptionContainer"], .stApp [data-testid="stMarkdownContainer"],
-.stApp [data-testid="stWidgetLabel"], .stApp [data-baseweb="select"] div, .stApp code {{
+.stApp [data-testid="stWidgetLabel"], .stApp [data-baseweb="select"] div, .stApp code, .stApp [data-testid="stText"] {{
     font-size: {PAGE_TEXT_PX}px !important;  /* over Streamlit's own rules for alerts, code and segments */
 }}
 .stApp .katex {{  /* a formula's subscripts are 0.7 of it: d_k's k at 20 px too */

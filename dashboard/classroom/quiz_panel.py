@@ -183,50 +183,53 @@ def ask(settings: Settings, run: Run) -> bool:
             revealed = room.revealed(qid) is not None  # only the teacher's Reveal shows the answer
         else:
             revealed = mine
-        if teacher:
-            st.caption("Your class picks on their own screens; reveal when you are ready.")
-        else:
-            st.caption("Predict first, then reveal." if not for_class else "Predict first.")
-        st.text(question.text)  # may quote a token: plain text
-        choice = None
-        if not teacher:
-            choice = st.selectbox(
-                "Your answer",
-                range(len(question.choices)),
-                index=None,
-                format_func=lambda i: question.choices[i],  # selectbox options are plain text, never Markdown
-                placeholder="Pick one",
-                width=420,
-                key=pick_key(question),
-                disabled=revealed,
-                help="Commit to a guess before you see the map: that is what makes the reveal teach.",
-            )
-        if for_class and not revealed:
-            _send(room, qid, choice)
-        with st.container(horizontal=True):
-            if not for_class:
-                st.button(
-                    "Reveal",
-                    type="primary",
-                    key="quiz_reveal",
-                    disabled=revealed or (choice is None and not teacher),
-                    on_click=_reveal,
-                    args=(question,),
-                    icon=":material/visibility:",
-                    help=_reveal_help(teacher, choice),
+        # the teacher's page: the class's count and tally beside the question, where the class looks
+        left, right = st.columns([3, 2], gap="medium") if teacher else (st.container(), None)
+        with left:
+            if teacher:
+                st.caption("Your class picks on their own screens; reveal when you are ready.")
+            else:
+                st.caption("Predict first, then reveal." if not for_class else "Predict first.")
+            st.text(question.text)  # may quote a token: plain text
+            choice = None
+            if not teacher:
+                choice = st.selectbox(
+                    "Your answer",
+                    range(len(question.choices)),
+                    index=None,
+                    format_func=lambda i: question.choices[i],  # selectbox options are plain text, never Markdown
+                    placeholder="Pick one",
+                    width=420,
+                    key=pick_key(question),
+                    disabled=revealed,
+                    help="Commit to a guess before you see the map: that is what makes the reveal teach.",
                 )
-            if not for_class:  # a student on the class's question moves with the teacher
-                st.button(
-                    "Another question",
-                    key="quiz_next",
-                    on_click=_next_question,
-                    args=(int(number), n),
-                    icon=":material/skip_next:",
-                    help="The next question about these same numbers (they wrap round)."
-                    + (" Your class gets it too." if teacher else " Your answers are not stored."),
-                )
-        if teacher:
-            room.tally(question, settings.presenter)  # next to the question: where the class looks
+            if for_class and not revealed:
+                _send(room, qid, choice)
+            with st.container(horizontal=True):
+                if not for_class:  # a student on the class's question moves with the teacher, who reveals
+                    st.button(
+                        "Reveal",
+                        type="primary",
+                        key="quiz_reveal",
+                        disabled=revealed or (choice is None and not teacher),
+                        on_click=_reveal,
+                        args=(question,),
+                        icon=":material/visibility:",
+                        help=_reveal_help(teacher, choice),
+                    )
+                    st.button(
+                        "Another question",
+                        key="quiz_next",
+                        on_click=_next_question,
+                        args=(int(number), n),
+                        icon=":material/skip_next:",
+                        help="The next question about these same numbers (they wrap round)."
+                        + (" Your class gets it too." if teacher else " Your answers are not stored."),
+                    )
+        if right is not None:
+            with right:
+                room.tally(question, settings.presenter)
         if revealed:
             _show_answer(settings, run, question, choice)
     return not revealed

@@ -87,5 +87,8 @@ def _tally(code: str, qid: str, choices: tuple[str, ...], presenter: bool) -> No
     except Forbidden:
         return
     counts = dict(enumerate(kept["counts"])) if kept else {}
+    if not any(counts.values()):
+        st.caption("No student had picked when you revealed.")
+        return
     figure = tally_figure(choices, counts, room.revealed[qid], presenter=presenter)
     st.plotly_chart(figure, key="room_tally", config=PLOTLY_CONFIG)
