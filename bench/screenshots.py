@@ -81,8 +81,8 @@ def room_teacher(browser, url: str) -> Path:
         pick(student, choice)
         students.append(student)
     teacher.get_by_text(f"{len(STUDENTS_CHOICES)} students joined").wait_for()
-    pick(teacher, 0)
-    wait_idle(teacher, teacher.get_by_role("button", name="Reveal", exact=True).click, timeout=TIMEOUT_S)
+    teacher.get_by_text(f"{len(STUDENTS_CHOICES)} of {len(STUDENTS_CHOICES)} students picked").wait_for()
+    wait_idle(teacher, teacher.get_by_role("button", name="Reveal", exact=True).click, timeout=TIMEOUT_S)  # no guess
     tally = teacher.locator(".st-key-room_tally .js-plotly-plot")
     tally.wait_for()
     tally.scroll_into_view_if_needed()
