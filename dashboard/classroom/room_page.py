@@ -148,7 +148,7 @@ def _teacher_of(code: str) -> str | None:
     return held[1] if held and held[0] == code else None
 
 
-def teacher_key(code: str) -> str:
+def held_key(code: str) -> str:
     """The key this session holds for room ``code`` ("" for none: every teacher call then says ``Forbidden``)."""
     return _teacher_of(code) or ""
 
@@ -304,7 +304,7 @@ def _bring_back() -> None:
     code = normal_code(str(st.session_state.get(ROOM, "") or ""))
     if code:
         with contextlib.suppress(Forbidden):  # closed meanwhile: the page says so
-            store().recall_students(code, teacher_key(code))
+            store().recall_students(code, held_key(code))
 
 
 def after_class(code: str) -> None:
@@ -317,7 +317,7 @@ def after_class(code: str) -> None:
         help="Every student exploring on their own follows your view again, within a few seconds.",
     )
     try:
-        results = store().results(code, teacher_key(code))
+        results = store().results(code, held_key(code))
     except Forbidden:
         return
     st.download_button(

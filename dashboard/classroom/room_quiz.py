@@ -18,7 +18,7 @@ import streamlit as st
 
 from dashboard.classroom import quiz_panel, room_page
 from dashboard.classroom.quiz import Question, question_id
-from dashboard.classroom.room_page import TALLY_SECONDS, RoomState, store, teacher_key
+from dashboard.classroom.room_page import TALLY_SECONDS, RoomState, held_key, store
 from dashboard.classroom.rooms import Forbidden, RoomError, Snapshot
 from dashboard.figures.tally import tally_figure
 from dashboard.page import PLOTLY_CONFIG
@@ -50,7 +50,7 @@ class RoomQuiz:
     def reveal(self, question: Question) -> None:
         qid = question_id(question)
         try:
-            store().reveal(self.code, teacher_key(self.code), qid, question.answer, question.text, question.choices)
+            store().reveal(self.code, held_key(self.code), qid, question.answer, question.text, question.choices)
         except (Forbidden, RoomError):
             return  # the room closed meanwhile: the page says so on this run
 
@@ -71,7 +71,7 @@ def join_quiz(state: RoomState) -> None:
 def _tally(code: str, qid: str, choices: tuple[str, ...], presenter: bool) -> None:
     """The teacher's line, then bars: how many seated students picked so far (live); once revealed, the tally
     the room kept at the reveal."""
-    key = teacher_key(code)
+    key = held_key(code)
     try:
         room = store().snapshot(code)
         if room is None:
