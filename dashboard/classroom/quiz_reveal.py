@@ -15,10 +15,10 @@ import streamlit as st
 from core import Run, realign
 from dashboard.classroom.quiz import Question
 from dashboard.classroom.quiz_mechanics import reordered_weights, reordering, width_maps
-from dashboard.figures import single_map_figure
+from dashboard.figures.grid import ChartGrid
+from dashboard.figures.heads import single_map_charts
 from dashboard.figures.layout import single_map_columns
-from dashboard.map_columns import show_charts
-from dashboard.page import PLOTLY_CONFIG
+from dashboard.map_columns import show_charts, show_colour_bar, show_grid
 from dashboard.settings import Settings
 
 
@@ -27,21 +27,27 @@ def show_mechanics(settings: Settings, run: Run, question: Question) -> None:
     tokens, mask, presenter = run.tokens, run.trace.mask, settings.presenter
     head = question.head
     if question.kind in ("zero", "row-sum"):
-        fig = single_map_figure(run.trace.weights[head], tokens, mask, f"head {head + 1}", presenter)
-        st.plotly_chart(fig, width="stretch", key="quiz_map", config=PLOTLY_CONFIG)
+        grid = single_map_charts(run.trace.weights[head], tokens, mask, f"head {head + 1}", presenter)
+        show_grid(grid, key="quiz_map")  # its own chart: a phone's whole width
     elif question.kind == "reorder":
         perm = reordering(run.tokens)
         moved_back = realign(reordered_weights(run, perm), perm)[head]  # (T, T) in the original order
-        figures = [
-            single_map_figure(run.trace.weights[head], tokens, mask, f"head {head + 1}", presenter),
-            single_map_figure(moved_back, tokens, mask, f"head {head + 1}, reordered, moved back", presenter),
-        ]
         st.caption("Left: this run's map. Right: the map of the reordered tokens, each row and column moved back.")
-        show_charts(figures, single_map_columns(presenter), key="quiz_maps")
+        _two_maps(
+            single_map_charts(run.trace.weights[head], tokens, mask, f"head {head + 1}", presenter),
+            single_map_charts(moved_back, tokens, mask, f"head {head + 1}, reordered, moved back", presenter),
+            presenter,
+        )
     elif question.kind == "width":
         narrow, wide, a, b = width_maps(run)
-        figures = [
-            single_map_figure(a, tokens, mask, f"map A: d_k = {narrow}, no ÷√d_k", presenter),
-            single_map_figure(b, tokens, mask, f"map B: d_k = {wide}, no ÷√d_k", presenter),
-        ]
-        show_charts(figures, single_map_columns(presenter), key="quiz_maps")
+        _two_maps(
+            single_map_charts(a, tokens, mask, f"map A: d_k = {narrow}, no ÷√d_k", presenter),
+            single_map_charts(b, tokens, mask, f"map B: d_k = {wide}, no ÷√d_k", presenter),
+            presenter,
+        )
+
+
+def _two_maps(first: ChartGrid, second: ChartGrid, presenter: bool) -> None:
+    """Two maps side by side (stacked on a phone), one chart each, under the 0-1 colour bar they share."""
+    show_colour_bar(first, key="quiz_maps_bar")
+    show_charts([*first.maps, *second.maps], single_map_columns(presenter), key="quiz_maps")
