@@ -41,8 +41,6 @@ CURRENT = "quiz_current"
 """Session key: the question on screen in this run, for a room to read."""
 ROOM = "quiz_room"
 """Session key: this run's room as the quiz sees it (an ``InRoom``); absent outside a room."""
-SENT = "quiz_sent"
-"""Session key: question id -> the pick this student's page last sent to the room."""
 
 
 class InRoom(Protocol):
@@ -122,16 +120,15 @@ def _reveal(question: Question) -> None:
 
 
 def _send(room: InRoom, qid: str, choice: int | None) -> None:
-    """A student's pick to the room, once per change, and the mark that says where it stands."""
-    sent = st.session_state.setdefault(SENT, {})
+    """A student's pick to the room, and the mark that says where it stands. Sent on every run until the reveal
+    (a follower's page reruns only when the room changes): a seat freed while the page slept, then taken again,
+    gets its pick back."""
     if choice is None:
         st.caption("Pick an answer: it goes to your teacher, who reveals the answer to the class.")
         return
-    if sent.get(qid) != choice:
-        if refused := room.send(qid, choice):
-            st.caption(refused)  # the room's own words
-            return
-        sent[qid] = choice
+    if refused := room.send(qid, choice):
+        st.caption(refused)  # the room's own words
+        return
     st.caption(
         ":material/check_circle: Your pick is sent. The answer shows here when your teacher reveals it; "
         "until then you can change your pick."
