@@ -19,7 +19,7 @@ from pathlib import Path
 from bench.streamlit_server import chromium, streamlit_server, wait_idle, watch_runs
 
 OUT = Path(__file__).resolve().parent.parent / "dashboard" / "screenshots"
-REPLAY_STEP = 150
+REPLAY_STEP = 120
 """A snapshot in the middle of the phase change (tests/test_readme.py checks the README's caption against the run)."""
 REPLAY_QUERY = f"view=train&task=induction&replay_step={REPLAY_STEP}"
 """The recommended induction run (loaded from its file), the replay at ``REPLAY_STEP``."""
