@@ -201,8 +201,8 @@ SEED_SURVEY = {
 }
 """Per task, ``python -m bench.train --seeds`` at its recommended settings: the numbers the train view states
 (``seed_note``) and tests/core/test_training_runs.py checks by retraining one of the seeds. Induction's settings
-were chosen on seeds 0-11 and 1000-1007 and surveyed on fresh seeds 2000-2011; shift's and reverse's predate the survey (seeds 0-2 were
-tried when they were chosen, so those overlap)."""
+were chosen on seeds 0-11 and 1000-1007 and surveyed on fresh seeds 2000-2011; shift's and reverse's predate the
+survey (seeds 0-2 were tried when they were chosen, so those overlap)."""
 
 
 def seed_note(task: str) -> str:
