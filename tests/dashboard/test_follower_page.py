@@ -9,6 +9,7 @@ from core import AttentionConfig
 from dashboard import follower_page
 from dashboard.classroom import room_page
 from dashboard.settings import SETTING_KEYS, Settings, settings_of
+from dashboard.url_state import read
 from tests.dashboard.conftest import keyed_figures, make_app, no_exception
 from tests.dashboard.test_rooms import start_room, tabs  # noqa: F401  (tabs: the fixture)
 
@@ -104,3 +105,25 @@ def test_the_teacher_line_reads_the_run():
     assert run is not None and len(run.tokens) == 3
     line = follower_page.teacher_line(settings, run)
     assert "3 tokens" in line and "2 heads of d_k 32" in line and "seed 5" in line and "no mask" in line
+    assert follower_page.settings_line(settings) == line  # made once per settings: the same line
+
+
+def test_the_teacher_line_of_the_pretrained_model_reads_its_layer():
+    settings = settings_of({"weights": "minilm", "layer": 4, "sentence": "the river bank"})
+    run = follower_page._run(settings)
+    assert run is not None and run.layer == 4
+    line = follower_page.teacher_line(settings, run)
+    assert "12 heads of d_k 32" in line and "d_model 384" in line and "layer 4" in line
+
+
+def test_a_sentence_the_views_refuse_gives_the_choices_only():
+    settings = settings_of({"sentence": "   "})
+    assert follower_page._run(settings) is None
+    assert follower_page.settings_line(settings).startswith("Following the teacher: random weights, seed 18.")
+
+
+@pytest.mark.parametrize("known", [{}, {"seed": 3, "d_model": 128, "weights": "minilm"}, {"n_heads": 3}])
+def test_an_address_with_nothing_new_reads_as_nothing(known):
+    """``read_address`` skips ``read`` when nothing in the address is new: what it uses of the reading is empty."""
+    r = read({}, known)
+    assert (r.values, r.problems, r.ignored, r.unknown) == ({}, {}, (), 0)
