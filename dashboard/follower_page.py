@@ -3,9 +3,9 @@
 While a student follows, every setting is the room's: drawing the ~25 sidebar widgets only to hold values the
 student may not change was about a quarter of each follower redraw (``python -m bench.follower --profile``), and
 200 students redraw on every change the teacher makes. So a following page reads its settings from the room
-(``settings.settings_of``) and its sidebar holds, in place of the settings widgets, the teacher's settings as one read-only line read
-from the run, and the room panel, whose "Follow the teacher" toggle gives the controls back: the next run draws the
-full sidebar, starting from the teacher's settings (``take_controls``).
+(``settings.settings_of``); in place of the settings widgets its sidebar holds the teacher's settings as one
+read-only line read from the run, and the room panel, whose "Follow the teacher" toggle gives the controls back:
+the next run draws the full sidebar, starting from the teacher's settings (``take_controls``).
 
 The app calls ``follower_settings(room)`` after ``enter_room``; when it returns settings, ``follower_sidebar`` draws
 the lean sidebar instead of ``settings.sidebar``; when it returns None, ``take_controls()`` runs before the sidebar.
