@@ -30,6 +30,7 @@ from dashboard.address import send as send_address
 from dashboard.classroom.room_page import class_bar, enter_room, publish_room, room_panel
 from dashboard.classroom.room_quiz import join_quiz
 from dashboard.classroom.tours import open_tour_link, tour_bar, tour_picker
+from dashboard.follower_page import follower_settings, follower_sidebar, take_controls
 from dashboard.link_notes import show_link_notes
 from dashboard.long_text import offer_prefix
 from dashboard.presenter import presenter_style
@@ -56,7 +57,12 @@ with st.sidebar:  # where a lecturer looks first: the welcome and the lessons' t
     st.header("Attention Lab")
     welcome_button()
     tour_picker()
-settings = sidebar(trains=st.session_state.get("view", link.get("view")) == "train")
+settings = follower_settings(room)  # a student who follows: the room's settings, and no settings widgets
+if settings is None:
+    take_controls()  # just stopped following: the widgets start from the teacher's settings
+    settings = sidebar(trains=st.session_state.get("view", link.get("view")) == "train")
+else:
+    follower_sidebar(settings)  # the teacher's settings as one read-only line
 welcome()  # a bare address: what this is and three ways in, above the live default view
 view = choose_view()
 tour_bar(settings)  # during a tour: its note (numbers read from this page's run), Back and Next above the view

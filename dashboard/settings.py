@@ -12,6 +12,7 @@ that one view draws. Adding a key is one line in one of them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 
 import streamlit as st
@@ -157,6 +158,53 @@ def sidebar(trains: bool = False) -> Settings:
         variants = _variants(kind, shape["n_heads"], causal, shape["positional"])
     config = AttentionConfig(**shape, causal=causal, seed=seed, scaled=scaled, weights=config_weights, **variants)
     return Settings(sentence=sentence, config=config, weights=weights, layer=layer, presenter=presenter, **task)
+
+
+def settings_of(values: Mapping[str, object], presenter: bool = False) -> Settings:
+    """The settings the sidebar returns when its widgets hold ``values`` (a room's: the teacher's widget values, by
+    key; a key missing takes the widget's default), with this page's own ``presenter``. A follower's page draws no
+    sidebar widgets (``dashboard/follower_page.py``): this is what its views read instead."""
+    get = values.get
+    weights = str(get("weights", DEFAULT_CONFIG.weights))
+    kind = source_class(weights)
+    config_weights = kind.config_weights(weights)
+    fixed = kind.ARCHITECTURE
+    if fixed is not None:
+        shape, layer = fixed_shape(fixed), int(get("layer", 1))
+    else:
+        positional = str(get("positional", DEFAULT_CONFIG.positional))
+        options = head_options(int(get("d_model", DEFAULT_CONFIG.d_model)), positional, config_weights)
+        n_heads = nearest_heads(int(get("n_heads", DEFAULT_CONFIG.n_heads)), options)
+        shape, layer = (
+            dict(d_model=int(get("d_model", DEFAULT_CONFIG.d_model)), n_heads=n_heads, positional=positional),
+            1,
+        )
+    task = {}
+    if kind.TRAINS or get("view") == "train":
+        task = {k: type(getattr(DEFAULTS, k))(get(k, getattr(DEFAULTS, k))) for k in TRAIN_KEYS}
+        if kind.TRAINS and task["train_layers"] > 1:
+            layer = int(get("layer", 1))
+    unscaled = kind.supports("unscaled")
+    grouped, windowed, prefixed, biased = (kind.supports(k) for k in ("kv_heads", "window", "prefix", "alibi"))
+    n_heads = shape["n_heads"]
+    kv = nearest_heads(int(get("kv_heads") or n_heads), kv_head_options(n_heads)) if grouped else n_heads
+    config = AttentionConfig(
+        **shape,
+        causal=bool(get("causal", DEFAULT_CONFIG.causal)),
+        seed=int(get("seed", DEFAULT_CONFIG.seed)),
+        scaled=bool(get("scaled", DEFAULT_CONFIG.scaled)) or not unscaled,
+        weights=config_weights,
+        kv_heads=None if kv == n_heads else kv,
+        window=int(get("window") or 0) if windowed else 0,
+        prefix=int(get("prefix") or 0) if prefixed else 0,
+        alibi=bool(get("alibi", False)) and bool(biased),
+    )
+    sentence = str(get("sentence", DEFAULTS.sentence))
+    return Settings(sentence=sentence, config=config, weights=weights, layer=layer, presenter=presenter, **task)
+
+
+TRAIN_KEYS = ("task", "train_layers", "train_steps", "lr")
+"""The training controls' keys (``_training_controls``), each a field of ``Settings``."""
 
 
 def _sentence_input() -> str:

@@ -389,8 +389,11 @@ def read_address() -> dict[str, str]:
     back = going_back()  # Back or Forward: every value is the address's, as on a first run
     seen = {} if back else st.session_state.get(_SEEN, {})
     new = {k: v for k, v in address.items() if back or (v != seen.get(k) and not _holds(k, v))}
-    known = {} if back else {k: st.session_state[k] for k in LINK_KEYS if k in st.session_state and k not in new}
-    reading = read(new, known)
+    if new or back:
+        known = {} if back else {k: st.session_state[k] for k in LINK_KEYS if k in st.session_state and k not in new}
+        reading = read(new, known)
+    else:  # most reruns (every follower's redraw) bring nothing new: nothing to parse
+        reading = Reading({}, {})  # what this function uses of ``read({}, known)``: no values, problems or ignored
     for key in OWNED_KEYS:  # no widget seeds these from the address: the page does
         if back or (key in new and key not in reading.problems):
             _set_owned(key, reading.context[key])

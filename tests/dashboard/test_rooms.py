@@ -32,6 +32,7 @@ from dashboard.classroom.rooms import (
     RoomStore,
     normal_code,
 )
+from dashboard.views import VIEWS
 from tests.conftest import ROOT
 from tests.dashboard.conftest import keyed_figures, make_app, no_exception
 
@@ -565,9 +566,11 @@ def test_students_follow_the_teacher(tabs):
 
 
 def test_presenter_mode_stays_the_teachers(tabs):
-    _, code, _ = start_room(tabs, presenter="true")
+    teacher, code, _ = start_room(tabs, presenter="true")
     student = tabs(make_app(room=code), "s1")
-    assert student.session_state["presenter"] is False
+    teaches = VIEWS["heads"].teaches  # presenter mode shows it as a heading, a laptop's page as a caption
+    assert teaches in [h.value for h in teacher.subheader] and teaches in [c.value for c in student.caption]
+    assert teaches not in [h.value for h in student.subheader]
 
 
 def test_a_student_leaves_and_comes_back_with_one_click(tabs):
@@ -587,7 +590,10 @@ def test_a_student_leaves_and_comes_back_with_one_click(tabs):
 def test_a_student_who_changes_a_control_explores_on_their_own(tabs):
     _, code, _ = start_room(tabs)
     student = tabs(make_app(room=code), "s1")
-    student.number_input(key="seed").set_value(3)
+    student.toggle(key="average").set_value(True)  # a view's control: a following page draws no settings widgets
+    tabs(student, "s1")
+    assert student.session_state[room_page.FOLLOW] is False
+    student.number_input(key="seed").set_value(3)  # exploring: the sidebar is back
     tabs(student, "s1")
     assert student.session_state["seed"] == 3 and student.session_state[room_page.FOLLOW] is False
     assert room_page.store().snapshot(code).settings["seed"] == 18  # and the room is untouched

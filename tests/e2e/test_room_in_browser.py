@@ -23,10 +23,14 @@ REDRAW_S = 3.0
 
 
 def heads_shown(page: Page) -> tuple[str, int]:
-    """The head count the page's control shows, and how many head charts it draws (one chart per head)."""
+    """The head count the page's control shows (a following page, which has none: its line of the teacher's
+    settings), and how many head charts it draws (one chart per head)."""
     drawn = page.locator("[class*='st-key-heads_chart_'] .js-plotly-plot").count()
     bar = page.locator(".st-key-heads_chart_bar .js-plotly-plot").count()  # the shared colour bar
-    return chosen_segment(page, "n_heads"), drawn - bar
+    if page.locator(".st-key-n_heads").count():  # the teacher's control
+        return chosen_segment(page, "n_heads"), drawn - bar
+    line = re.search(r"(\d+) heads of d_k", page.get_by_test_id("stSidebar").inner_text())  # a follower's line
+    return (line.group(1) if line else None), drawn - bar
 
 
 def wait_heads(page: Page, n: int, timeout: float) -> float:
@@ -55,6 +59,7 @@ def test_a_teacher_and_two_students(server, browser, page):
             s.goto(f"{server}/?room={code}")
             wait_heads(s, 4, 60)
             assert widget(s, "room_follow").locator("input[type='checkbox']").is_checked()
+            assert s.locator(".st-key-n_heads, .st-key-seed, .st-key-sentence").count() == 0  # the lean page
             assert "key=" not in s.url
 
         clicked = time.monotonic()

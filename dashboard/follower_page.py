@@ -1,0 +1,103 @@
+"""The page of a student who follows the teacher: the teacher's figures, the quiz and the room bar, no settings widgets.
+
+While a student follows, every setting is the room's: drawing the ~25 sidebar widgets only to hold values the
+student may not change was about a quarter of each follower redraw (``python -m bench.follower --profile``), and
+200 students redraw on every change the teacher makes. So a following page reads its settings from the room
+(``settings.settings_of``); in place of the settings widgets its sidebar holds the teacher's settings as one
+read-only line read from the run, and the room panel, whose "Follow the teacher" toggle gives the controls back:
+the next run draws the full sidebar, starting from the teacher's settings (``take_controls``).
+
+The app calls ``follower_settings(room)`` after ``enter_room``; when it returns settings, ``follower_sidebar`` draws
+the lean sidebar instead of ``settings.sidebar``; when it returns None, ``take_controls()`` runs before the sidebar.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import streamlit as st
+
+from core import Run
+from dashboard import compute
+from dashboard.classroom.room_page import RoomState
+from dashboard.page import scaled
+from dashboard.settings import SETTING_KEYS, Settings, settings_of
+
+SHOWN = "_follower_settings"
+"""Session: the room's settings the last following page showed. The first run after following stops writes them
+into the widgets' state before the widgets exist, so the controls start from the teacher's view."""
+TAKEN_KEYS = tuple(k for k in SETTING_KEYS if k != "presenter")
+"""The sidebar's widgets that take the teacher's values back (presenter mode is each screen's own)."""
+
+
+def follower_settings(state: RoomState) -> Settings | None:
+    """The room's settings on a student's page that follows its teacher; None on any other page."""
+    if not state.following or state.room is None:
+        return None
+    st.session_state[SHOWN] = dict(state.room.settings)
+    presenter = st.query_params.get("presenter") == "true"  # the student's own screen, never the teacher's
+    return settings_of(state.room.settings, presenter=presenter)
+
+
+def take_controls() -> None:
+    """On a page that does not follow (call it before the sidebar): right after a following page, the sidebar's
+    widgets start from the settings it showed, the teacher's."""
+    shown = st.session_state.pop(SHOWN, None)
+    if shown:
+        for key in TAKEN_KEYS:
+            if key in shown:
+                st.session_state[key] = shown[key]
+
+
+def follower_sidebar(settings: Settings) -> None:
+    """The lean sidebar's top: the app's name and the teacher's settings in one read-only line."""
+    with st.sidebar:
+        st.header("Attention Lab")
+        st.caption(settings_line(settings))
+
+
+@functools.lru_cache(maxsize=32)
+def settings_line(settings: Settings) -> str:
+    """``teacher_line`` of the settings and their run, made once per settings: every follower of a room shows the
+    same line, and looking the run up again (hashing its cache key) was ~5% of a follower's redraw."""
+    return teacher_line(settings, _run(settings))
+
+
+def _run(settings: Settings) -> Run | None:
+    """The run the views draw (the same cached one), or None, saying nothing: a trained model (its run waits for
+    training), MiniLM not installed, or a sentence the views refuse (the view says why)."""
+    try:
+        if settings.kind.TRAINS or not settings.sentence.strip():
+            return None
+        if settings.kind.ARCHITECTURE is not None:  # the pretrained model
+            ready = not isinstance(compute.minilm(), str)
+            return compute.minilm_runs(settings.sentence, settings.config.causal)[settings.layer - 1] if ready else None
+        return compute.attention_run(compute.tokens_of(settings.sentence), settings.config)
+    except ValueError:
+        return None
+
+
+def teacher_line(settings: Settings, run: Run | None) -> str:
+    """The teacher's settings in one line: the choices (weights, seed) from the settings, every fact about the
+    computation (tokens, widths, heads, mask, scaling) from ``run``; only the choices when there is no run."""
+    chosen = f"{settings.weights} weights, seed {settings.config.seed}"
+    if settings.kind.TRAINS:
+        chosen += f", task {settings.task}, {settings.train_steps} steps"
+    if run is None:
+        return f"Following the teacher: {chosen}. Turn off “Follow the teacher” below to change them."
+    tr = run.trace
+    n_heads, n_tokens, d_k = tr.q.shape[-3:]  # q: (h, T_q, d_k)
+    kv_heads = tr.k.shape[-3]  # k: (kv_heads, T_k, d_k)
+    facts = [
+        f"{n_tokens} tokens",
+        f"d_model {run.x.shape[-1]}",  # x: (T, d_model)
+        f"{n_heads} heads of d_k {d_k}" + (f" sharing {kv_heads} K/V heads" if kv_heads != n_heads else ""),
+        f"{run.positional} positions",
+        "masked" if tr.mask is not None else "no mask",
+        "scaled by 1/√d_k" if scaled(tr) else f"scores × {tr.scale:.3g}",
+    ]
+    if tr.bias is not None:
+        facts.append("ALiBi")
+    if run.layer != 1:
+        facts.append(f"layer {run.layer}")
+    return f"Following the teacher: {chosen}; {', '.join(facts)}. Turn off “Follow the teacher” below to change them."

@@ -1,0 +1,129 @@
+"""The lean follower page: a student who follows draws no settings widgets, yet shows the teacher's maps with the
+teacher's values; "Follow the teacher" off gives the controls back, starting from the teacher's settings."""
+
+from __future__ import annotations
+
+import pytest
+
+from core import AttentionConfig
+from dashboard import follower_page
+from dashboard.classroom import room_page
+from dashboard.settings import SETTING_KEYS, Settings, settings_of
+from dashboard.url_state import read
+from tests.dashboard.conftest import keyed_figures, make_app, no_exception
+from tests.dashboard.test_rooms import start_room, tabs  # noqa: F401  (tabs: the fixture)
+
+SIDEBAR_KEYS = SETTING_KEYS
+"""Every settings widget of the full sidebar."""
+
+
+def drawn(at, key: str) -> bool:
+    return any(getattr(w, "key", None) == key for w in _walk(at.sidebar))
+
+
+def _walk(node):
+    yield node
+    for child in getattr(node, "children", {}).values():
+        yield from _walk(child)
+
+
+def charts(at) -> dict:
+    """The page's charts by key, as Plotly JSON."""
+    return keyed_figures(at)
+
+
+def test_a_follower_page_has_no_settings_widgets_and_the_teachers_maps(tabs):  # noqa: F811
+    teacher, code, _ = start_room(tabs, seed="7", n_heads="2", sentence="the cat sat on the mat", causal="true")
+    student = tabs(make_app(room=code), "s1")
+    no_exception(student)
+    assert not [k for k in SIDEBAR_KEYS if drawn(student, k)]  # no sentence box, no seed, no toggles
+    assert drawn(student, room_page.FOLLOW) and drawn(student, "room")  # the room bar and the way back
+    tabs(teacher, "teacher")
+    ours, theirs = charts(student), charts(teacher)
+    assert "heads_chart" in ours and ours["heads_chart"]["data"] == theirs["heads_chart"]["data"]
+    line = " ".join(c.value for c in student.sidebar.caption)
+    assert "seed 7" in line and "6 tokens" in line and "2 heads of d_k 32" in line and "masked" in line
+
+
+def test_a_follower_follows_the_teachers_next_change(tabs):  # noqa: F811
+    teacher, code, _ = start_room(tabs)
+    student = tabs(make_app(room=code), "s1")
+    teacher.number_input(key="seed").set_value(42)
+    tabs(teacher, "teacher")
+    tabs(student, "s1")  # what the push's rerun does
+    no_exception(student)
+    assert charts(student)["heads_chart"]["data"] == charts(teacher)["heads_chart"]["data"]
+    assert "seed 42" in " ".join(c.value for c in student.sidebar.caption)
+
+
+def test_stopping_following_gives_the_controls_back_at_the_teachers_settings(tabs):  # noqa: F811
+    teacher, code, _ = start_room(tabs, seed="7", n_heads="2")
+    student = tabs(make_app(room=code), "s1")
+    student.toggle(key=room_page.FOLLOW).set_value(False)
+    tabs(student, "s1")
+    no_exception(student)
+    assert all(drawn(student, k) for k in ("sentence", "seed", "n_heads", "causal", "weights"))
+    assert student.number_input(key="seed").value == 7 and student.button_group(key="n_heads").value == 2
+    assert charts(student)["heads_chart"]["data"] == charts(teacher)["heads_chart"]["data"]
+    student.number_input(key="seed").set_value(3)  # and the controls work
+    tabs(student, "s1")
+    assert student.number_input(key="seed").value == 3
+    assert room_page.store().snapshot(code).settings["seed"] == 7
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {},
+        {"d_model": 128, "n_heads": 8, "positional": "rope", "causal": True, "seed": 3, "kv_heads": 2, "window": 3},
+        {"weights": "minilm", "layer": 4, "sentence": "the river bank", "seed": 9},
+        {"weights": "previous", "scaled": False, "alibi": True, "prefix": 2, "causal": True},
+    ],
+)
+def test_settings_of_the_sidebars_defaults_and_values(values):
+    """What the sidebar returns for these widget values, written out by hand from its rules."""
+    settings = settings_of(values)
+    if not values:
+        assert settings == Settings()
+        return
+    assert settings.sentence == values.get("sentence", Settings.sentence)
+    c = settings.config
+    if values.get("weights") == "minilm":
+        assert (c.d_model, c.n_heads, c.positional, settings.layer) == (384, 12, "learned", 4)
+    elif values.get("weights") == "previous":
+        assert not c.scaled or not settings.kind.supports("unscaled")
+        assert c.alibi is bool(settings.kind.supports("alibi"))
+    else:
+        assert c == AttentionConfig(
+            d_model=128, n_heads=8, positional="rope", causal=True, seed=3, kv_heads=2, window=3, weights="random"
+        )
+
+
+def test_the_teacher_line_reads_the_run():
+    settings = settings_of({"sentence": "a b c", "n_heads": 2, "seed": 5})
+    run = follower_page._run(settings)
+    assert run is not None and len(run.tokens) == 3
+    line = follower_page.teacher_line(settings, run)
+    assert "3 tokens" in line and "2 heads of d_k 32" in line and "seed 5" in line and "no mask" in line
+    assert follower_page.settings_line(settings) == line  # made once per settings: the same line
+
+
+def test_the_teacher_line_of_the_pretrained_model_reads_its_layer():
+    settings = settings_of({"weights": "minilm", "layer": 4, "sentence": "the river bank"})
+    run = follower_page._run(settings)
+    assert run is not None and run.layer == 4
+    line = follower_page.teacher_line(settings, run)
+    assert "12 heads of d_k 32" in line and "d_model 384" in line and "layer 4" in line
+
+
+def test_a_sentence_the_views_refuse_gives_the_choices_only():
+    settings = settings_of({"sentence": "   "})
+    assert follower_page._run(settings) is None
+    assert follower_page.settings_line(settings).startswith("Following the teacher: random weights, seed 18.")
+
+
+@pytest.mark.parametrize("known", [{}, {"seed": 3, "d_model": 128, "weights": "minilm"}, {"n_heads": 3}])
+def test_an_address_with_nothing_new_reads_as_nothing(known):
+    """``read_address`` skips ``read`` when nothing in the address is new: what it uses of the reading is empty."""
+    r = read({}, known)
+    assert (r.values, r.problems, r.ignored, r.unknown) == ({}, {}, (), 0)
