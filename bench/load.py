@@ -3,7 +3,7 @@
     python -m bench.load                       # 30 protocol sessions for 60 s, then 4 real browsers for 30 s
     python -m bench.load --sessions 100 --seconds 120 --browsers 0
     python -m bench.load --classroom           # a room: 1 teacher and 30 students following it (bench/classroom.py)
-    python -m bench.load --lecture-hall        # rooms of 200 and 300, a join storm, two processes on Redis: table rows
+    python -m bench.load --lecture-hall        # rooms of 100, 200 and 300, a join storm, two processes on Redis: rows
 
 Why protocol clients: thirty chromium processes would take the two cores away from
 the server they are measuring. Each student is a ``bench.protocol.Tab``, which
