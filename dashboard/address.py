@@ -17,6 +17,19 @@ page sends nothing: its address stays the room's link, and the teacher's changes
 does a page whose address still holds a teacher link's claim token: ``classroom/teacher_key.py`` takes it out in
 place, and the next run sends.
 
+Every other run that reaches its end sends, changed or not: the server cannot know what the browser's address is
+by then. With ``runner.fastReruns`` (the default) a click stops the running script and starts a new ScriptRunner at
+once, and the session forwards a message to the browser only from its current ScriptRunner
+(``AppSession._handle_scriptrunner_event_on_event_loop``: "Ignoring event from non-current ScriptRunner"). A run
+that sent its address just before a click arrived is then superseded before its message leaves: the server sent it,
+the browser never got it. Meanwhile an earlier run's address, still on its way, can reach the browser after the
+last click's ``replaceState`` and push an older head count or view. So neither "changed in this run", nor "differs
+from the last one sent", nor "differs from the address the click reported" (``ctx.query_string`` at the start) tells
+whether the browser shows the page's address (fast clicks 30 ms apart hit each: tests/e2e/test_fast_clicks.py).
+Messages reach the browser in order, and the last run's is delivered, so the last run's send always settles the
+address; the browser compares it with its own and pushes only if they differ (``handlePageInfoChanged``), so a run
+that moved nothing adds no history entry.
+
 This reads three internals of Streamlit 1.67, pinned by ``tests/dashboard/test_address.py``: the session's
 ``QueryParams`` object (``_query_params``, ``_bindings_by_widget``, ``_send_query_param_msg``), and the run's
 ``widget_ids_this_run`` and ``is_history_navigation``.
@@ -38,13 +51,6 @@ from dashboard.settings import OWNED_KEYS
 
 _HELD = "_al_held"
 """Attribute on the session's QueryParams: its messages are held for the end of the run."""
-_CHANGED = "_al_changed"
-"""Attribute on the session's QueryParams: the address changed since it was last sent."""
-_SENT = "_al_sent"
-"""Attribute on the session's QueryParams: the query string last sent (at first, the one the page opened with).
-A run cut short by a click sends nothing, and the next run starts from the browser's address as it was when the
-click left, before that send arrived: so a run whose address differs from the last one sent sends it, even when
-the run itself changed nothing (the browser pushes it only if its own address differs)."""
 
 
 def _hold_messages(qp: QueryParams) -> None:
@@ -55,7 +61,6 @@ def _hold_messages(qp: QueryParams) -> None:
         ctx = get_script_run_ctx()
         if ctx is not None:
             ctx.query_string = urlencode(qp._query_params, doseq=True)
-        setattr(qp, _CHANGED, True)
 
     qp._send_query_param_msg = keep  # an instance attribute: the class's method stays as it is
     setattr(qp, _HELD, True)
@@ -66,8 +71,6 @@ def hold() -> None:
     with get_session_state().query_params() as qp:
         if not getattr(qp, _HELD, False):
             _hold_messages(qp)
-            ctx = get_script_run_ctx()
-            setattr(qp, _SENT, None if ctx is None else ctx.query_string)
 
 
 def going_back() -> bool:
@@ -81,16 +84,22 @@ def owned_values(values: Mapping[str, object], defaults: Mapping[str, object]) -
     return {k: None if values.get(k) in (None, "", defaults[k]) else str(values[k]) for k in OWNED_KEYS}
 
 
+def sends(query: Mapping[str, str], *, push: bool) -> bool:
+    """Whether a finished run sends its address: always, whether or not it changed (the module's docstring: what the
+    server last sent may never have reached the browser), but on a follower's page (``push=False``) and while the
+    address holds a teacher link's claim token (``teacher_key`` takes it out in place)."""
+    return push and CLAIM_PARAM not in query
+
+
 def send(defaults: Mapping[str, object], *, push: bool = True) -> None:
     """Last in the run: the owned keys from the session, no parameter of a control the run did not draw, and the
-    address sent once if it changed (``push=False``, a follower's page: kept for later, never sent now)."""
+    address sent once (``sends``): the browser pushes it as one entry if it differs from its own address."""
     ctx = get_script_run_ctx()
     if ctx is None:
         return
     drawn = ctx.shared.widget_ids_this_run
     with get_session_state().query_params() as qp:
         params = qp._query_params
-        before = dict(params)
         for key, text in owned_values(st.session_state, defaults).items():
             if text is None:
                 params.pop(key, None)
@@ -104,10 +113,5 @@ def send(defaults: Mapping[str, object], *, push: bool = True) -> None:
                 params[key] = url_value(st.session_state[key])
         qp._query_params = dict(sorted(params.items()))  # the browser's own order (it sorts when it writes)
         ctx.query_string = urlencode(qp._query_params, doseq=True)
-        changed = getattr(qp, _CHANGED, False) or qp._query_params != before or ctx.query_string != getattr(qp, _SENT)
-        if changed and push and CLAIM_PARAM not in qp._query_params:  # the token leaves in place (teacher_key)
-            QueryParams._send_query_param_msg(qp)  # the one message: the browser pushes one entry
-            setattr(qp, _CHANGED, False)
-            setattr(qp, _SENT, ctx.query_string)
-        elif changed:
-            setattr(qp, _CHANGED, True)
+        if sends(qp._query_params, push=push):
+            QueryParams._send_query_param_msg(qp)  # the one message: the browser pushes one entry if it moved

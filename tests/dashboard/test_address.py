@@ -5,12 +5,15 @@ tests/e2e/test_history_and_welcome.py)."""
 from __future__ import annotations
 
 import dataclasses
+from urllib.parse import urlencode
 
 from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
 from streamlit.runtime.scriptrunner_utils.shared_run_state import SharedRunState
 from streamlit.runtime.state.query_params import QueryParams
 from streamlit.runtime.state.safe_session_state import SafeSessionState
 
+from dashboard.address import sends
+from dashboard.classroom.teacher_key import CLAIM_PARAM
 from tests.dashboard.conftest import make_app, no_exception
 
 
@@ -58,3 +61,26 @@ def test_a_tour_step_is_the_whole_address():
     assert second["sentence"] == "the robot opens the door"
     at.button(key="tour_end").click().run()
     assert "tour" not in query(at) and "tour_step" not in query(at)
+
+
+def test_every_finished_run_sends_its_address_even_when_nothing_moved(monkeypatch):
+    # A run superseded by a click right after its send loses that message (the session forwards only its current
+    # ScriptRunner's), so "the last one sent" need not be what the browser has: a run that moved nothing sends too.
+    sent: list[str] = []
+    real = QueryParams._send_query_param_msg
+
+    def spy(qp: QueryParams) -> None:
+        real(qp)
+        sent.append(urlencode(qp._query_params, doseq=True))
+
+    monkeypatch.setattr(QueryParams, "_send_query_param_msg", spy)
+    at = make_app(n_heads="2").run()
+    at.run()  # nothing clicked: same address as the last run's
+    no_exception(at)
+    assert sent == ["n_heads=2", "n_heads=2"]
+
+
+def test_which_runs_send():
+    assert sends({"n_heads": "2"}, push=True) and sends({}, push=True)
+    assert not sends({"n_heads": "2"}, push=False)  # a follower's page keeps the room's link
+    assert not sends({CLAIM_PARAM: "token", "view": "steps"}, push=True)  # teacher_key takes it out in place
