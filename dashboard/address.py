@@ -37,6 +37,7 @@ This reads three internals of Streamlit 1.67, pinned by ``tests/dashboard/test_a
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Mapping
 from urllib.parse import urlencode
 
@@ -51,6 +52,10 @@ from dashboard.settings import OWNED_KEYS
 
 _HELD = "_al_held"
 """Attribute on the session's QueryParams: its messages are held for the end of the run."""
+_SENT = "_al_sent"
+"""Attribute on the session's QueryParams: the addresses it sent lately, newest last (``sent_before``)."""
+KEPT_SENDS = 64
+"""How many sent addresses ``sent_before`` remembers: far more than can be on their way at once."""
 
 
 def _hold_messages(qp: QueryParams) -> None:
@@ -71,6 +76,7 @@ def hold() -> None:
     with get_session_state().query_params() as qp:
         if not getattr(qp, _HELD, False):
             _hold_messages(qp)
+            setattr(qp, _SENT, deque(maxlen=KEPT_SENDS))
 
 
 def going_back() -> bool:
@@ -82,6 +88,15 @@ def going_back() -> bool:
 def owned_values(values: Mapping[str, object], defaults: Mapping[str, object]) -> dict[str, str | None]:
     """The address text of each owned key (None: the key leaves the address, as a widget's default does)."""
     return {k: None if values.get(k) in (None, "", defaults[k]) else str(values[k]) for k in OWNED_KEYS}
+
+
+def sent_before(key: str, text: str) -> bool:
+    """The page itself sent ``key=text`` lately: in the address of a rerun that is not Back or Forward, it is the
+    page's own, never a link. The browser reports the address it shows when the click left, and that can be any
+    recent send still arriving after a newer one was made (the module's docstring): fast clicks through a view
+    brought ``view=steps`` back after the last click chose heads, and the page went back to steps."""
+    with get_session_state().query_params() as qp:
+        return any(sent.get(key) == text for sent in getattr(qp, _SENT, ()))
 
 
 def sends(query: Mapping[str, str], *, push: bool) -> bool:
@@ -115,3 +130,4 @@ def send(defaults: Mapping[str, object], *, push: bool = True) -> None:
         ctx.query_string = urlencode(qp._query_params, doseq=True)
         if sends(qp._query_params, push=push):
             QueryParams._send_query_param_msg(qp)  # the one message: the browser pushes one entry if it moved
+            getattr(qp, _SENT).append(dict(qp._query_params))

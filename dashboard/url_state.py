@@ -29,7 +29,7 @@ from core import MAX_TOKENS, POSITIONAL_KINDS, head_count_problem
 from core.ablation import MODES as ABLATION_MODES
 from core.sources import SOURCES, WEIGHTS, ModelSource
 from core.training import MAX_STEPS, SAFE_LRS, TASK_NAMES
-from dashboard.address import going_back
+from dashboard.address import going_back, sent_before
 from dashboard.classroom.teacher_key import CLAIM_PARAM
 from dashboard.classroom.tours import load_tours
 from dashboard.probes import KNOCKOUT_CHOICES, NONE, TEMPERATURES
@@ -375,9 +375,10 @@ def _holds(key: str, text: str) -> bool:
 def read_address() -> dict[str, str]:
     """Read the address on every rerun; call it before any widget. Returns the link: what is new in it.
 
-    New means it differs from what the last run left and from what the page's own widgets hold, so a value the
-    user just set is never read back as a link. Each new value is parsed (``read``); unusable ones are replaced
-    (address and session) and the run restarts once with the corrected address, so no widget sees them.
+    New means it differs from what the last run left, from what the page's own widgets hold and from what the page
+    sent lately (``address.sent_before``), so a value the user just set or the page wrote is never read back as a
+    link. Each new value is parsed (``read``); unusable ones are replaced (address and session) and the run
+    restarts once with the corrected address, so no widget sees them.
     Parameters no widget reads (not in ``settings.LINK_KEYS``) leave the address once read, but for the teacher
     link's claim token: removing it here would push a history entry that keeps it (``classroom/teacher_key.py``).
     The returned link holds the new values (usable ones, in their address text) and the unknown parameters; on a rerun
@@ -388,7 +389,9 @@ def read_address() -> dict[str, str]:
     address = {k: st.query_params[k] for k in st.query_params}
     back = going_back()  # Back or Forward: every value is the address's, as on a first run
     seen = {} if back else st.session_state.get(_SEEN, {})
-    new = {k: v for k, v in address.items() if back or (v != seen.get(k) and not _holds(k, v))}
+    new = {
+        k: v for k, v in address.items() if back or (v != seen.get(k) and not _holds(k, v) and not sent_before(k, v))
+    }
     if new or back:
         known = {} if back else {k: st.session_state[k] for k in LINK_KEYS if k in st.session_state and k not in new}
         reading = read(new, known)
