@@ -84,3 +84,16 @@ def test_which_runs_send():
     assert sends({"n_heads": "2"}, push=True) and sends({}, push=True)
     assert not sends({"n_heads": "2"}, push=False)  # a follower's page keeps the room's link
     assert not sends({CLAIM_PARAM: "token", "view": "steps"}, push=True)  # teacher_key takes it out in place
+
+
+def test_an_address_the_page_sent_before_is_not_read_as_a_link():
+    # Fast clicks: the click that chose heads left while the page's own earlier view=steps was still the browser's
+    # address, so the rerun reports view=steps; it is the page's, not a link, and the view stays heads.
+    at = make_app(n_heads="2").run()
+    at.button_group(key="view").set_value("steps").run()
+    at.button_group(key="view").set_value("heads").run()
+    assert query(at) == {"n_heads": "2"}
+    at.query_params["view"] = "steps"  # what the browser reports with the next rerun
+    at.run()
+    no_exception(at)
+    assert at.button_group(key="view").value == "heads" and query(at) == {"n_heads": "2"}
