@@ -49,6 +49,7 @@ from bench.measure import TARGET_RSS_MB, PeakRss, pct
 from bench.protocol import Page, Tab, decode_array
 from bench.streamlit_server import redis_server, streamlit_server
 from dashboard.classroom.room_page import CHECK_SECONDS
+from dashboard.settings import kv_head_options, nearest_heads
 
 WORDS = ("a", "cat", "sat", "on", "the", "mat", "by", "river", "bank", "dog")
 FOLLOWED = ("sentence", "d_model", "n_heads", "causal", "positional", "seed", "quiz")
@@ -66,6 +67,9 @@ JOIN_WAIT_S = 120.0
 class Change:
     sent: float
     values: dict
+    """The followed controls as the address writes them (``followed``)."""
+    typed: dict = field(default_factory=dict)
+    """The teacher's widget values as the page holds them: what core computes the expected maps from."""
 
 
 @dataclass
@@ -99,6 +103,31 @@ def pick_key(page: Page) -> str | None:
     return next((k for k in page.widgets() if k.startswith("quiz_pick_")), None)
 
 
+def quiz_shown(page: Page) -> bool:
+    """The page shows the quiz (a question to pick from or the quiz's own map), not the heads view's maps."""
+    return any(k.startswith("quiz_") for k in page.widgets()) or any(
+        "quiz" in str(f.get("layout", {}).get("meta", "")) for f in page.figures()
+    )
+
+
+def shown_change(page: Page, changes: list[Change], first: int) -> int | None:
+    """The newest of the teacher's changes from ``first`` on that a following student's page shows: a quiz, or
+    exactly core's maps for the teacher's values. (A following page draws no settings widgets, so the maps, not the
+    page's own values, say which change it shows.)"""
+    for j in range(len(changes) - 1, first - 1, -1):
+        typed = changes[j].typed
+        if typed.get("quiz"):
+            if quiz_shown(page):
+                return j
+            continue
+        try:
+            check_student(page, typed)
+        except Mismatch:
+            continue
+        return j
+    return None
+
+
 def check_student(page: Page, values: dict) -> None:
     """The page ran cleanly and, outside the quiz, draws exactly core's maps for ``values`` (one chart per head)."""
     if page.status != 0 or page.of("exception"):
@@ -129,7 +158,7 @@ async def teacher(
         async with Tab(url, timeout=60) as tab:
             await tab.open({"sentence": "the teacher reads the book to the class"})
             await tab.change(room_start=True)
-            rec.changes.append(Change(time.monotonic(), followed(tab.values)))
+            rec.changes.append(Change(time.monotonic(), followed(tab.values), dict(tab.values)))
             rec.code = tab.values["room"]
             cpu0 = cpu()
             await asyncio.sleep(BASE_S)  # the teacher alone: what the server costs with nobody to serve
@@ -167,8 +196,12 @@ async def teacher(
 async def change_and_record(tab: Tab, rec: Record, change: dict) -> Page:
     """The teacher's change, recorded (with what students must show) before it is sent: a student may redraw
     before the teacher's own page has."""
-    rec.changes.append(Change(time.monotonic(), followed(tab.values | change)))
+    typed = tab.values | change
+    if typed.get("kv_heads") is not None:  # the page keeps K/V heads a divisor of the new head count, as here
+        typed["kv_heads"] = nearest_heads(int(typed["kv_heads"]), kv_head_options(int(typed["n_heads"])))
+    rec.changes.append(Change(time.monotonic(), followed(typed), typed))
     page = await tab.change(**change)
+    rec.changes[-1].typed = dict(tab.values)  # what the teacher's page holds now (the same, or the page's own)
     if followed(tab.values) != rec.changes[-1].values:
         rec.errors.append(f"teacher: shows {followed(tab.values)}, expected {rec.changes[-1].values}")
     return page
@@ -205,7 +238,8 @@ async def student(
             rec.fetched += await asyncio.to_thread(fetch_page, url)
         async with Tab(url, timeout=120) as tab:
             page = await tab.open({"room": rec.code})
-            check_student(page, tab.values)
+            if shown_change(page, rec.changes, 0) is None:
+                raise Mismatch(f"student {i}'s first page shows none of the teacher's settings")
             rec.joined.append(time.monotonic() - rec.link_out)
             seen = len(rec.changes)
             [(fragment, interval)] = tab.auto_reruns.items()
@@ -224,14 +258,12 @@ async def student(
                         continue
                 rec.redraws += 1
                 now = time.monotonic()
-                check_student(page, tab.values)
-                shown, first = followed(tab.values), max(seen - 1, 0)
+                if page.status != 0 or page.of("exception"):
+                    raise Mismatch(f"status {page.status}, {len(page.of('exception'))} exceptions")
                 # what the student showed last, or any change since: the newest may be recorded but not yet sent
-                index = next(
-                    (j for j in range(len(rec.changes) - 1, first - 1, -1) if rec.changes[j].values == shown), None
-                )
+                index = shown_change(page, rec.changes, max(seen - 1, 0))
                 if index is None:
-                    raise AssertionError(f"student {i} shows {shown}, the teacher {rec.changes[-1].values}")
+                    raise AssertionError(f"student {i} shows none of the teacher's changes since {seen - 1}")
                 if index >= seen:  # a change this student had not shown yet
                     rec.delays.append(now - rec.changes[index].sent)
                     seen = index + 1
