@@ -86,6 +86,9 @@ class Record:
     quiz_counts: list[tuple[int, int]] = field(default_factory=list)
     """(tally's total, students who picked) per quiz round."""
     picked: dict[str, set[int]] = field(default_factory=dict)
+    """This round's picks: question widget key -> students who picked."""
+    quiz_open: bool = False
+    """The teacher's question is open for picks."""
     code: str = ""
     link_out: float = 0.0
     fetched: int = 0
@@ -208,20 +211,23 @@ async def change_and_record(tab: Tab, rec: Record, change: dict) -> Page:
 
 
 async def quiz_round(tab: Tab, rec: Record, rng: random.Random, n: int) -> None:
+    """The quiz on; the class picks on their own pages (the teacher never does: the room's quiz is the teacher's);
+    the teacher reveals; the tally must count every pick."""
+    rec.picked, rec.quiz_open = {}, True  # before the change: a student's page may redraw before the teacher's
     page = await change_and_record(tab, rec, {"quiz": True})
-    key = pick_key(page)
-    if key is None:  # this run has no question with one clear answer: a note instead
+    if "quiz_reveal" not in page.widgets():  # this run has no question with one clear answer: a note instead
+        rec.quiz_open = False
         await change_and_record(tab, rec, {"quiz": False})
         return
-    rec.picked[key] = set()
     waited = time.monotonic() + 8
-    while len(rec.picked[key]) < n and time.monotonic() < waited:
+    while sum(map(len, rec.picked.values())) < n and time.monotonic() < waited:
         await asyncio.sleep(0.2)
-    await tab.change(**{key: rng.choice(list(page.widgets()[key].selectbox.options))})
+    rec.quiz_open = False
+    await asyncio.sleep(0.5)  # a pick sent just now reaches the room
     page = await tab.change(quiz_reveal=True)
     tallies = [f for f in page.figures() if f["data"] and f["data"][0].get("type") == "bar" and "guesses" in str(f)]
-    total = int(sum(tallies[-1]["data"][0]["y"])) if tallies else -1
-    rec.quiz_counts.append((total, len(rec.picked[key])))
+    total = int(sum(decode_array(tallies[-1]["data"][0]["y"]))) if tallies else -1
+    rec.quiz_counts.append((total, sum(map(len, rec.picked.values()))))
     await asyncio.sleep(2)
     await change_and_record(tab, rec, {"quiz": False})
     await asyncio.sleep(rng.uniform(5, 10))
@@ -267,10 +273,10 @@ async def student(
                 if index >= seen:  # a change this student had not shown yet
                     rec.delays.append(now - rec.changes[index].sent)
                     seen = index + 1
-                if (key := pick_key(page)) is not None and key in rec.picked and i not in rec.picked[key]:
+                if rec.quiz_open and (key := pick_key(page)) is not None and i not in rec.picked.get(key, ()):
                     options = list(page.widgets()[key].selectbox.options)
                     await tab.change(**{key: rng.choice(options)})
-                    rec.picked[key].add(i)
+                    rec.picked.setdefault(key, set()).add(i)
     except Exception as err:
         rec.errors.append(f"student {i}: {type(err).__name__}: {err} {traceback.format_exc()[-600:]}"[:900])
 
