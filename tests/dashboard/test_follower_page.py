@@ -10,6 +10,7 @@ from dashboard import follower_page
 from dashboard.classroom import room_page
 from dashboard.settings import SETTING_KEYS, Settings, settings_of
 from dashboard.url_state import read
+from tests.conftest import require_minilm
 from tests.dashboard.conftest import keyed_figures, make_app, no_exception
 from tests.dashboard.test_rooms import start_room, tabs  # noqa: F401  (tabs: the fixture)
 
@@ -109,6 +110,7 @@ def test_the_teacher_line_reads_the_run():
 
 
 def test_the_teacher_line_of_the_pretrained_model_reads_its_layer():
+    require_minilm()
     settings = settings_of({"weights": "minilm", "layer": 4, "sentence": "the river bank"})
     run = follower_page._run(settings)
     assert run is not None and run.layer == 4
