@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard.classroom.room_page import _start_room
+from dashboard.classroom.room_page import start_room
 from dashboard.classroom.tours import apply_step, load_tours
 
 OPEN = "_welcome_open"
@@ -41,7 +41,7 @@ def _present() -> None:
 
 
 def _start() -> None:
-    _start_room()
+    start_room()
     _close()
 
 

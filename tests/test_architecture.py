@@ -2,7 +2,8 @@
 
 core never imports the UI; no two modules import each other (directly or round a longer loop); a view
 never imports another view (shared page helpers live in dashboard/page.py); the app never imports the
-benchmarks that measure it (bench/ reaches into core/ and dashboard/, never the other way).
+benchmarks that measure it (bench/ reaches into core/ and dashboard/, never the other way); no module of the app
+imports another's private (``_``) name: a piece two modules share is public, named for what it does.
 """
 
 from __future__ import annotations
@@ -97,3 +98,25 @@ def test_views_do_not_import_views():
             continue
         views = {m for m in imports(path) if m.startswith("dashboard.views.")}
         assert not views, f"{path.name} imports {views}: shared helpers belong in dashboard/page.py"
+
+
+def private_imports(path: Path) -> list[str]:
+    """``module.name`` for each private name ``path`` imports from a project module (``from m import _x``)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and node.module.split(".")[0] in TOPS:
+            found += [f"{node.module}.{a.name}" for a in node.names if a.name.startswith("_") and a.name[:2] != "__"]
+    return found
+
+
+def test_the_private_import_check_finds_one(tmp_path):
+    """Guard: quiz_mechanics once took ``_label`` and ``_order`` from quiz, welcome ``_start_room`` from room_page."""
+    source = tmp_path / "m.py"
+    source.write_text("from dashboard.classroom.quiz import Question, _label\nfrom numpy import _x\nfrom . import _y\n")
+    assert private_imports(source) == ["dashboard.classroom.quiz._label"]
+
+
+def test_the_app_imports_no_private_name_of_another_module():
+    for top in ("core", "dashboard"):
+        for path in (ROOT / top).rglob("*.py"):
+            assert not private_imports(path), f"{path}: {private_imports(path)}"

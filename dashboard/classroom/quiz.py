@@ -94,7 +94,7 @@ def _where(layer: int, head: int, layered: bool) -> str:
     return f"layer {layer}, head {head + 1}" if layered else f"head {head + 1}"
 
 
-def _label(tokens: Sequence[str], i: int) -> str:
+def axis_label(tokens: Sequence[str], i: int) -> str:
     """A key as the map's axis shows it: ``"4·river"``."""
     return f"{i}·{tokens[i]}"
 
@@ -125,15 +125,15 @@ def word_question(
         return None
     shown = sorted(int(k) for k in order[:MAX_CHOICES])  # sentence order: the order gives nothing away
     where = _where(layer, head, layered)
-    query = _label(tokens, row)
+    query = axis_label(tokens, row)
     return Question(
         kind="word",
         text=f"In {where}, which token does {query} (the query in row {row}) attend to most?",
-        choices=tuple(_label(tokens, k) for k in shown),
+        choices=tuple(axis_label(tokens, k) for k in shown),
         answer=shown.index(best),
         explanation=(
-            f"Row {row} of {where} puts {w[best]:.2f} of its weight on {_label(tokens, best)}, the largest in "
-            f"the row; the next is {_label(tokens, second)} with {w[second]:.2f}. The row sums to 1."
+            f"Row {row} of {where} puts {w[best]:.2f} of its weight on {axis_label(tokens, best)}, the largest in "
+            f"the row; the next is {axis_label(tokens, second)} with {w[second]:.2f}. The row sums to 1."
         ),
         layer=layer,
         head=head,
@@ -196,7 +196,7 @@ def pattern_questions(
     return out
 
 
-def _order(n: int, context: str) -> np.ndarray:
+def seeded_order(n: int, context: str) -> np.ndarray:
     """A shuffle of ``range(n)`` seeded by ``context``: the same order for everyone on the same settings."""
     seed = int.from_bytes(hashlib.sha256(context.encode()).digest()[:8], "little")
     return np.random.default_rng(seed).permutation(n)
@@ -220,7 +220,7 @@ def questions(
     h, t = weights.shape[0], weights.shape[-1]
     candidates = [(k, q) for k in range(h) for q in range(t)]
     words = []
-    for i in _order(len(candidates), context):
+    for i in seeded_order(len(candidates), context):
         k, q = candidates[i]
         if (found := word_question(weights, allowed, tokens, k, q, **where)) is not None:
             words.append(found)

@@ -26,7 +26,7 @@ from core import Run
 from core.attention import masked_softmax
 from core.multihead import multi_head_attention
 from core.pipeline import realign
-from dashboard.classroom.quiz import Question, _label, _order, questions
+from dashboard.classroom.quiz import Question, axis_label, questions, seeded_order
 
 KINDS = ("zero", "row-sum", "d_k", "reorder", "width")
 """The mechanics questions' kinds, in the order they are asked."""
@@ -42,7 +42,7 @@ ABOUT_THE_SAME = 0.05
 
 def _pick(n: int, context: str, salt: str) -> int:
     """One of ``range(n)`` chosen by the settings (``context``): the same for everyone, different per question."""
-    return int(_order(n, f"{context}|{salt}")[0])
+    return int(seeded_order(n, f"{context}|{salt}")[0])
 
 
 # -- which cells are exactly 0 ----------------------------------------------------------------------------------------
@@ -130,7 +130,7 @@ def row_sum_question(run: Run, *, context: str = "") -> Question | None:
         return None
     [answer] = found
     where = f"head {head + 1}"
-    query = _label(run.tokens, row)
+    query = axis_label(run.tokens, row)
     why = (
         f"Row {row} of {where} adds up to {total:.6f}: softmax divides each exp(score) by the sum of the row's "
         f"exps, so the {int(seen[row])} weights it may give share exactly 1"

@@ -264,7 +264,7 @@ def publish_room(state: RoomState) -> None:
 
 
 # -- starting a room -------------------------------------------------------------------------------------------------
-def _start_room() -> None:
+def start_room() -> None:
     """Button callback (before the widgets exist): open a room with this page's settings; this session teaches."""
     values = {k: st.session_state[k] for k in FOLLOWED_KEYS if k in st.session_state}
     try:
@@ -341,7 +341,7 @@ def start_button() -> None:
         "Start a room",
         key="room_start",
         icon=":material/groups:",
-        on_click=_start_room,
+        on_click=start_room,
         help="Students who open the room's link follow your settings and view as you change them, within 2 s. "
         "You get a room code, a link with a QR code for them, and a teacher link to reopen the room elsewhere.",
     )
@@ -425,7 +425,7 @@ def room_panel(state: RoomState, presenter: bool) -> None:
             "Start a new room",
             key="room_restart",
             icon=":material/groups:",
-            on_click=_start_room,
+            on_click=start_room,
             help="Opens a new room with this page's settings; you run it, and it gets a new code and teacher link.",
         )
     if state.teacher and state.code and state.room:
