@@ -6,7 +6,7 @@ and the address the coarsest one a script cannot multiply at will. The limits in
 and ``dashboard.training_jobs`` count both.
 
 ``alive`` reads Streamlit's runtime: its session manager is private API (``Runtime._session_mgr``), pinned by
-``tests/dashboard/test_clients.py`` against the installed Streamlit, which would catch a rename.
+``tests/dashboard/test_limits.py`` against the installed Streamlit, which would catch a rename.
 """
 
 from __future__ import annotations
@@ -27,9 +27,13 @@ def address() -> str:
     return ip if isinstance(ip, str) and ip else LOCAL  # AppTest's connection is a mock, not a text
 
 
-def alive(session_id: str) -> bool | None:
+def alive(session_id: str, *, here: bool = False) -> bool | None:
     """True while the tab's websocket is connected to this process, False once it has gone, None when this
-    process cannot tell (no runtime, as in AppTest, or a session of another app process)."""
+    process cannot tell (no runtime, as in AppTest, or a session of another app process).
+
+    ``here``: the session is known to have run on this process, so one the runtime no longer knows at all has gone
+    too (False, not None). Streamlit forgets a closed tab's session at once when it cannot be resumed, and keeps
+    the others for a reconnect only for a while (at most 128, for 2 minutes)."""
     if not Runtime.exists():
         return None
     sessions = getattr(Runtime.instance(), "_session_mgr", None)  # private: see the module docstring
@@ -37,4 +41,4 @@ def alive(session_id: str) -> bool | None:
         return None
     if sessions.is_active_session(session_id):
         return True
-    return False if sessions.get_session_info(session_id) is not None else None
+    return False if here or sessions.get_session_info(session_id) is not None else None

@@ -21,7 +21,7 @@ private: ``tests/dashboard/test_push.py`` pins them against the installed Stream
 
 from __future__ import annotations
 
-import contextlib
+import logging
 import threading
 import time
 
@@ -35,23 +35,28 @@ WATCH_SECONDS = 0.5
 """The watcher reads each followed room's version this often (a change on another process shows within it)."""
 SEAT_TOUCH_SECONDS = 10.0
 """The watcher tells each room every 10 s that its live followers still hold their seats."""
+LOG_SECONDS = 60.0
+"""A room the watcher cannot read (Redis away, a bug) is logged at most once a minute, not every look."""
+
+_LOGGER = logging.getLogger(__name__)
 
 _followers: dict[str, dict[str, int | None]] = {}
 """Room code -> session id -> the version its page shows (None once a rerun was asked for another version)."""
 _stores: dict[str, RoomStore] = {}
+"""Room code -> its store, for the rooms in ``_followers`` only."""
 _lock = threading.Lock()
 _wake = threading.Event()
 _thread: threading.Thread | None = None
+_logged = 0.0
+"""When the watcher last logged a room it could not read (``time.monotonic``)."""
 
 
 def watch(store: RoomStore, session_id: str, following: tuple[str, int] | None) -> None:
     """Every run of a page in a room: ``(code, version)`` it shows while it follows, None when it does not."""
     global _thread
     with _lock:
-        for code, sessions in list(_followers.items()):
-            sessions.pop(session_id, None)
-            if not sessions:
-                del _followers[code]
+        for code in list(_followers):
+            _forget(code, session_id)
         if following is None:
             return
         code, version = following
@@ -102,18 +107,29 @@ def _watch() -> None:
         touch = time.monotonic() - touched >= SEAT_TOUCH_SECONDS
         if touch:
             touched = time.monotonic()
-        with _lock:
-            rooms = {code: (_stores[code], dict(sessions)) for code, sessions in _followers.items()}
-        for code, (store, sessions) in rooms.items():
-            with contextlib.suppress(Exception):  # a store error (Redis away) must not end the watcher
-                _look(store, code, sessions, touch)
+        _tick(touch)
+
+
+def _tick(touch: bool) -> None:
+    """One look at every followed room. An error in one room (Redis away) neither ends the watcher nor skips the
+    other rooms; it is logged (at most every ``LOG_SECONDS``), and that room's pages fall back to their own check."""
+    global _logged
+    with _lock:
+        rooms = {code: (_stores[code], dict(sessions)) for code, sessions in _followers.items()}
+    for code, (store, sessions) in rooms.items():
+        try:
+            _look(store, code, sessions, touch)
+        except Exception:
+            if time.monotonic() - _logged >= LOG_SECONDS:
+                _logged = time.monotonic()
+                _LOGGER.warning("The room watcher could not look at a room", exc_info=True)
 
 
 def _look(store: RoomStore, code: str, sessions: dict[str, int | None], touch: bool) -> None:
     """One room: rerun the pages behind its version (or of a closed room); keep live followers' seats."""
     room = store.snapshot(code)
     for session_id, shown in sessions.items():
-        if clients.alive(session_id) is False:  # the tab has gone: forget it (the room frees its seat)
+        if clients.alive(session_id, here=True) is False:  # the tab has gone: forget it (the room frees its seat)
             _drop(code, session_id)
             continue
         if shown is None:  # a rerun was asked for: it registers what the page shows then
@@ -148,7 +164,13 @@ def _keep_seat(store: RoomStore, code: str, session_id: str) -> bool:
 
 def _drop(code: str, session_id: str) -> None:
     with _lock:
-        sessions = _followers.get(code, {})
-        sessions.pop(session_id, None)
-        if not sessions:
-            _followers.pop(code, None)
+        _forget(code, session_id)
+
+
+def _forget(code: str, session_id: str) -> None:
+    """Under ``_lock``: the page no longer follows room ``code``; a room nobody follows is forgotten whole."""
+    sessions = _followers.get(code, {})
+    sessions.pop(session_id, None)
+    if not sessions:
+        _followers.pop(code, None)
+        _stores.pop(code, None)

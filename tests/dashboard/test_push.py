@@ -8,6 +8,7 @@ two processes on Redis, is ``tests/dashboard/test_rooms_live.py``; in a browser,
 from __future__ import annotations
 
 import inspect
+from types import SimpleNamespace
 
 import pytest
 import streamlit
@@ -79,7 +80,7 @@ def test_a_closed_room_reruns_its_pages_so_they_say_why(room):
 
 def test_a_tab_that_has_gone_is_dropped_and_never_rerun(room, monkeypatch):
     store, code, key, asked = room
-    monkeypatch.setattr(push.clients, "alive", lambda session: False)
+    monkeypatch.setattr(push.clients, "alive", lambda session, **_: False)
     store.publish(code, key, {"seed": 2})
     look(store, code)
     assert asked == [] and push.followers(code) == 0
@@ -99,6 +100,68 @@ def test_a_follower_who_cannot_get_a_seat_back_is_rerun_to_be_told(room, monkeyp
     monkeypatch.setattr(store, "join", lambda code, session: (_ for _ in ()).throw(push.RoomError("This room is full")))
     look(store, code, touch=True)
     assert asked == ["s1"]
+
+
+class Sessions:
+    """Streamlit's session manager as ``clients.alive`` reads it: ``active`` are connected, ``stored`` wait for a
+    reconnect; any other session it no longer knows (closed, not resumable, or evicted from its store)."""
+
+    def __init__(self, active=(), stored=()) -> None:
+        self.active, self.stored = set(active), set(stored)
+
+    def is_active_session(self, session_id: str) -> bool:
+        return session_id in self.active
+
+    def get_session_info(self, session_id: str):
+        return object() if session_id in self.active | self.stored else None
+
+
+@pytest.fixture
+def runtime(monkeypatch):
+    """A running server whose session manager is a ``Sessions``: set ``.active`` / ``.stored`` per test."""
+    sessions = Sessions()
+    server = SimpleNamespace(_session_mgr=sessions)
+    monkeypatch.setattr(push.clients, "Runtime", SimpleNamespace(exists=lambda: True, instance=lambda: server))
+    return sessions
+
+
+@pytest.mark.parametrize("stored", [False, True], ids=["closed", "waiting for a reconnect"])
+def test_a_session_the_server_no_longer_runs_gives_its_seat_back(room, runtime, stored):
+    # A closed tab's session that cannot be resumed is forgotten by Streamlit at once (and a stored one after 2 min,
+    # or sooner past 128): the watcher must not keep its seat every 10 s while the teacher changes nothing.
+    store, code, _, asked = room
+    runtime.stored = {"s1"} if stored else set()
+    look(store, code, touch=True)
+    assert push.followers(code) == 0 and asked == []
+    assert code not in push._stores  # nothing kept for a room nobody follows
+
+
+def test_a_connected_follower_is_kept(room, runtime):
+    store, code, _, asked = room
+    runtime.active = {"s1"}
+    look(store, code, touch=True)
+    assert push.followers(code) == 1 and asked == [] and store.snapshot(code).students == 1
+
+
+def test_a_room_nobody_follows_any_more_is_forgotten_with_its_store(room):
+    store, code, _, _ = room
+    push.watch(store, "s1", None)
+    assert code not in push._followers and code not in push._stores
+
+
+def test_a_room_the_watcher_cannot_read_is_logged_and_the_other_rooms_still_looked_at(room, monkeypatch, caplog):
+    store, code, key, asked = room
+    broken = MemoryRoomStore(alive=lambda session: None)
+    other, _ = broken.open({"seed": 1}, Client("192.0.2.2", "teacher-2"))
+    monkeypatch.setattr(broken, "snapshot", lambda code: (_ for _ in ()).throw(ConnectionError("Redis away")))
+    push.watch(broken, "s9", (other, 1))
+    store.publish(code, key, {"seed": 2})
+    monkeypatch.setattr(push, "_logged", 0.0)
+    for _ in range(3):  # every look fails for that room: logged once, not three times
+        push._tick(touch=False)
+    assert asked == ["s1"]  # the readable room's follower is still rerun
+    warnings = [r for r in caplog.records if r.name == push.__name__]
+    assert len(warnings) == 1 and "Redis away" in (warnings[0].exc_text or "")
 
 
 def test_without_a_runtime_nothing_is_rerun():
