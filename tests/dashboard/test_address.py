@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 from urllib.parse import urlencode
 
+import pytest
 from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
 from streamlit.runtime.scriptrunner_utils.shared_run_state import SharedRunState
 from streamlit.runtime.state.query_params import QueryParams
@@ -78,6 +79,42 @@ def test_every_finished_run_sends_its_address_even_when_nothing_moved(monkeypatc
     at.run()  # nothing clicked: same address as the last run's
     no_exception(at)
     assert sent == ["n_heads=2", "n_heads=2"]
+
+
+@pytest.fixture
+def to_browser(monkeypatch) -> list[str]:
+    """Every address the runs put on their way to the browser (``page_info_changed``), whoever in Streamlit or here
+    sent it: what the browser pushes or replaces."""
+    sent: list[str] = []
+    real = ScriptRunContext.enqueue
+
+    def spy(ctx: ScriptRunContext, msg) -> None:
+        if msg.WhichOneof("type") == "page_info_changed":
+            sent.append(msg.page_info_changed.query_string)
+        real(ctx, msg)
+
+    monkeypatch.setattr(ScriptRunContext, "enqueue", spy)
+    return sent
+
+
+def test_a_run_sends_one_address_whatever_streamlit_writes_on_its_way(to_browser):
+    # The behaviour the private hold stands for: if Streamlit wrote the address through anything but the instance's
+    # _send_query_param_msg (a rename, a new path), a tour step would send several again (4 and 5 in 1.67 unheld).
+    at = make_app(tour="lesson-1-one-head").run()
+    assert to_browser == [urlencode(query(at))]
+    to_browser.clear()
+    at.button(key="tour_next").click().run()
+    no_exception(at)
+    assert to_browser == [urlencode(query(at))] and query(at)["tour_step"] == "2"
+    to_browser.clear()
+    at.button_group(key="view").set_value("shapes").run()  # bound controls of the view left go in the same one
+    assert to_browser == [urlencode(query(at))] and query(at)["view"] == "shapes"
+
+
+def test_a_page_holding_a_claim_token_sends_no_address(to_browser):
+    at = make_app(n_heads="2", **{CLAIM_PARAM: "token"}).run()
+    no_exception(at)
+    assert to_browser == []  # teacher_key takes the token out in place; a pushed address would keep it in history
 
 
 def test_which_runs_send():
