@@ -169,8 +169,8 @@ def enter_room(link: Mapping[str, str]) -> tuple[dict[str, str], RoomState]:
             _apply(code, store().snapshot(code))  # another device: start from the room's settings
         else:
             problem = (
-                "This teacher link was used already (each one opens the room once), so you see the room as a "
-                "student. The teacher's page shows a new teacher link in the room's dialog."
+                "This teacher link was used already, or it is not this room's (each one opens the room once), so "
+                "you see the room as a student. The teacher's page shows a new teacher link in the room's dialog."
             )
     if raw_code and code is None:
         return link, RoomState(problem=f"A room code is {CODE_LENGTH} letters and digits, as the teacher shows it.")

@@ -112,8 +112,9 @@ def browser_keys(store: RoomStore, code: str | None, held: tuple[str, str] | Non
     if CLAIM_PARAM in st.query_params:
         del st.query_params[CLAIM_PARAM]  # the address already lacks it (replaceState): no history entry is added
     st.session_state[FORGET] = set()
-    key = done.get("key")
-    if not teacher and code and done.get("code") == code and isinstance(key, str):
+    said = done if isinstance(done, dict) else {}  # the browser's own JSON: anything a hostile page sends
+    key = said.get("key")
+    if not teacher and code and said.get("code") == code and isinstance(key, str):
         if store.is_teacher(code, key):
             become_teacher(code, key)
         else:
