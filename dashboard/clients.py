@@ -33,7 +33,7 @@ def alive(session_id: str, *, here: bool = False) -> bool | None:
 
     ``here``: the session is known to have run on this process, so one the runtime no longer knows at all has gone
     too (False, not None). Streamlit forgets a closed tab's session at once when it cannot be resumed, and keeps
-    the others for a reconnect only for a while (at most 128, for 2 minutes)."""
+    the others for a reconnect only for a while (at most 128, for ``server.disconnectedSessionTTL``: 2 minutes)."""
     if not Runtime.exists():
         return None
     sessions = getattr(Runtime.instance(), "_session_mgr", None)  # private: see the module docstring
