@@ -30,9 +30,12 @@ Messages reach the browser in order, and the last run's is delivered, so the las
 address; the browser compares it with its own and pushes only if they differ (``handlePageInfoChanged``), so a run
 that moved nothing adds no history entry.
 
-This reads three internals of Streamlit 1.67, pinned by ``tests/dashboard/test_address.py``: the session's
-``QueryParams`` object (``_query_params``, ``_bindings_by_widget``, ``_send_query_param_msg``), and the run's
-``widget_ids_this_run`` and ``is_history_navigation``.
+This reads internals of Streamlit 1.67: the session's ``QueryParams`` object (``_query_params``,
+``_bindings_by_widget``, ``_send_query_param_msg``, the last replaced on the instance), and the run's
+``widget_ids_this_run`` and ``is_history_navigation``. ``tests/dashboard/test_address.py`` pins their names, and
+what the hold stands for: every address message any part of Streamlit sends in a run goes through it, so a run sends
+exactly one. Fragment runs never reach ``send``: what they write (a replay slider set from code every frame) waits
+for the next full run, which sends it as one entry.
 """
 
 from __future__ import annotations
