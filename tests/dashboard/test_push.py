@@ -1,8 +1,9 @@
 """Push, not poll (``dashboard.classroom.push``): the watcher reruns exactly the pages behind their room, once.
 
-The watcher's decisions are checked here against a real in-process store, with the rerun itself recorded instead of
-sent; the runtime API it sends through (private) is pinned below. A pushed rerun arriving on a real server, across
-two processes on Redis, is ``tests/dashboard/test_rooms_live.py``; in a browser, ``tests/e2e/test_room_in_browser.py``.
+The watcher's decisions are checked here against a real store (in-process, and Redis), with the rerun itself
+recorded instead of sent; the runtime API it sends through (private) is pinned below. A pushed rerun arriving on a
+real server, across two processes on Redis, is ``tests/dashboard/test_rooms_live.py``; in a browser,
+``tests/e2e/test_room_in_browser.py``.
 """
 
 from __future__ import annotations
@@ -17,18 +18,22 @@ from streamlit.runtime.app_session import AppSession
 from streamlit.runtime.websocket_session_manager import WebsocketSessionManager
 
 from dashboard.classroom import push
-from dashboard.classroom.rooms import Client, MemoryRoomStore
+from dashboard.classroom.rooms import Client, MemoryRoomStore, RedisRoomStore
 
 
-@pytest.fixture
-def room(monkeypatch):
-    """A room with one follower page ("s1") registered at the room's version; reruns are recorded, not sent."""
+@pytest.fixture(params=["memory", "redis"])
+def room(request, monkeypatch):
+    """A room with one follower page ("s1") registered at the room's version, in each backend (Redis: a real
+    redis-server, ``tests/conftest.py``); reruns are recorded, not sent."""
     asked: list[str] = []
     monkeypatch.setattr(push, "rerun", lambda session_id: asked.append(session_id) or True)
     monkeypatch.setattr(push, "_thread", object.__new__(AliveThread))  # the test drives the watcher itself
     monkeypatch.setattr(push, "_followers", {})
     monkeypatch.setattr(push, "_stores", {})
-    store = MemoryRoomStore(alive=lambda session: None)
+    if request.param == "memory":
+        store = MemoryRoomStore(alive=lambda session: None)
+    else:
+        store = RedisRoomStore(request.getfixturevalue("redis_url"), alive=lambda session: None)
     code, key = store.open({"seed": 1}, Client("192.0.2.1", "teacher"))
     store.join(code, "s1")
     push.watch(store, "s1", (code, store.snapshot(code).version))
