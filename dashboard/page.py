@@ -177,6 +177,23 @@ def show_code(function: Callable, call: str | None = None, *, lines: str | None 
         st.code(source_of(function) if lines is None else lines, language="python")
 
 
+EQUATION_GAP = "large"
+"""Space between the parts of one equation drawn side by side (Streamlit's gap names: "large" is 3 rem)."""
+
+
+def show_equation(*parts: str) -> None:
+    """One equation in ``parts`` of LaTeX (a formula, then its shapes): side by side, centred, where the page is
+    wide enough, and each on its own line where it is not. KaTeX never breaks a display formula, so one wide
+    formula is cut at the edge of a 390 px phone ("score = 0.25 ×" and the rest hidden); its parts wrap instead.
+    """
+    if len(parts) == 1:
+        st.latex(parts[0])
+        return
+    with st.container(horizontal=True, horizontal_alignment="center", gap=EQUATION_GAP):
+        for part in parts:
+            st.latex(part, width="content")
+
+
 def session_id() -> str:
     """Streamlit's id of this browser tab's session: random, anonymous, gone with the tab."""
     ctx = get_script_run_ctx()

@@ -36,7 +36,7 @@ from dashboard.figures.probes import (
     predictions_figure,
     score_terms_figure,
 )
-from dashboard.page import PLOTLY_CONFIG, show_code, table_height
+from dashboard.page import PLOTLY_CONFIG, show_code, show_equation, table_height
 from dashboard.settings import Settings
 
 NONE = "none"
@@ -434,9 +434,9 @@ def score_probe(settings: Settings, run: Run, head: int) -> None:
     d_k = terms.products.shape[0]
     positive = int((terms.products > 0).sum())
     bias = rf" + ({terms.bias:.4g})_{{\text{{ALiBi}}}}" if tr.bias is not None else ""
-    st.latex(
-        rf"q \cdot k = \sum_{{c=0}}^{{{d_k - 1}}} q_c k_c = {terms.dot:.4g}"
-        rf"\qquad \text{{score}} = {terms.scale:.4g} \times {terms.dot:.4g}{bias} = {terms.score:.4g}"
+    show_equation(
+        rf"q \cdot k = \sum_{{c=0}}^{{{d_k - 1}}} q_c k_c = {terms.dot:.4g}",
+        rf"\text{{score}} = {terms.scale:.4g} \times {terms.dot:.4g}{bias} = {terms.score:.4g}",
     )
     if tr.kv_heads != tr.n_heads:
         st.caption(

@@ -90,7 +90,7 @@ def spread_figure(result: SpreadResult, *, presenter: bool = False) -> go.Figure
         margin=dict(l=10, r=10, t=30, b=10),
         xaxis=dict(
             range=[-reach, reach],
-            title=dict(text="raw score q·k (not divided by √d_k)"),
+            title=dict(text="raw score q·k (not divided by √d_k)", font=dict(size=font.note)),  # else the theme's
             zeroline=True,
             tickfont=dict(size=font.tick),
         ),

@@ -59,7 +59,7 @@ def summary_figure(summary: HeadSummary, *, presenter: bool = False) -> go.Figur
         xaxis=dict(tickfont=dict(size=font.tick)),
         yaxis=dict(
             range=[0, 1.12],
-            title_text="mean over query rows",
+            title=dict(text="mean over query rows", font=dict(size=font.note)),  # else the theme's 12 px
             tickvals=[0, 0.25, 0.5, 0.75, 1],
             tickfont=dict(size=font.tick),
         ),

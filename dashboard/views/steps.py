@@ -51,6 +51,7 @@ from dashboard.page import (
     scaled,
     shape_text,
     show_code,
+    show_equation,
     source_lines,
     unscaled_warning,
 )
@@ -92,7 +93,8 @@ class Step:
     key: str
     """The chart's widget key (tests read charts by it)."""
     caption: str
-    equation: str
+    equation: tuple[str, ...]
+    """The equation in parts of LaTeX (the formula, then its shapes), drawn by ``page.show_equation``."""
     code: tuple[Callable, str]
     """The core function that performs the step and the lines of it that do (``page.source_lines``)."""
     note: Callable[[], None] | None = None
@@ -170,7 +172,7 @@ def render_steps(head: Head) -> None:
         if step.figure is not None:
             show_figure(step.figure, step.key)
         st.caption(step.caption)
-        st.latex(step.equation)
+        show_equation(*step.equation)
         function, lines = step.code
         show_code(function, lines=lines)
         if step.after is not None:
@@ -187,9 +189,9 @@ def x_step(head: Head) -> Step:
     function, needles = input_code(head.settings)
     first = run.input_from == EMBEDDED  # embedding (+ positions), added in this run
     if first:
-        equation = r"X = E[\text{tokens}] + P" if run.positions_added else r"X = E[\text{tokens}]"
+        equation = (r"X = E[\text{tokens}] + P" if run.positions_added else r"X = E[\text{tokens}]",)
     else:
-        equation = rf"X = \text{{{run.input_from}}}"
+        equation = (rf"X = \text{{{run.input_from}}}",)
     return Step(
         "X: one vector per token" if first else f"X: the hidden state entering layer {run.layer}",
         vectors_charts(panels, at_most=1, presenter=head.settings.presenter),
@@ -221,16 +223,15 @@ def qkv_step(head: Head) -> Step:
             vector_panel(tr.k[g - 1], cols, f"K{g}"),  # (T_k, d_k): K/V head g's, shared by its group
             vector_panel(tr.v[g - 1], cols, f"V{g}"),
         ]
+    b = _has_biases(head.run)
     equation = (
-        rf"Q_{{{n}}} = X W_Q^{{({n})}},\; K_{{{g}}} = X W_K^{{({g})}},\; V_{{{g}}} = X W_V^{{({g})}}"
-        rf"\qquad ({t_q} \times {d})\,({d} \times {d_k}) \to ({t_q} \times {d_k})"
+        rf"Q_{{{n}}} = X W_Q^{{({n})}}" + (rf" + b_Q^{{({n})}}" if b else "") + ",",
+        rf"K_{{{g}}} = X W_K^{{({g})}}" + (rf" + b_K^{{({g})}}" if b else "") + ",",
+        rf"V_{{{g}}} = X W_V^{{({g})}}" + (rf" + b_V^{{({g})}}" if b else ""),
+        rf"({t_q} \times {d})\,({d} \times {d_k}) \to ({t_q} \times {d_k})",
     )
-    if _has_biases(head.run):
-        equation = equation.replace(f"X W_Q^{{({n})}}", f"X W_Q^{{({n})}} + b_Q^{{({n})}}")
-        equation = equation.replace(f"X W_K^{{({g})}}", f"X W_K^{{({g})}} + b_K^{{({g})}}")
-        equation = equation.replace(f"X W_V^{{({g})}}", f"X W_V^{{({g})}} + b_V^{{({g})}}")
     if rope:
-        equation += r"\\ \tilde q_i = R(i\,\theta)\, q_i,\quad \tilde k_j = R(j\,\theta)\, k_j"
+        equation += (r"\tilde q_i = R(i\,\theta)\, q_i,", r"\tilde k_j = R(j\,\theta)\, k_j")
     needles = ["q = split_heads(", "k = split_heads(", "v = split_heads("]
     needles += ["q = apply_rope(", "k = apply_rope("] if rope else []
     return Step(
@@ -271,9 +272,11 @@ def bias_step(head: Head) -> Step:
         ),
         "step_bias_chart",
         f"Shape {shape_text((t_q, t_k))}, added to the scaled scores. {bias_words(tr.bias)}",
-        rf"S_{{ij}} \leftarrow S_{{ij}} - m_{{{n}}}\,{'|i - j|' if bias_slopes(tr.bias)[1] else '(i - j)'}"
-        if t_k > 1
-        else r"S_{ij} \leftarrow S_{ij} + 0",
+        (
+            rf"S_{{ij}} \leftarrow S_{{ij}} - m_{{{n}}}\,{'|i - j|' if bias_slopes(tr.bias)[1] else '(i - j)'}"
+            if t_k > 1
+            else r"S_{ij} \leftarrow S_{ij} + 0",
+        ),
         (alibi_bias, source_lines(alibi_bias, "distance = ", "return -alibi_slopes(")),
     )
 
@@ -296,8 +299,10 @@ def scores_step(head: Head, limit: float) -> Step:
         ),
         "step_qk_chart",
         f"Shape {shape_text((t_q, t_k))}: row i, column j is the dot product of query i with key j.",
-        rf"S = {q_name}_{{{n}}} {k_name}_{{{head.g}}}^{{\top}}"
-        rf"\qquad ({t_q} \times {d_k})\,({d_k} \times {t_k}) \to ({t_q} \times {t_k})",
+        (
+            rf"S = {q_name}_{{{n}}} {k_name}_{{{head.g}}}^{{\top}}",
+            rf"({t_q} \times {d_k})\,({d_k} \times {t_k}) \to ({t_q} \times {t_k})",
+        ),
         (attention_scores, source_lines(attention_scores, "k_t = np.swapaxes(", "return q @ k_t")),
     )
 
@@ -312,7 +317,7 @@ def scale_step(head: Head, limit: float) -> Step:
             f"Shape {shape_text((t_q, t_k))}, on the same colour range as step 3: the factor shrinks every score, "
             "so the softmax does not saturate."
         )
-        equation = rf"\frac{{S}}{{\sqrt{{d_k}}}} = \frac{{S}}{{\sqrt{{{d_k}}}}} = \frac{{S}}{{{math.sqrt(d_k):.4g}}}"
+        equation = (rf"\frac{{S}}{{\sqrt{{d_k}}}} = \frac{{S}}{{\sqrt{{{d_k}}}}} = \frac{{S}}{{{math.sqrt(d_k):.4g}}}",)
     else:
         title = "÷√d_k: off"
         panel_title = "scores, not scaled"
@@ -320,7 +325,7 @@ def scale_step(head: Head, limit: float) -> Step:
             f"Shape {shape_text((t_q, t_k))}, on the same colour range as step 3: with scaling off the scores go to "
             "the softmax as large as QKᵀ made them."
         )
-        equation = r"S \cdot 1 \quad \text{(scaling off: the scores stay as large as } QK^{\top}\text{)}"
+        equation = (r"S \cdot 1", r"\text{(scaling off: the scores stay as large as } QK^{\top}\text{)}")
     return Step(
         title,
         scores_charts(
@@ -349,7 +354,7 @@ def mask_step(head: Head, limit: float) -> Step:
             None,
             "step_mask_chart",
             "Shape unchanged: no query has a key hidden from it.",
-            r"\text{no mask: } S_{ij} \text{ unchanged for every } i, j",
+            (r"\text{no mask: } S_{ij} \text{ unchanged for every } i, j",),
             code,
             note=lambda: st.info(NO_MASK),
             after=lambda: st.caption(CONVENTIONS_OFF),
@@ -369,7 +374,7 @@ def mask_step(head: Head, limit: float) -> Step:
         "step_mask_chart",
         f"Mask {shape_text(tr.mask.shape)}, True where query i may attend to key j. {rule_words(tr.mask)} "
         "A masked score becomes −∞, so its weight is exactly 0: it is marked grey, not shown as a small number.",
-        r"S_{ij} \leftarrow -\infty \quad \text{where the mask is False}",
+        (r"S_{ij} \leftarrow -\infty", r"\text{where the mask is False}"),
         code,
         after=lambda: _mask_conventions(head),
     )
@@ -401,7 +406,7 @@ def softmax_step(head: Head) -> Step:
         ),
         "step_weights_chart",
         f"Shape {shape_text(tr.weights.shape[-2:])}: every row sums to 1. This is head {n}'s map in the heads view.",
-        r"A_{ij} = \frac{e^{S_{ij} - \max_{j'} S_{ij'}}}{\sum_{j'} e^{S_{ij'} - \max_{j''} S_{ij''}}}",
+        (r"A_{ij} = \frac{e^{S_{ij} - \max_{j'} S_{ij'}}}{\sum_{j'} e^{S_{ij'} - \max_{j''} S_{ij''}}}",),
         (softmax, source_lines(softmax, "x_max = np.max(", "e = np.exp(", "total = np.sum(", "return e /")),
     )
 
@@ -418,7 +423,10 @@ def context_step(head: Head) -> Step:
         ),
         "step_context_chart",
         f"Shape {shape_text((t_q, d_k))}: row i is the average of the value rows, weighted by row i of A.",
-        rf"Z_{{{n}}} = A\,V_{{{head.g}}} \qquad ({t_q} \times {t_k})\,({t_k} \times {d_k}) \to ({t_q} \times {d_k})",
+        (
+            rf"Z_{{{n}}} = A\,V_{{{head.g}}}",
+            rf"({t_q} \times {t_k})\,({t_k} \times {d_k}) \to ({t_q} \times {d_k})",
+        ),
         (scaled_dot_product_attention, source_lines(scaled_dot_product_attention, "output = weights @ v")),
     )
 
@@ -435,8 +443,11 @@ def output_step(head: Head) -> Step:
         "step_concat_chart",
         f"concat and output are {shape_text((t_q, d))}. Head {n} fills columns {first}–{last} of concat, "
         f"so it meets rows {first}–{last} of W_O: {mixes}.",
-        rf"\text{{concat}} = [\,Z_1 \mid \cdots \mid Z_{{{h}}}\,], \quad Y = \text{{concat}}\; W_O{bias}"
-        rf"\qquad ({t_q} \times {d})\,({d} \times {d}) \to ({t_q} \times {d})",
+        (
+            rf"\text{{concat}} = [\,Z_1 \mid \cdots \mid Z_{{{h}}}\,],",
+            rf"Y = \text{{concat}}\; W_O{bias}",
+            rf"({t_q} \times {d})\,({d} \times {d}) \to ({t_q} \times {d})",
+        ),
         (multi_head_attention, source_lines(multi_head_attention, "concat = merge_heads(", "output = linear(concat")),
         after=lambda: _heads_sum(head),
     )
@@ -465,9 +476,8 @@ def _heads_sum(head: Head) -> None:
         else f"With one head there is one contribution: the output is that contribution{plus_bias}"
     )
     st.caption(f"{summed} (largest difference {gap:.1e}, rounding). {WHY_A_SUM}")
-    st.latex(
-        rf"Y = \sum_{{h=1}}^{{{h}}} Z_h\, W_O[(h-1)\,d_k : h\,d_k,\ :]"
-        + (r" + b_O" if _has_biases(head.run) else "")
-        + rf"\qquad d_k = {d_k}"
+    show_equation(
+        rf"Y = \sum_{{h=1}}^{{{h}}} Z_h\, W_O[(h-1)\,d_k : h\,d_k,\ :]" + (r" + b_O" if _has_biases(head.run) else ""),
+        rf"d_k = {d_k}",
     )
     show_code(head_contributions, "parts = head_contributions(result.trace.context, result.projections.w_o)")

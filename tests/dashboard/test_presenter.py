@@ -135,3 +135,28 @@ def test_every_view_renders_in_presenter_mode_at_the_extremes(query):
         at.button_group(key="view").set_value(slug).run()
         no_exception(at)
         assert not at.error, (slug, [e.value for e in at.error])
+
+
+CHART_TEXT_PX = 14
+"""The least chart text on a projector other than ticks and titles (tests/e2e/test_projector_and_phone.py)."""
+
+
+@pytest.mark.parametrize("view", ["scaling", "summary", "steps"])
+def test_axis_titles_are_sized_for_the_projector_not_left_to_the_theme(view):
+    """An axis title without its own font size is drawn at Streamlit's theme size (12 px) even in presenter mode:
+    the scaling view's "raw score q·k" and the summary's "mean over query rows" were."""
+    at = make_app(view=view, presenter="true").run()
+    no_exception(at)
+    titled = [
+        (name, axis)
+        for fig in figures(at)
+        for name, axis in fig["layout"].items()
+        if name.startswith(("xaxis", "yaxis")) and axis.get("title", {}).get("text")
+    ]
+    assert titled, "the view draws a chart with an axis title"
+    small = [
+        (name, axis["title"]["text"])
+        for name, axis in titled
+        if axis["title"].get("font", {}).get("size", 0) < CHART_TEXT_PX
+    ]
+    assert not small, small

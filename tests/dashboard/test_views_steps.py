@@ -61,7 +61,10 @@ def test_each_step_has_its_panel_shape_and_equation():
         "step_concat_chart": [(T, 64), (T, 64)],
         "step_heads_sum_chart": [(T, 64)] * 5,  # 4 heads' contributions and their sum
     }
-    assert len(at.get("latex")) == 10  # one equation under each of the 8 steps, the probe's sum, the sum over heads
+    # One equation under each of the 8 steps, the probe's sum and the sum over heads, drawn in parts that wrap on
+    # a phone (page.show_equation): X 1, Q/K/V 3 + shapes, QKᵀ 1 + shapes, ÷√d_k 1, the probe's q·k and score 2,
+    # no mask 1, softmax 1, A·V 1 + shapes, concat and Y 2 + shapes, the heads' sum and d_k 2.
+    assert len(at.get("latex")) == 19
     captions = " ".join(e.value for e in at.caption)
     for shape in (f"({T}, 64)", f"({T}, 16)", f"({T}, {T})"):
         assert f"Shape {shape}" in captions
