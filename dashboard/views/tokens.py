@@ -17,7 +17,11 @@ from dashboard.settings import Settings
 
 
 def token_table(tokens: tuple[str, ...]) -> pd.DataFrame:
-    """Position, token, its code points, and the earlier position with the same embedding row."""
+    """Position, token, the earlier position with the same embedding row, and its code points.
+
+    The repeat comes before the code points: a phone shows the first three columns of the grid, and the repeat
+    is the view's point (the two "the" share one row of X); the code points are for the curious, a swipe away.
+    """
     first: dict[str, int] = {}
     same = []
     for i, t in enumerate(tokens):
@@ -27,8 +31,8 @@ def token_table(tokens: tuple[str, ...]) -> pd.DataFrame:
         {
             "position": range(len(tokens)),
             "token": list(tokens),
-            "code points": [" ".join(f"U+{ord(c):04X}" for c in t) for t in tokens],
             "same embedding as position": same,
+            "code points": [" ".join(f"U+{ord(c):04X}" for c in t) for t in tokens],
         }
     )
 
@@ -106,9 +110,9 @@ def render(settings: Settings) -> None:
         column_config={
             "position": st.column_config.NumberColumn("position", help="Row and column index in every heatmap"),
             "token": st.column_config.TextColumn("token", help="Exactly the string the model embeds"),
-            "code points": st.column_config.TextColumn("code points", help="The Unicode characters of the token"),
             "same embedding as position": st.column_config.TextColumn(
                 "same embedding as position", help="A repeated token reuses the first occurrence's vector"
             ),
+            "code points": st.column_config.TextColumn("code points", help="The Unicode characters of the token"),
         },
     )

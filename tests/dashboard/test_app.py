@@ -119,6 +119,8 @@ def test_only_the_chosen_view_is_drawn(app):
     assert list(table["token"]) == tokenize("The bank of the river gave a loan")
     assert list(table["position"]) == list(range(8))
     assert list(table["same embedding as position"]) == ["", "", "", "0", "", "", "", ""]  # the second "the"
+    # A phone shows the grid's first three columns: the repeat, the view's point, is one of them
+    assert list(table.columns) == ["position", "token", "same embedding as position", "code points"]
 
 
 def test_shapes_view_states_every_shape_for_the_current_numbers():
