@@ -267,3 +267,23 @@ _OVERFLOW = """() => {
 def horizontal_overflow(page: Page) -> dict:
     """``{"scroll": px the page scrolls sideways, "wide": elements sticking out past the screen's right edge}``."""
     return page.evaluate(_OVERFLOW)
+
+
+# Formulas cut at the screen's edge: KaTeX never breaks a display formula, so one wider than the page runs past
+# it (and Streamlit clips it). Each formula's extent is that of its glyph boxes (KaTeX's inline-block ".base"
+# spans), not of its block, which is always the column's width.
+_FORMULAS = """() => [...document.querySelectorAll('.stApp .katex-display')]
+  .filter((d) => !d.closest('[data-testid=stSidebar]') && d.checkVisibility())
+  .map((d) => { const boxes = [...d.querySelectorAll('.katex-html .base')].map((b) => b.getBoundingClientRect());
+    return {text: d.textContent.slice(0, 40), left: Math.min(...boxes.map((b) => b.left)),
+            right: Math.max(...boxes.map((b) => b.right))}; })"""
+
+
+def formulas_cut(page: Page) -> list[tuple[str, float, float]]:
+    """The formulas on the page (outside the sidebar) that do not fit inside the screen: (text, left, right)."""
+    width = page.evaluate("() => document.documentElement.clientWidth")
+    return [
+        (f["text"], f["left"], f["right"])
+        for f in page.evaluate(_FORMULAS)
+        if f["left"] < -0.5 or f["right"] > width + 0.5
+    ]

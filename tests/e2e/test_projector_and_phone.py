@@ -20,7 +20,15 @@ from dashboard.figures.layout import CAPTION_ROW_PX, PRESENTER_MIN_TICK, PRESENT
 from dashboard.presenter import PAGE_TEXT_PX
 from tests.conftest import require_minilm
 from tests.e2e.conftest import WATCH_EXCEPTIONS
-from tests.e2e.dom import PAGE_TEXT, charts, overlap, text_overlaps, toolbar_overlaps, wait_charts_drawn
+from tests.e2e.dom import (
+    PAGE_TEXT,
+    charts,
+    formulas_cut,
+    overlap,
+    text_overlaps,
+    toolbar_overlaps,
+    wait_charts_drawn,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -112,7 +120,8 @@ def assert_projector_readable(page, *, least_chart_text: float = CHART_TEXT_PX) 
 
 def assert_phone_readable(page, *, least_map_px: float = PHONE_MAP_PX) -> list[dict]:
     """On a phone: every chart inside the screen, every map at least ``least_map_px`` wide and alone in its row,
-    no text over other text, and the toolbar of the first two charts clear of their text."""
+    no text over other text, the toolbar of the first two charts clear of their text, and every formula whole."""
+    assert not formulas_cut(page), "a formula runs past the screen's edge"
     drawn = charts(page)
     for c in drawn:
         assert c["box"]["x"] >= 0 and c["box"]["x"] + c["box"]["w"] <= PHONE[0] + 0.5, (c["key"], c["box"])
