@@ -406,7 +406,9 @@ def softmax_step(head: Head) -> Step:
         ),
         "step_weights_chart",
         f"Shape {shape_text(tr.weights.shape[-2:])}: every row sums to 1. This is head {n}'s map in the heads view.",
-        (r"A_{ij} = \frac{e^{S_{ij} - \max_{j'} S_{ij'}}}{\sum_{j'} e^{S_{ij'} - \max_{j''} S_{ij''}}}",),
+        # exp(...) and k, not e^{S_{ij} - max_{j'} ...}: a script inside a script is drawn at half size (14.5 px
+        # on a projector, under its 20 px)
+        (r"A_{ij} = \frac{\exp(S_{ij} - m_i)}{\sum_k \exp(S_{ik} - m_i)},", r"m_i = \max_k S_{ik}"),
         (softmax, source_lines(softmax, "x_max = np.max(", "e = np.exp(", "total = np.sum(", "return e /")),
     )
 

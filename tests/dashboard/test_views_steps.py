@@ -63,8 +63,8 @@ def test_each_step_has_its_panel_shape_and_equation():
     }
     # One equation under each of the 8 steps, the probe's sum and the sum over heads, drawn in parts that wrap on
     # a phone (page.show_equation): X 1, Q/K/V 3 + shapes, QKᵀ 1 + shapes, ÷√d_k 1, the probe's q·k and score 2,
-    # no mask 1, softmax 1, A·V 1 + shapes, concat and Y 2 + shapes, the heads' sum and d_k 2.
-    assert len(at.get("latex")) == 19
+    # no mask 1, softmax and its m_i 2, A·V 1 + shapes, concat and Y 2 + shapes, the heads' sum and d_k 2.
+    assert len(at.get("latex")) == 20
     captions = " ".join(e.value for e in at.caption)
     for shape in (f"({T}, 64)", f"({T}, 16)", f"({T}, {T})"):
         assert f"Shape {shape}" in captions
@@ -221,3 +221,33 @@ def test_pretrained_steps_add_the_biases_to_the_equations():
     latex = " ".join(e.value for e in at.get("latex"))
     assert "b_Q^{(1)}" in latex and "W_O + b_O" in latex
     assert any("plus the bias b_O" in e.value for e in at.caption)
+
+
+def scripts_in_scripts(tex: str) -> list[int]:
+    """Offsets in ``tex`` of a sub- or superscript (or a prime) inside another's braces: KaTeX draws it at half the
+    formula's size, 14.5 px on a projector whose page text is 20 px or more."""
+    groups: list[bool] = []  # the open brace groups, innermost last: True for a script's
+    nested, after_script = [], False
+    for i, c in enumerate(tex):
+        if c in "^_'" and any(groups) and tex[i - 1] != "\\":
+            nested.append(i)
+        if c == "{":
+            groups.append(after_script)
+        elif c == "}" and groups:
+            groups.pop()
+        after_script = c in "^_"
+    return nested
+
+
+def test_scripts_in_scripts_are_found():
+    old = r"e^{S_{ij} - \max_{j'} S_{ij'}}"  # every script of the exponent is inside it: S_, max_, ', S_, '
+    assert [old[i] for i in scripts_in_scripts(old)] == ["_", "_", "'", "_", "'"]
+    assert scripts_in_scripts(r"Q_{1} = X W_Q^{(1)},\; \sum_{h=1}^{4} Z_h") == []
+
+
+@pytest.mark.parametrize("query", [{}, {"positional": "rope"}, {"alibi": "true", "causal": "true"}])
+def test_no_formula_has_a_script_inside_a_script(query):
+    """The softmax step read e^{S_{ij} - max_{j'} S_{ij'}}: its inner scripts were 10-14.6 px on a projector."""
+    latex = [e.value for e in steps(presenter="true", **query).get("latex")]
+    assert latex
+    assert not [(tex, scripts_in_scripts(tex)) for tex in latex if scripts_in_scripts(tex)]
