@@ -17,8 +17,8 @@ from dashboard.page import (
     computed_by,
     pretrained_examples,
     run_call,
-    run_or_message,
     show_code,
+    source_or_message,
     unscaled_warning,
 )
 from dashboard.settings import Settings
@@ -36,9 +36,10 @@ def _repeats(tokens: tuple[str, ...]) -> list[list[int]]:
 def render(settings: Settings) -> None:
     if not settings.presenter:  # on a projector the examples follow the maps: nothing pushes the maps down
         pretrained_examples(settings)
-    run = run_or_message(settings)
-    if run is None:
+    source = source_or_message(settings)
+    if source is None:
         return
+    run, layers = source.run(settings.layer), len(source.runs())
     if ask(settings, run):  # quiz mode (URL quiz=true): a question, and no map until Reveal
         return
     t, h, d_k = len(run.tokens), run.trace.n_heads, run.trace.q.shape[-1]
@@ -75,6 +76,8 @@ def render(settings: Settings) -> None:
     with on_top if settings.presenter else st.container():
         show_maps(charts, key="heads_chart")
     maps = f"{h} heads, each a {t}×{t} map" if h > 1 else f"1 head: a {t}×{t} map"
+    if layers > 1:  # which layer: on a projector the sidebar that chose it is collapsed
+        maps = f"Layer {run.layer} of {layers}: {maps}"
     st.caption(
         f"{maps}. Row = the query token, column = the key token it looks at; every row sums to 1. "
         f"d_k = {run.x.shape[-1]} / {h} = {d_k}."

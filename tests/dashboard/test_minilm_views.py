@@ -132,3 +132,11 @@ def test_the_piece_cap_holds_in_every_view(model, view):
         "the model views show at most 64. Shorten the sentence."
     ]
     assert not charts(at)
+
+
+def test_the_heads_caption_names_the_layer_the_maps_are_from(model):
+    """On a projector the sidebar that picks the layer is collapsed: the page says which of the six it shows."""
+    at = page(view="heads", layer="4", presenter="true")
+    assert any(c.value.startswith(f"Layer 4 of {len(model.weights.layers)}: 12 heads") for c in at.caption)
+    one_layer = make_app(view="heads").run()  # random weights: one layer, nothing to tell apart
+    assert not any(c.value.startswith("Layer") for c in one_layer.caption)
