@@ -177,19 +177,21 @@ def show_code(function: Callable, call: str | None = None, *, lines: str | None 
         st.code(source_of(function) if lines is None else lines, language="python")
 
 
-EQUATION_GAP = "large"
-"""Space between the parts of one equation drawn side by side (Streamlit's gap names: "large" is 3 rem)."""
+EQUATION_GAP = "medium"
+"""Space between the parts of one equation drawn side by side: Streamlit's "medium", 2 rem, about the ``\\qquad``
+that separated a formula from its shapes when they were one formula."""
 
 
-def show_equation(*parts: str) -> None:
+def show_equation(*parts: str, gap: str | None = EQUATION_GAP) -> None:
     """One equation in ``parts`` of LaTeX (a formula, then its shapes): side by side, centred, where the page is
     wide enough, and each on its own line where it is not. KaTeX never breaks a display formula, so one wide
     formula is cut at the edge of a 390 px phone ("score = 0.25 ×" and the rest hidden); its parts wrap instead.
+    ``gap=None``: the parts are one line of text cut at its spaces (each starts with its own space).
     """
     if len(parts) == 1:
         st.latex(parts[0])
         return
-    with st.container(horizontal=True, horizontal_alignment="center", gap=EQUATION_GAP):
+    with st.container(horizontal=True, horizontal_alignment="center", gap=gap):
         for part in parts:
             st.latex(part, width="content")
 

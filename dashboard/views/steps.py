@@ -44,6 +44,7 @@ from dashboard.figures.steps import (
 from dashboard.map_columns import show_figure, show_grid
 from dashboard.mask_words import bias_slopes, bias_words, group_words, mask_rule, rule_words
 from dashboard.page import (
+    EQUATION_GAP,
     choose_head,
     input_code,
     input_words,
@@ -101,6 +102,8 @@ class Step:
     """Anything the page says before the figure (a warning, or an info box standing in for it)."""
     after: Callable[[], None] | None = None
     """A second look at the same step, drawn after its code (the mask in three conventions, the heads' sum)."""
+    equation_gap: str | None = EQUATION_GAP
+    """None: the parts are one line of words cut where a phone may wrap it (``text_parts``)."""
 
 
 @dataclass(frozen=True)
@@ -172,7 +175,7 @@ def render_steps(head: Head) -> None:
         if step.figure is not None:
             show_figure(step.figure, step.key)
         st.caption(step.caption)
-        show_equation(*step.equation)
+        show_equation(*step.equation, gap=step.equation_gap)
         function, lines = step.code
         show_code(function, lines=lines)
         if step.after is not None:
@@ -191,7 +194,7 @@ def x_step(head: Head) -> Step:
     if first:
         equation = (r"X = E[\text{tokens}] + P" if run.positions_added else r"X = E[\text{tokens}]",)
     else:
-        equation = (rf"X = \text{{{run.input_from}}}",)
+        equation = text_parts("X = ", run.input_from)
     return Step(
         "X: one vector per token" if first else f"X: the hidden state entering layer {run.layer}",
         vectors_charts(panels, at_most=1, presenter=head.settings.presenter),
@@ -199,7 +202,15 @@ def x_step(head: Head) -> Step:
         f"Shape {shape_text(x.shape)} = (T, d_model): {input_words(run)}.",
         equation,
         (function, source_lines(function, *needles)),
+        equation_gap=EQUATION_GAP if first else None,
     )
+
+
+def text_parts(lead: str, words: str) -> tuple[str, ...]:
+    """``lead`` and ``words`` (core's own text: "LayerNorm(word + position + segment embeddings)") as LaTeX parts
+    cut before each " + ", each part but the first starting with its own space: one line where it fits."""
+    first, *rest = words.split(" + ")
+    return (rf"{lead}\text{{{first}}}", *(rf"\;+\;\text{{{w}}}" for w in rest))
 
 
 def qkv_step(head: Head) -> Step:
