@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import re
 from collections.abc import Callable
 
 import pandas as pd
@@ -205,6 +206,29 @@ def session_id() -> str:
 def table_height(rows: int) -> int:
     """Pixels for an ``st.dataframe`` of ``rows`` rows and its header, so every row shows without scrolling."""
     return ROW_PX * (rows + 1) + 3
+
+
+MARKDOWN_MARKS = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:=^&])")
+"""Every character that can start Markdown (or a Streamlit directive: ``:red[...]``, ``$x$``) in a table cell."""
+
+
+def plain_cell(value: object) -> str:
+    """``value`` as Markdown that shows exactly its text: each mark backslash-escaped (CommonMark lets any ASCII
+    punctuation be escaped so), ``"W_Q, W_K"`` -> ``"W\\_Q, W\\_K"``."""
+    return MARKDOWN_MARKS.sub(r"\\\1", str(value))
+
+
+def show_frame(table: pd.DataFrame, *, presenter: bool) -> None:
+    """A table of the page's own words and numbers, never a typed token, with every row visible.
+
+    On a laptop or a phone, ``st.dataframe``'s grid (a phone swipes it sideways). On a projector, ``st.table``: the
+    grid draws on a canvas at 13 px whatever the page's style sheet says, st.table is page text, 20 px there
+    (``dashboard/presenter.py``). st.table reads its cells as Markdown, so each is escaped (``plain_cell``).
+    """
+    if presenter:
+        st.table(table.map(plain_cell).rename(columns=plain_cell), hide_index=True)
+    else:
+        st.dataframe(table, hide_index=True, width="stretch", height=table_height(len(table)))
 
 
 def show_table(rows: list[dict]) -> None:

@@ -24,7 +24,7 @@ from dashboard.page import (
     served,
     shape_frame,
     show_code,
-    table_height,
+    show_frame,
     tokens_or_message,
 )
 from dashboard.settings import Settings
@@ -139,6 +139,6 @@ def render(settings: Settings) -> None:
     st.subheader("Shapes", anchor=False)
     st.caption(f"T_q = {t_q}, T_k = {t_k}, h = {h}, d_k = {run.x.shape[-1]} / {h} = {run.trace.q.shape[-1]}.")
     table = cross_shape_table(run, settings)
-    st.dataframe(table, hide_index=True, width="stretch", height=table_height(len(table)))
+    show_frame(table, presenter=settings.presenter)  # every row visible; page text on a projector
     if run.trace.mask is None:
         st.caption(CAUSAL_OFF)

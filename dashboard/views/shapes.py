@@ -15,7 +15,7 @@ import streamlit as st
 from core import AttentionTrace, Run, run_batch
 from core.pipeline import EMBEDDED
 from dashboard.mask_words import group_words, plain_causal, rule_words
-from dashboard.page import input_words, run_call, run_or_message, scaled, shape_frame, show_code, table_height
+from dashboard.page import input_words, run_call, run_or_message, scaled, shape_frame, show_code, show_frame
 from dashboard.settings import Settings
 
 WEIGHT_WORDS = {
@@ -154,7 +154,7 @@ def render(settings: Settings) -> None:
         "The heads are not separate matrices: one (d_model, d_model) projection is cut into h slices of d_k columns."
     )
     table = shape_table(run, settings, batch)
-    st.dataframe(table, hide_index=True, width="stretch", height=table_height(len(table)))  # every row visible
+    show_frame(table, presenter=settings.presenter)  # every row visible; page text on a projector
     if tr.group > 1:
         st.caption(_saving(tr, d_model))
     if batch is not None:

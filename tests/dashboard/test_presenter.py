@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
 
 from dashboard.figures import heads_figure
 from dashboard.figures.layout import PRESENTER_MAX_COLS, PRESENTER_MIN_TICK, PRESENTER_MIN_TITLE, PRESENTER_SCALE
+from dashboard.page import plain_cell
 from dashboard.views import VIEWS
 from tests.dashboard.conftest import array, figures, heatmaps, make_app, no_exception
 
@@ -160,3 +162,26 @@ def test_axis_titles_are_sized_for_the_projector_not_left_to_the_theme(view):
         if axis["title"].get("font", {}).get("size", 0) < CHART_TEXT_PX
     ]
     assert not small, small
+
+
+@pytest.mark.parametrize("view", ["shapes", "cross"])
+def test_a_projector_gets_the_shape_table_as_page_text_with_the_same_cells(view):
+    """st.dataframe draws on a canvas at 13 px whatever presenter mode's style sheet says; on a projector the
+    shape table is an st.table (page text, 20 px there: tests/e2e/test_projector_and_phone.py measures it),
+    its cells escaped Markdown that reads as the laptop's grid does."""
+    laptop, projector = make_app(view=view).run(), make_app(view=view, presenter="true").run()
+    no_exception(laptop)
+    no_exception(projector)
+    assert len(laptop.dataframe) == 1 and not laptop.table
+    assert len(projector.table) == 1 and not projector.dataframe
+    grid, table = laptop.dataframe[0].value, projector.table[0].value
+    unescape = lambda text: re.sub(r"\\(.)", r"\1", text)  # noqa: E731  (CommonMark's backslash escapes)
+    assert [unescape(c) for c in table.columns] == list(grid.columns)
+    assert table.map(unescape).values.tolist() == grid.values.tolist()
+
+
+def test_plain_cell_escapes_every_mark_markdown_or_streamlit_reads():
+    text = "W_Q *x* [a](b) :red[x] $y$ # <b> `c` ~s~ a|b 1. +"
+    escaped = plain_cell(text)
+    assert re.sub(r"\\(.)", r"\1", escaped) == text
+    assert not re.search(r"(?<!\\)[_*\[\]()$#<>`~|:.+]", escaped), escaped  # no mark left bare
