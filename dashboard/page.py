@@ -12,7 +12,7 @@ import functools
 import inspect
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import pandas as pd
 import streamlit as st
@@ -218,17 +218,25 @@ def plain_cell(value: object) -> str:
     return MARKDOWN_MARKS.sub(r"\\\1", str(value))
 
 
-def show_frame(table: pd.DataFrame, *, presenter: bool) -> None:
+def show_frame(
+    table: pd.DataFrame, *, presenter: bool, formats: Mapping[str, str] | None = None, na: str = "", **grid
+) -> None:
     """A table of the page's own words and numbers, never a typed token, with every row visible.
 
-    On a laptop or a phone, ``st.dataframe``'s grid (a phone swipes it sideways). On a projector, ``st.table``: the
-    grid draws on a canvas at 13 px whatever the page's style sheet says, st.table is page text, 20 px there
-    (``dashboard/presenter.py``). st.table reads its cells as Markdown, so each is escaped (``plain_cell``).
+    On a laptop or a phone, ``st.dataframe``'s grid (a phone swipes it sideways; ``grid``: its other arguments).
+    On a projector, ``st.table``: the grid draws on a canvas at 13 px whatever the page's style sheet says,
+    st.table is page text, 20 px there (``dashboard/presenter.py``). st.table reads its cells as Markdown, so each
+    is escaped (``plain_cell``). ``formats``: a number format per column (``"{:.3f}"``), ``na`` for a missing one.
     """
+    formats = formats or {}
     if presenter:
-        st.table(table.map(plain_cell).rename(columns=plain_cell), hide_index=True)
+        shown = table.copy()
+        for column, form in formats.items():
+            shown[column] = [na if pd.isna(v) else form.format(v) for v in shown[column]]
+        st.table(shown.map(plain_cell).rename(columns=plain_cell), hide_index=True)
     else:
-        st.dataframe(table, hide_index=True, width="stretch", height=table_height(len(table)))
+        data = table.style.format(formats, na_rep=na) if formats else table
+        st.dataframe(data, hide_index=True, width="stretch", height=table_height(len(table)), **grid)
 
 
 def show_table(rows: list[dict]) -> None:

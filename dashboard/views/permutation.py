@@ -26,6 +26,7 @@ from dashboard.page import (
     permutation_code,
     served,
     show_code,
+    show_frame,
     source_or_message,
     tokens_or_message,
 )
@@ -192,11 +193,11 @@ def render(settings: Settings) -> None:
     _outputs(result, tokens, settings.presenter)
     if len(results) > 1:
         rows = [(f"layer {i + 1}", f"{r.max_abs_diff:.2e}") for i, r in enumerate(results)]
-        st.dataframe(pd.DataFrame(rows, columns=["layer", "max |difference|"]), hide_index=True, width="stretch")
+        show_frame(pd.DataFrame(rows, columns=["layer", "max |difference|"]), presenter=settings.presenter)
     if settings.kind.supports("positions"):  # the same reordering with the other encodings and the mask
         st.subheader("What breaks the symmetry")
         st.caption("The same reordering, with the other settings as in the sidebar.")
-        st.dataframe(_breakers(tokens, perm, settings.config), hide_index=True, width="stretch")
+        show_frame(_breakers(tokens, perm, settings.config), presenter=settings.presenter)
         st.markdown(f"- {WHY_POSITIONS}\n- {WHY_ROPE}\n- {WHY_MASK}")
 
 

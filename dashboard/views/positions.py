@@ -17,7 +17,7 @@ from core import POSITIONAL_KINDS, causal_mask, shift_experiment
 from dashboard import compute
 from dashboard.figures.shift import ShiftRow, shift_charts
 from dashboard.map_columns import show_grid
-from dashboard.page import choose_head, served, show_code, tokens_or_message
+from dashboard.page import choose_head, served, show_code, show_frame, tokens_or_message
 from dashboard.settings import Settings, head_options
 
 TOLERANCE = 1e-9
@@ -139,10 +139,9 @@ def _verdicts(settings: Settings, tokens: tuple[str, ...], results: dict) -> Non
         (kind, f"{r.max_abs_diff:.2e}", "unchanged" if r.max_abs_diff <= TOLERANCE else "changed")
         for kind, r in results.items()
     ]
-    st.dataframe(
+    show_frame(
         pd.DataFrame(rows, columns=["positional encoding", "max |difference|, all heads", "map after the shift"]),
-        hide_index=True,
-        width="stretch",
+        presenter=settings.presenter,
     )
     if "rope" not in results:
         st.info(

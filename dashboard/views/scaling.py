@@ -16,7 +16,7 @@ from dashboard import compute
 from dashboard.figures.scaling import scaling_figures
 from dashboard.figures.spread import CLAIM, spread_figure
 from dashboard.map_columns import show_charts
-from dashboard.page import PLOTLY_CONFIG, served, show_code, tokens_or_message, unscaled_warning
+from dashboard.page import PLOTLY_CONFIG, served, show_code, show_frame, tokens_or_message, unscaled_warning
 from dashboard.settings import Settings
 
 
@@ -96,10 +96,10 @@ def _current_sentence(settings: Settings, toggle_works: bool = True) -> Run | No
         )
     table = pd.DataFrame(rows, columns=["scores", "largest weight in a row", "spread (entropy ÷ log keys)"])
     heads = f"all {c.n_heads} heads" if c.n_heads > 1 else "the one head"
-    st.dataframe(
-        table.style.format({"largest weight in a row": "{:.3f}", "spread (entropy ÷ log keys)": "{:.3f}"}),
-        hide_index=True,
-        width="stretch",
+    show_frame(
+        table,
+        presenter=settings.presenter,
+        formats={"largest weight in a row": "{:.3f}", "spread (entropy ÷ log keys)": "{:.3f}"},
     )
     st.caption(
         f"Means over {heads} and {len(tokens)} query rows at d_k = {c.d_model} / {c.n_heads} = {c.d_k}. "

@@ -17,7 +17,7 @@ from core import PATTERNS, HeadSummary, head_summary
 from core.head_summary import NAMED_SHARE, ROW_WEIGHT, named_shares
 from dashboard import compute
 from dashboard.figures.summary import NA, summary_figure
-from dashboard.page import PLOTLY_CONFIG, run_call, show_code, source_or_message, table_height, unscaled_warning
+from dashboard.page import PLOTLY_CONFIG, run_call, show_code, show_frame, source_or_message, unscaled_warning
 from dashboard.settings import Settings
 
 EVEN = 0.9
@@ -89,11 +89,11 @@ def render(settings: Settings) -> None:
     unscaled_warning(run)
     table = summary_table(summary, pieces=run.word_ids is not None)
     numbers = [c for c in COLUMNS.values() if c in table]
-    st.dataframe(
-        table.style.format({c: "{:.3f}" for c in numbers}, na_rep=NA),
-        hide_index=True,
-        width="stretch",
-        height=table_height(len(table)),  # every head visible without scrolling
+    show_frame(  # every head visible without scrolling
+        table,
+        presenter=settings.presenter,
+        formats={c: "{:.3f}" for c in numbers},
+        na=NA,
         placeholder=NA,  # the browser draws a missing value as "None" otherwise (the Styler's na_rep is not used)
         column_config={"in words": st.column_config.TextColumn("in words", width="large")},  # read in full
     )

@@ -164,20 +164,24 @@ def test_axis_titles_are_sized_for_the_projector_not_left_to_the_theme(view):
     assert not small, small
 
 
-@pytest.mark.parametrize("view", ["shapes", "cross"])
-def test_a_projector_gets_the_shape_table_as_page_text_with_the_same_cells(view):
-    """st.dataframe draws on a canvas at 13 px whatever presenter mode's style sheet says; on a projector the
-    shape table is an st.table (page text, 20 px there: tests/e2e/test_projector_and_phone.py measures it),
-    its cells escaped Markdown that reads as the laptop's grid does."""
+@pytest.mark.parametrize("view", ["shapes", "cross", "permutation", "positions", "scaling", "summary"])
+def test_a_projector_gets_the_tables_as_page_text_with_the_same_cells(view):
+    """st.dataframe draws on a canvas at 13 px whatever presenter mode's style sheet says; on a projector each
+    table of the page's own words and numbers is an st.table (page text, 20 px there:
+    tests/e2e/test_projector_and_phone.py measures it), its cells escaped Markdown reading as the laptop's grid."""
     laptop, projector = make_app(view=view).run(), make_app(view=view, presenter="true").run()
     no_exception(laptop)
     no_exception(projector)
-    assert len(laptop.dataframe) == 1 and not laptop.table
-    assert len(projector.table) == 1 and not projector.dataframe
-    grid, table = laptop.dataframe[0].value, projector.table[0].value
+    assert laptop.dataframe and not laptop.table
+    assert len(projector.table) == len(laptop.dataframe) and not projector.dataframe
     unescape = lambda text: re.sub(r"\\(.)", r"\1", text)  # noqa: E731  (CommonMark's backslash escapes)
-    assert [unescape(c) for c in table.columns] == list(grid.columns)
-    assert table.map(unescape).values.tolist() == grid.values.tolist()
+    for grid, table in zip((d.value for d in laptop.dataframe), (t.value for t in projector.table), strict=True):
+        assert [unescape(c) for c in table.columns] == list(grid.columns)
+        for shown, value in zip(table.map(unescape).values.ravel(), grid.values.ravel(), strict=True):
+            if isinstance(value, float):  # drawn to 3 decimals
+                assert float(shown) == pytest.approx(value, abs=5e-4), (shown, value)
+            else:
+                assert shown == str(value)
 
 
 def test_plain_cell_escapes_every_mark_markdown_or_streamlit_reads():
