@@ -70,6 +70,13 @@ def summary_table(summary: HeadSummary, pieces: bool = False) -> pd.DataFrame:
     return table
 
 
+def rows_words(first: int, last: int) -> str:
+    """Query rows ``first`` to ``last`` in words: "rows 1–7", "row 1", or "no row" (one token has no previous)."""
+    if last < first:
+        return "no row"
+    return f"row {first}" if first == last else f"rows {first}–{last}"
+
+
 def render(settings: Settings) -> None:
     source = source_or_message(settings)
     if source is None:
@@ -77,11 +84,17 @@ def render(settings: Settings) -> None:
     run = source.run(settings.layer)
     summary = compute.summary_of(run)
     t = len(run.tokens)
+    twice = (
+        " One key can count in two columns (row 1's previous token is the first token), so a head's columns can add "
+        "up to more than 1."
+        if t > 1
+        else ""
+    )
     st.caption(
         f"Each column is a mean over query rows of each head: on itself (the diagonal) and on the first token "
-        f"(column 0) over all {t} rows; on the previous token over rows 1–{t - 1} (row 0 has none); on the next "
-        f"token over rows 0–{t - 2} (the last row has none). One key can count in two columns (row 1's previous "
-        "token is the first token), so a head's columns can add up to more than 1. Spread is the row entropy "
+        f"(column 0) over {'all ' * (t > 1)}{rows_words(0, t - 1)}; on the previous token over "
+        f"{rows_words(1, t - 1)} (row 0 has none); on the next token over {rows_words(0, t - 2)} (the last row has "
+        f"none).{twice} Spread is the row entropy "
         "divided by log(number of keys it may see): 0 when all weight is on one key, 1 when it is even. A head is "
         f"named for a pattern when in more than {NAMED_SHARE:.0%} of its rows more than {ROW_WEIGHT:g} of the weight "
         "goes there; the share of rows is stated with the name (core.head_summary gives each reason)."

@@ -119,3 +119,22 @@ def test_the_model_view_states_a_heads_name_with_its_share_of_rows():
     share = float(np.mean([weights[0, i, i - 1] > 0.5 for i in range(1, 5)]))  # rows 1..4 have a previous token
     [line] = [m.value for m in at.markdown if m.value.startswith("**Layer 1, head 1**")]
     assert f"previous-token ({share:.0%} of rows)" in line
+
+
+@pytest.mark.parametrize(
+    ("sentence", "rows"),
+    [
+        ("The bank of the river gave a loan", ("over all rows 0–7", "previous token over rows 1–7", "over rows 0–6")),
+        ("bank loan", ("over all rows 0–1", "previous token over row 1 ", "next token over row 0 ")),
+        ("hello", ("first token (column 0) over row 0;", "previous token over no row", "next token over no row")),
+    ],
+)
+def test_the_caption_names_the_rows_each_column_averages(sentence, rows):
+    """One token read "over rows 1–0" and "rows 0–-1", and named a row 1 that does not exist."""
+    at = make_app(view="summary", sentence=sentence).run()
+    no_exception(at)
+    [caption] = [c.value for c in at.caption if c.value.startswith("Each column is a mean")]
+    for words in rows:
+        assert words in caption, (words, caption)
+    assert "–-" not in caption and "1–0" not in caption
+    assert ("row 1's previous token" in caption) is (len(sentence.split()) > 1)
