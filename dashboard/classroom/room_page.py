@@ -398,7 +398,9 @@ def _ask_for_link() -> None:
 def class_bar(state: RoomState, presenter: bool) -> None:
     """On the page: presenter mode's buttons (the sidebar is collapsed there) and the room's dialogs."""
     if presenter:
-        with st.container(horizontal=True, key="class_bar"):
+        # as wide as its buttons: beside a view's long heading it moves under it rather than squeezing the
+        # buttons into a column with their labels cut ("Share with the cl…" at 1280 px)
+        with st.container(horizontal=True, width="content", key="class_bar"):
             share_button()
             if state.teacher and state.code:
                 st.button(

@@ -55,6 +55,21 @@ def test_cache_figure_draws_k_and_v_of_every_kv_head():
         cache_figure(k, v, HOSTILE[:2])
 
 
+def test_cache_figure_draws_only_the_kv_heads_asked_for_titled_with_their_own_numbers():
+    rng = np.random.default_rng(2)
+    k, v = rng.standard_normal((3, 2, 4)), rng.standard_normal((3, 2, 4))  # (kv_heads, t, d_k)
+    grid = cache_figure(k, v, HOSTILE[:2], heads=[2])
+    z = grids(grid_json(grid))
+    assert len(z) == 2
+    np.testing.assert_allclose(z[0], k[2])
+    np.testing.assert_allclose(z[1], v[2])
+    titles = json.dumps([a for m in grid.maps for a in as_json(m)["layout"].get("annotations", [])])
+    assert "K, K/V head 3: (2, 4)" in titles and "K/V head 1" not in titles
+    for bad in ([3], [-1], []):
+        with pytest.raises(ValueError, match="K/V heads"):
+            cache_figure(k, v, HOSTILE[:2], heads=bad)
+
+
 def test_block_figure_marks_minus_infinity_as_masked():
     scores = np.array([[1.0, -np.inf], [0.5, -2.0], [-np.inf, -np.inf]])  # (T_q, B_c)
     fig = as_json(block_figure(scores, HOSTILE[:3], HOSTILE[1:3], 4))

@@ -267,3 +267,16 @@ _OVERFLOW = """() => {
 def horizontal_overflow(page: Page) -> dict:
     """``{"scroll": px the page scrolls sideways, "wide": elements sticking out past the screen's right edge}``."""
     return page.evaluate(_OVERFLOW)
+
+
+# Text cut with an ellipsis: every visible element on the page (the sidebar left out: collapsed off screen on a
+# projector and a phone) whose text overflows a box that ends it with "…" (a button's label squeezed by its row).
+_CUT_TEXT = """() => [...document.querySelectorAll('.stApp *')]
+  .filter((e) => !e.closest('[data-testid=stSidebar]') && e.checkVisibility({visibilityProperty: true})
+    && getComputedStyle(e).textOverflow === 'ellipsis' && e.scrollWidth > e.clientWidth + 1 && e.textContent.trim())
+  .map((e) => e.textContent.trim().slice(0, 60))"""
+
+
+def cut_text(page: Page) -> list[str]:
+    """The texts the page shows cut short with an ellipsis (see ``_CUT_TEXT``)."""
+    return page.evaluate(_CUT_TEXT)
