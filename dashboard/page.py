@@ -82,9 +82,7 @@ def pretrained_examples(settings: Settings) -> None:
             )
 
 
-def choose_head(
-    n_heads: int, *, key: str, bind: str | None, help: str, container=st, label: str = "Head"
-) -> int:
+def choose_head(n_heads: int, *, key: str, bind: str | None, help: str, container=st, label: str = "Head") -> int:
     """A "Head" selector (or ``label``), 1 to ``n_heads``; returns the 0-based head.
 
     ``key`` and ``bind`` go to the widget as they are. Callers write both out

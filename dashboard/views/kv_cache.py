@@ -65,7 +65,8 @@ def render(settings: Settings) -> None:
         key="cache_rows_chart",
     )
     if result.max_diff <= EXACT:
-        rows = "The row the one step produced is" if len(steps) == 1 else f"The rows the {len(steps)} steps produced, stacked, are"
+        n = len(steps)
+        rows = "The row the one step produced is" if n == 1 else f"The rows the {n} steps produced, stacked, are"
         st.success(
             f"{rows} the full causal map: max |difference| {result.max_diff:.1e} over every head, row and key "
             "(float64 rounding)."

@@ -85,8 +85,13 @@ def test_up_to_four_kv_heads_draw_every_cache_and_no_picker():
     assert len(grids(charts(at)["cache_chart"])) == 8
 
 
-@pytest.mark.parametrize(("sentence", "said"), [("hello", "The row the one step produced is the full causal map"),
-                                                ("hello there", "The rows the 2 steps produced, stacked, are the full")])
+@pytest.mark.parametrize(
+    ("sentence", "said"),
+    [
+        ("hello", "The row the one step produced is the full causal map"),
+        ("hello there", "The rows the 2 steps produced, stacked, are the full"),
+    ],
+)
 def test_the_cache_says_one_step_or_several(sentence, said):
     (success,) = page("kv_cache", sentence=sentence).success
     assert said in success.value
