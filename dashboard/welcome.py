@@ -12,8 +12,6 @@ import streamlit as st
 from dashboard.classroom.room_page import start_room
 from dashboard.classroom.tours import apply_step, load_tours
 
-TOURS_TO_A_ROW = 2
-"""The tours' buttons, two to a row on a laptop or projector (the longest title is about 420 px at 1280 px)."""
 OPEN = "_welcome_open"
 """Session: the welcome is shown (set once, on the session's first run, from the address)."""
 
@@ -69,14 +67,12 @@ def welcome() -> None:
             "small NumPy model (the page below is live). Three ways in: take a lesson's tour, project it in "
             "presenter mode, or start a room your students follow."
         )
-        tours = list(load_tours().items())
-        for start in range(0, len(tours), TOURS_TO_A_ROW):  # a phone stacks the columns: the tours in order
-            pair = tours[start : start + TOURS_TO_A_ROW]
-            # in columns, not a horizontal row: a squeezed button in a row cuts its label ("What heads learn: a
-            # pretrained model and a t…" on a 390 px phone); in a column the label wraps
-            for column, (slug, tour) in zip(st.columns(TOURS_TO_A_ROW), pair, strict=False):
-                column.button(
-                    tour.title,  # the tour files' own titles, never typed input
+        # one tour to a line: a squeezed button in a row (or in st.columns) cuts its label with an ellipsis ("What
+        # heads learn: a pretrained model and a t…" on a 390 px phone); on a line of its own the label wraps
+        with st.container(key="welcome_tours"):
+            for slug, tour in load_tours().items():  # the tour files' own titles, never typed input
+                st.button(
+                    tour.title,
                     key=f"welcome_tour_{slug}",
                     icon=":material/route:",
                     on_click=_take_tour,
