@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from dashboard.figures import heads_figure
+from dashboard.figures import heads_figure, model_figure
 from dashboard.figures.layout import PRESENTER_MAX_COLS, PRESENTER_MIN_TICK, PRESENTER_MIN_TITLE, PRESENTER_SCALE
 from dashboard.views import VIEWS
 from tests.dashboard.conftest import array, figures, heatmaps, make_app, no_exception
@@ -135,3 +135,29 @@ def test_every_view_renders_in_presenter_mode_at_the_extremes(query):
         at.button_group(key="view").set_value(slug).run()
         no_exception(at)
         assert not at.error, (slug, [e.value for e in at.error])
+
+
+@pytest.mark.parametrize("presenter", [False, True])
+def test_the_model_overview_is_one_column_per_head_and_one_row_per_layer_on_a_projector_too(presenter):
+    """MiniLM's 6 x 12 overview in presenter mode was 24 rows of 3 maps, "L2" beside the fifth row and the head
+    numbers over the first four: the cap of 3 panels to a row applied to the overview's own 12 columns."""
+    n_layers, h, t = 6, 12, 10
+    w = np.random.default_rng(0).dirichlet(np.ones(t), size=(n_layers, h, t))  # (L, h, T, T)
+    layout = json.loads(model_figure(w, [f"w{i}" for i in range(t)], presenter=presenter).to_json())["layout"]
+    axis = [
+        (layout[f"xaxis{k + 1 if k else ''}"]["domain"], layout[f"yaxis{k + 1 if k else ''}"]["domain"])
+        for k in range(n_layers * h)
+    ]
+    columns = sorted({round(x[0], 6) for x, _ in axis})
+    rows = sorted({round(y[0], 6) for _, y in axis}, reverse=True)
+    assert len(columns) == h and len(rows) == n_layers
+    for k, (x, y) in enumerate(axis):
+        layer, head = divmod(k, h)
+        assert (round(x[0], 6), round(y[0], 6)) == (columns[head], rows[layer])
+    titles = {a["text"]: a for a in layout["annotations"] if a.get("name") == "title"}
+    for head in range(h):  # each head's number over its own column, above the first layer's row
+        x, y = axis[head]
+        assert x[0] <= titles[str(head + 1)]["x"] <= x[1] and titles[str(head + 1)]["y"] >= y[1]
+    for layer in range(n_layers):
+        _, y = axis[layer * h]
+        assert y[0] <= titles[f"L{layer + 1}"]["y"] <= y[1]
