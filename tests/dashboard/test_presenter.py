@@ -8,7 +8,13 @@ import numpy as np
 import pytest
 
 from dashboard.figures import heads_figure, model_figure
-from dashboard.figures.layout import PRESENTER_MAX_COLS, PRESENTER_MIN_TICK, PRESENTER_MIN_TITLE, PRESENTER_SCALE
+from dashboard.figures.layout import (
+    MODEBAR_CLEAR_PX,
+    PRESENTER_MAX_COLS,
+    PRESENTER_MIN_TICK,
+    PRESENTER_MIN_TITLE,
+    PRESENTER_SCALE,
+)
 from dashboard.views import VIEWS
 from tests.dashboard.conftest import array, figures, heatmaps, make_app, no_exception
 
@@ -161,3 +167,4 @@ def test_the_model_overview_is_one_column_per_head_and_one_row_per_layer_on_a_pr
     for layer in range(n_layers):
         _, y = axis[layer * h]
         assert y[0] <= titles[f"L{layer + 1}"]["y"] <= y[1]
+    assert layout["margin"]["t"] >= MODEBAR_CLEAR_PX, "the last head's number clear of Plotly's toolbar"
