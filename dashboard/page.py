@@ -83,15 +83,15 @@ def pretrained_examples(settings: Settings) -> None:
             )
 
 
-def choose_head(n_heads: int, *, key: str, bind: str | None, help: str, container=st) -> int:
-    """A "Head" selector, 1 to ``n_heads``; returns the 0-based head.
+def choose_head(n_heads: int, *, key: str, bind: str | None, help: str, container=st, label: str = "Head") -> int:
+    """A "Head" selector (or ``label``), 1 to ``n_heads``; returns the 0-based head.
 
     ``key`` and ``bind`` go to the widget as they are. Callers write both out
     (``bind="query-params"``), so the check that every URL-bound key is listed in
     ``settings.LINK_KEYS`` finds them at the call.
     """
     head = container.segmented_control(
-        "Head", list(range(1, n_heads + 1)), default=1, required=True, key=key, bind=bind, help=help
+        label, list(range(1, n_heads + 1)), default=1, required=True, key=key, bind=bind, help=help
     )
     return int(head) - 1
 

@@ -108,6 +108,7 @@ VIEW_KEYS = (
     "source",  # cross: the sentence keys and values come from
     "replay_step",  # train: the snapshot step the replay shows
     "cache_step",  # kv_cache: the generation step t shown
+    "cache_head",  # kv_cache: the K/V head whose cache is drawn (more than CACHE_HEADS_DRAWN K/V heads)
     "block_size",  # flash: B_c, the keys per block
     "block",  # flash: the block shown
     "flash_head",  # flash: which head is tiled

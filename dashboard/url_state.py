@@ -228,6 +228,7 @@ SPECS: tuple[Spec, ...] = (
     Spec("quiz", "switch", default=False),
     Spec("quiz_question", "whole", range(1, MAX_QUESTIONS + 1), 1),  # how many: the run decides (clamped there)
     Spec("cache_step", "whole", range(1, MAX_TOKENS + 1)),  # 1..T: the kv_cache view knows T (default: the last)
+    Spec("cache_head", "whole", lambda ctx: range(1, int(ctx["kv_heads"]) + 1), 1),  # 1..kv_heads
     Spec("block_size", "whole", range(1, MAX_TOKENS + 1)),  # 1..T: the flash view knows T (default: T // 4)
     Spec("block", "whole", range(1, MAX_TOKENS + 1)),  # 1..number of blocks: the flash view knows it
     Spec("flash_head", "whole", _shown_heads, 1),

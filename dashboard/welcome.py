@@ -67,7 +67,9 @@ def welcome() -> None:
             "small NumPy model (the page below is live). Three ways in: take a lesson's tour, project it in "
             "presenter mode, or start a room your students follow."
         )
-        with st.container(horizontal=True, key="welcome_ways"):
+        # one tour to a line: a squeezed button in a row (or in st.columns) cuts its label with an ellipsis ("What
+        # heads learn: a pretrained model and a t…" on a 390 px phone); on a line of its own the label wraps
+        with st.container(key="welcome_tours"):
             for slug, tour in load_tours().items():  # the tour files' own titles, never typed input
                 st.button(
                     tour.title,
@@ -77,6 +79,7 @@ def welcome() -> None:
                     args=(slug,),
                     help=f"Take this lesson's tour: {tour.about} Each step sets the view and notes what to ask.",
                 )
+        with st.container(horizontal=True, key="welcome_ways"):
             st.button(
                 "Presenter mode",
                 key="welcome_presenter",

@@ -17,6 +17,9 @@ from dashboard.figures.steps import DIVERGING, symmetric_limit
 
 BEFORE, AFTER, CORRECTION = "#999999", "#0072B2", "#D55E00"
 """Bar colours: the state before a block (grey), after it (blue), and the correction factor (vermillion)."""
+STATE_MIN_ROWS = 6
+"""The running-state chart is planned at least this many rows tall: one token's was a 42 px plot, and its axis
+titles, legend and tick labels overprinted each other."""
 LEGEND_GAP_PX = 80
 """The legend's top, in px under the plot (x presenter scale): below the tick labels and the axis titles."""
 
@@ -92,7 +95,8 @@ def state_figure(
     ]
     gap = 0.06
     width = (1 - 2 * gap) / 3
-    height, top, bottom = int((120 + 22 * len(tokens)) * s), int(60 * s), int(40 * s)
+    rows = max(len(tokens), STATE_MIN_ROWS)  # a few rows still get a plot tall enough for the legend below it
+    height, top, bottom = int((120 + 22 * rows) * s), int(60 * s), int(40 * s)
     legend_y = -LEGEND_GAP_PX * s / (height - top - bottom)  # paper units: that many px under the plot
     layout = dict(
         barmode="group",

@@ -15,6 +15,7 @@ columns are coordinates, labelled "0".."d-1", and its hover names them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -251,7 +252,11 @@ def heatmap_grid(
         suffix = "" if k == 0 else str(k + 1)
         xa, ya = f"x{suffix}", f"y{suffix}"
         x_cats, y_cats = _labels(p.cols, p.z.shape[1], p.first_col), _labels(p.rows, p.z.shape[0])
-        x_axis = _axis(x_dom, x_cats, show_x, plan.x_px, ya, plan)
+        t_q, t_k = p.z.shape
+        # square cells: a map with fewer keys than queries is narrower than its planned panel (a flash block of 15
+        # keys of 62 queries is a quarter as wide), so its key labels are thinned for the width it is drawn at
+        x_along = min(plan.x_px, math.ceil(plan.panel_h * t_k / t_q)) if square else plan.x_px
+        x_axis = _axis(x_dom, x_cats, show_x, x_along, ya, plan)
         layout[f"xaxis{suffix}"] = x_axis | dict(tickangle=TICK_ANGLE, constraintoward="left")  # under its title
         y_axis = _axis(y_dom, y_cats, show_y, plan.panel_h, xa, plan)
         # row 0 on top; a panel squeezed by a narrow chart stays under its title

@@ -9,7 +9,15 @@ import plotly.graph_objects as go
 
 from core import realign
 from dashboard.figures.grid import ChartGrid, Panel, chart_grid, heatmap_grid, single_chart, title_annotation
-from dashboard.figures.layout import fonts, map_columns, outer_label_px, single_map_columns, small_multiple_px
+from dashboard.figures.layout import (
+    FIGURE_MARGIN_PX,
+    MODEBAR_CLEAR_PX,
+    fonts,
+    map_columns,
+    outer_label_px,
+    single_map_columns,
+    small_multiple_px,
+)
 
 COLUMN_LABEL_HEADS = 8
 """Up to this many heads the overview's columns read "H1".."Hh"; more (MiniLM's 12) get the numbers alone, which
@@ -146,6 +154,12 @@ def model_figure(
     marks += [_row_label(f"L{layer + 1}", fig, layer * h, size) for layer in range(n_layers)]
     fig.layout.annotations = [*fig.layout.annotations, *marks]
     fig.layout.margin.l = round(outer_label_px(len(f"L{n_layers}"), size))
+    # the head numbers sit over the first row, the last one under Plotly's toolbar (top right, MODEBAR_CLEAR_PX
+    # tall) unless the strip above them clears it: a taller figure, the maps as large as planned
+    clear = MODEBAR_CLEAR_PX + FIGURE_MARGIN_PX - fig.layout.margin.t
+    if clear > 0:
+        fig.layout.margin.t += clear
+        fig.layout.height += clear
     return fig
 
 

@@ -42,14 +42,25 @@ def rows_so_far_figure(
 
 
 def cache_figure(
-    k_cache: np.ndarray, v_cache: np.ndarray, tokens: Sequence[str], *, presenter: bool = False
+    k_cache: np.ndarray,
+    v_cache: np.ndarray,
+    tokens: Sequence[str],
+    *,
+    heads: Sequence[int] | None = None,
+    presenter: bool = False,
 ) -> ChartGrid:
-    """The cache after one step: K and V ``(kv_heads, t, d_k)``, one panel each per K/V head, a row per token."""
+    """The cache after one step: K and V ``(kv_heads, t, d_k)``, one panel each per K/V head, a row per token.
+
+    ``heads``: the K/V heads drawn (0-based, each titled with its own number); None: every one.
+    """
     kv_heads, t, d_k = k_cache.shape
     if v_cache.shape != k_cache.shape or len(tokens) != t:
         raise ValueError(f"K {k_cache.shape}, V {v_cache.shape} and {len(tokens)} tokens do not match")
+    heads = range(kv_heads) if heads is None else heads
+    if not heads or not all(0 <= g < kv_heads for g in heads):
+        raise ValueError(f"K/V heads {list(heads)} are not among the cache's {kv_heads}")
     panels = []
-    for g in range(kv_heads):
+    for g in heads:
         panels.append(vector_panel(k_cache[g], tokens, f"K, K/V head {g + 1}: ({t}, {d_k})"))
         panels.append(vector_panel(v_cache[g], tokens, f"V, K/V head {g + 1}: ({t}, {d_k})"))
     return vectors_charts(panels, at_most=2 * KV_PAIRS_TO_A_ROW, presenter=presenter)  # one chart per matrix

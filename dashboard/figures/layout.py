@@ -253,11 +253,12 @@ class GridPlan:
 
 
 def grid_columns(n: int, ncols: int | None, *, presenter: bool) -> int:
-    """Columns of a grid of ``n`` panels in one figure: ``ncols`` if given (at most 3 on a projector), else all
-    that fit (``MAX_COLS``; on a projector 2 up to 4 panels, so 4 are 2 x 2, and 3 beyond)."""
-    if presenter:
-        return min(ncols or min(n, 2 if n <= 4 else 3), PRESENTER_MAX_COLS)
-    return ncols or min(n, MAX_COLS)
+    """Columns of a grid of ``n`` panels in one figure: ``ncols`` if given (the model view's overview: one column per
+    head, on a projector too), else all that fit (``MAX_COLS``; on a projector 2 up to 4 panels, so 4 are 2 x 2,
+    and 3 beyond)."""
+    if ncols:
+        return ncols
+    return min(n, 2 if n <= 4 else PRESENTER_MAX_COLS) if presenter else min(n, MAX_COLS)
 
 
 def label_chars(token_chars: int, longest_axis: int) -> int:

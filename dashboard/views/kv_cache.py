@@ -6,6 +6,8 @@ sentence and weights, beside the full causal run it must equal.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import streamlit as st
 
 from core.kv_cache import (
@@ -22,6 +24,7 @@ from dashboard.figures.kv_cache import cache_figure, rows_so_far_figure
 from dashboard.map_columns import show_grid
 from dashboard.page import (
     byte_size,
+    choose_head,
     served_tokens,
     shape_text,
     show_code,
@@ -31,6 +34,8 @@ from dashboard.settings import Settings
 
 EXACT = 1e-12
 """The stacked rows must equal the full causal map to this (float64 rounding is ~1e-16)."""
+CACHE_HEADS_DRAWN = 4
+"""Up to this many K/V heads, the cache of every one is drawn (8 charts); more get a "K/V head" picker."""
 
 
 def render(settings: Settings) -> None:
@@ -60,17 +65,37 @@ def render(settings: Settings) -> None:
         key="cache_rows_chart",
     )
     if result.max_diff <= EXACT:
+        n = len(steps)
+        rows = "The row the one step produced is" if n == 1 else f"The rows the {n} steps produced, stacked, are"
         st.success(
-            f"The rows the {len(steps)} steps produced, stacked, are the full causal map: max |difference| "
-            f"{result.max_diff:.1e} over every head, row and key (float64 rounding)."
+            f"{rows} the full causal map: max |difference| {result.max_diff:.1e} over every head, row and key "
+            "(float64 rounding)."
         )
     else:
         st.error(f"The stacked rows differ from the full causal map by up to {result.max_diff:.2e}.")
+    heads = _cache_heads(kv_heads)
     show_grid(
-        cache_figure(step.k_cache, step.v_cache, tokens[: t + 1], presenter=settings.presenter), key="cache_chart"
+        cache_figure(step.k_cache, step.v_cache, tokens[: t + 1], heads=heads, presenter=settings.presenter),
+        key="cache_chart",
     )
     show_code(decode, f"steps = decode(x, projections, {h})  # x (T, d_model) = X + P of the sidebar's sentence")
     _memory(settings, kv_heads, d_k)
+
+
+def _cache_heads(kv_heads: int) -> Sequence[int]:
+    """The K/V heads whose cached K and V are drawn (0-based): every one up to ``CACHE_HEADS_DRAWN``, else the one
+    a "K/V head" picker chooses (16 K/V heads would be 32 charts under the 16 maps: a phone scrolls 19,000 px)."""
+    if kv_heads <= CACHE_HEADS_DRAWN:
+        return range(kv_heads)
+    g = choose_head(
+        kv_heads,
+        key="cache_head",
+        bind="query-params",
+        label="K/V head",
+        help=f"The K/V head whose cached keys and values are drawn below: with more than {CACHE_HEADS_DRAWN} K/V "
+        "heads the page draws one at a time. Every K/V head's cache grows the same way, one row per step.",
+    )
+    return [g]
 
 
 def _step(n: int) -> int:

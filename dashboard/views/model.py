@@ -15,6 +15,7 @@ from core.head_summary import named_shares, pattern_label
 from dashboard.classroom.quiz_panel import ask
 from dashboard.figures import model_figure, single_map_charts
 from dashboard.figures.heads import head_charts
+from dashboard.figures.train import layers_charts
 from dashboard.map_columns import show_grid
 from dashboard.page import (
     PLOTLY_CONFIG,
@@ -28,6 +29,11 @@ from dashboard.probes import ablation_panel, induction_panel
 from dashboard.settings import Settings
 from dashboard.source import source_or_message
 
+LARGE_MAPS = 8
+"""Up to this many maps in all (a trained model's 2 layers of 1 to 4 heads), the overview draws each as large as
+the heads view's, one chart each; more (MiniLM's 72) are small multiples on one screen. 2 maps of 24 tokens as
+small multiples were 64 px on a laptop, 110 px on a projector, their "H1" over the page's middle."""
+
 
 def render(settings: Settings) -> None:
     pretrained_examples(settings)
@@ -40,10 +46,13 @@ def render(settings: Settings) -> None:
     weights = np.stack([r.trace.weights for r in runs])  # (L, h, T, T)
     n_layers, h, t = weights.shape[0], weights.shape[1], weights.shape[-1]
     mask = runs[0].trace.mask
+    large = n_layers * h <= LARGE_MAPS  # a tiny trained model: maps to read, not small multiples
+    where = (
+        "each titled with its layer and head" if large else "rows are layers (the first at the top), columns are heads"
+    )
     st.caption(
         f"{n_layers} layer{'s' * (n_layers > 1)} × {h} head{'s' * (h > 1)} = {n_layers * h} "
-        f"map{'s' * (n_layers * h > 1)} of {t}×{t}: rows are layers "
-        "(the first at the top), columns are heads. Hover a cell for its tokens and weight."
+        f"map{'s' * (n_layers * h > 1)} of {t}×{t}: {where}. Hover a cell for its tokens and weight."
     )
     one_layer = n_layers == 1 or st.toggle(
         "One layer at a time",
@@ -57,6 +66,8 @@ def render(settings: Settings) -> None:
         title = f"layer {shown}, head {{n}}" if n_layers > 1 else "head {n}"
         charts = head_charts(weights[shown - 1], runs[0].tokens, mask, presenter=settings.presenter, title=title)
         show_grid(charts, key="model_chart")
+    elif large:
+        show_grid(layers_charts(weights, runs[0].tokens, mask, presenter=settings.presenter), key="model_chart")
     else:
         st.plotly_chart(
             model_figure(weights, runs[0].tokens, mask, presenter=settings.presenter),

@@ -193,9 +193,10 @@ def _results(settings: Settings, trained: Trained) -> None:
     h = result.history
     curves = curves_figures(h.step, h.loss, h.eval_step, h.eval_accuracy, result.settings.steps, presenter=presenter)
     show_charts(curves, 2, key="train_curves")
+    run = result.settings  # what this run trained with (a loaded run's own file)
     st.caption(
-        "Left: cross-entropy of each step's batch of 64 sequences. Right: share of held-out tokens predicted right, "
-        "every 25 steps; the dotted line is 99%, the bar for solved."
+        f"Training loss: cross-entropy of each step's batch of {run.batch_size} sequences. Held-out accuracy: share "
+        f"of held-out tokens predicted right, every {run.eval_every} steps; the dotted line is 99%, the bar for solved."
     )
     show_code(train, _train_call(trained))
     _final_maps(settings, trained)
@@ -239,7 +240,7 @@ def _final_maps(settings: Settings, trained: Trained) -> None:
     tokens = _example_tokens(trained)
     st.caption(
         f"Every head of every layer on the task's fixed example ({len(tokens)} tokens, the same for every seed): "
-        "rows are layers, columns heads; row = query, column = key."
+        "each map titled with its layer and head; row = query, column = key."
     )
     weights = np.stack([r.trace.weights for r in trained.runs])  # (L, h, T, T)
     show_grid(

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from core import attention_mask
-from dashboard.figures.flash import block_figure, state_figure
+from dashboard.figures.flash import LEGEND_GAP_PX, block_figure, state_figure
 from dashboard.figures.kv_cache import cache_figure, rows_so_far_figure
+from dashboard.figures.layout import LABEL_LINE, scale
 from tests.dashboard.charts import grid_json, grids, masked
 from tests.dashboard.conftest import escaped
 
@@ -55,6 +56,21 @@ def test_cache_figure_draws_k_and_v_of_every_kv_head():
         cache_figure(k, v, HOSTILE[:2])
 
 
+def test_cache_figure_draws_only_the_kv_heads_asked_for_titled_with_their_own_numbers():
+    rng = np.random.default_rng(2)
+    k, v = rng.standard_normal((3, 2, 4)), rng.standard_normal((3, 2, 4))  # (kv_heads, t, d_k)
+    grid = cache_figure(k, v, HOSTILE[:2], heads=[2])
+    z = grids(grid_json(grid))
+    assert len(z) == 2
+    np.testing.assert_allclose(z[0], k[2])
+    np.testing.assert_allclose(z[1], v[2])
+    titles = json.dumps([a for m in grid.maps for a in as_json(m)["layout"].get("annotations", [])])
+    assert "K, K/V head 3: (2, 4)" in titles and "K/V head 1" not in titles
+    for bad in ([3], [-1], []):
+        with pytest.raises(ValueError, match="K/V heads"):
+            cache_figure(k, v, HOSTILE[:2], heads=bad)
+
+
 def test_block_figure_marks_minus_infinity_as_masked():
     scores = np.array([[1.0, -np.inf], [0.5, -2.0], [-np.inf, -np.inf]])  # (T_q, B_c)
     fig = as_json(block_figure(scores, HOSTILE[:3], HOSTILE[1:3], 4))
@@ -75,3 +91,35 @@ def test_state_figure_draws_each_running_number_and_leaves_minus_infinity_out():
     assert xs[2] == [0.0, 1.5] and xs[3] == [1.0, 1.2]
     np.testing.assert_allclose(xs[4], [0.0, np.exp(-2.0)])
     assert all(trace["y"] == ["0·" + escaped(HOSTILE[0]), "1·" + escaped(HOSTILE[1])] for trace in fig["data"])
+
+
+@pytest.mark.parametrize("presenter", [False, True])
+@pytest.mark.parametrize("t", [1, 2, 3, 8])
+def test_state_figure_of_a_few_rows_keeps_a_plot_tall_enough_for_its_legend_below(t, presenter):
+    """One token's state chart was a 42 px plot with its legend 80 px under it: the axis titles, the legend and the
+    tick labels overprinted (390 px phone, chromium). The plot is now at least the legend's gap tall."""
+    rows = np.zeros(t)
+    layout = as_json(state_figure(rows, rows, rows, rows, rows + 1, [f"w{i}" for i in range(t)], presenter=presenter))[
+        "layout"
+    ]
+    plot_px = layout["height"] - layout["margin"]["t"] - layout["margin"]["b"]
+    assert layout["legend"]["y"] >= -1, "the legend sits within one plot height under the plot"
+    assert plot_px >= LEGEND_GAP_PX * scale(presenter)
+
+
+@pytest.mark.parametrize("presenter", [False, True])
+def test_a_tall_block_s_key_labels_are_thinned_to_the_width_it_is_drawn_at(presenter):
+    """62 queries by 15 keys with square cells is a quarter as wide as tall: every key labelled overprinted
+    (chromium, 1280 x 720 presenter and 390 x 844). The labels shown fit the drawn width, a font size each."""
+    t, b = 62, 15
+    scores = np.random.default_rng(3).standard_normal((t, b))
+    fig = as_json(
+        block_figure(scores, [f"w{i}" for i in range(t)], [f"w{i}" for i in range(b)], 0, presenter=presenter)
+    )
+    layout = fig["layout"]
+    y0, y1 = layout["yaxis"]["domain"]
+    panel_h = (y1 - y0) * (layout["height"] - layout["margin"]["t"] - layout["margin"]["b"])
+    drawn_w = panel_h * b / t  # square cells
+    x = layout["xaxis"]
+    assert 1 < len(x["tickvals"]) < b, "thinned, not dropped"
+    assert len(x["tickvals"]) * x["tickfont"]["size"] * LABEL_LINE <= drawn_w + x["tickfont"]["size"]

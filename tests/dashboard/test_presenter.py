@@ -8,8 +8,14 @@ import re
 import numpy as np
 import pytest
 
-from dashboard.figures import heads_figure
-from dashboard.figures.layout import PRESENTER_MAX_COLS, PRESENTER_MIN_TICK, PRESENTER_MIN_TITLE, PRESENTER_SCALE
+from dashboard.figures import heads_figure, model_figure
+from dashboard.figures.layout import (
+    MODEBAR_CLEAR_PX,
+    PRESENTER_MAX_COLS,
+    PRESENTER_MIN_TICK,
+    PRESENTER_MIN_TITLE,
+    PRESENTER_SCALE,
+)
 from dashboard.page import plain_cell
 from dashboard.views import VIEWS
 from tests.dashboard.conftest import array, figures, heatmaps, make_app, no_exception
@@ -189,3 +195,30 @@ def test_plain_cell_escapes_every_mark_markdown_or_streamlit_reads():
     escaped = plain_cell(text)
     assert re.sub(r"\\(.)", r"\1", escaped) == text
     assert not re.search(r"(?<!\\)[_*\[\]()$#<>`~|:.+]", escaped), escaped  # no mark left bare
+
+
+@pytest.mark.parametrize("presenter", [False, True])
+def test_the_model_overview_is_one_column_per_head_and_one_row_per_layer_on_a_projector_too(presenter):
+    """MiniLM's 6 x 12 overview in presenter mode was 24 rows of 3 maps, "L2" beside the fifth row and the head
+    numbers over the first four: the cap of 3 panels to a row applied to the overview's own 12 columns."""
+    n_layers, h, t = 6, 12, 10
+    w = np.random.default_rng(0).dirichlet(np.ones(t), size=(n_layers, h, t))  # (L, h, T, T)
+    layout = json.loads(model_figure(w, [f"w{i}" for i in range(t)], presenter=presenter).to_json())["layout"]
+    axis = [
+        (layout[f"xaxis{k + 1 if k else ''}"]["domain"], layout[f"yaxis{k + 1 if k else ''}"]["domain"])
+        for k in range(n_layers * h)
+    ]
+    columns = sorted({round(x[0], 6) for x, _ in axis})
+    rows = sorted({round(y[0], 6) for _, y in axis}, reverse=True)
+    assert len(columns) == h and len(rows) == n_layers
+    for k, (x, y) in enumerate(axis):
+        layer, head = divmod(k, h)
+        assert (round(x[0], 6), round(y[0], 6)) == (columns[head], rows[layer])
+    titles = {a["text"]: a for a in layout["annotations"] if a.get("name") == "title"}
+    for head in range(h):  # each head's number over its own column, above the first layer's row
+        x, y = axis[head]
+        assert x[0] <= titles[str(head + 1)]["x"] <= x[1] and titles[str(head + 1)]["y"] >= y[1]
+    for layer in range(n_layers):
+        _, y = axis[layer * h]
+        assert y[0] <= titles[f"L{layer + 1}"]["y"] <= y[1]
+    assert layout["margin"]["t"] >= MODEBAR_CLEAR_PX, "the last head's number clear of Plotly's toolbar"

@@ -9,6 +9,7 @@ on a gate, so "a second caller arrives while the first trains" happens every tim
 from __future__ import annotations
 
 import dataclasses
+import json
 import threading
 import time
 
@@ -149,6 +150,24 @@ def test_weights_trained_draw_the_trained_heads(view, layer):
         trace = result.traces(result.fixed_example.inputs[0])[layer - 1]
         found = [g for f in weights_panels for g in grids(f) if g.shape == trace.weights.shape[-2:]]
         assert any(np.allclose(np.nan_to_num(g), trace.weights[0], atol=1e-6) for g in found)
+
+
+def test_the_model_view_draws_a_tiny_trained_model_s_maps_large_and_minilm_s_as_small_multiples():
+    """The induction model's 2 maps of 24 tokens were 64 px small multiples; now one chart each, as large as the
+    heads view's, titled with their layer and head, and the caption says so (not "rows are layers")."""
+    result = load_trained("induction")
+    n_layers, h = final_weights(result).shape[:2]
+    at = make_app(view="model", weights="trained", task="induction").run()
+    no_exception(at)
+    ids = [c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")]
+    maps = [i for i in ids if i.startswith("model_chart_") and i != "model_chart_bar"]
+    assert len(maps) == n_layers * h
+    figs = [json.loads(c.proto.spec) for c in at.get("plotly_chart") if c.proto.id.endswith(tuple(maps))]
+    titles = [a["text"] for f in figs for a in f["layout"]["annotations"] if a.get("name") == "title"]
+    assert titles == [f"layer {n + 1}, head {k + 1}" for n in range(n_layers) for k in range(h)]
+    assert all(f["layout"]["height"] >= 250 for f in figs)
+    [caption] = [c.value for c in at.caption if "maps of" in c.value]
+    assert "each titled with its layer and head" in caption and "rows are layers" not in caption
 
 
 def test_untrained_settings_say_how_to_train_them():

@@ -60,6 +60,7 @@ WHERE: dict[str, tuple[dict[str, str], ...]] = {
     "source": ({"view": "cross"},),
     "replay_step": ({"view": "train"},),
     "cache_step": ({"view": "kv_cache"},),
+    "cache_head": ({"view": "kv_cache", "n_heads": "8"}, {"view": "kv_cache", "n_heads": "16", "kv_heads": "8"}),
     "block_size": ({"view": "flash"},),
     "block": ({"view": "flash"},),
     "flash_head": ({"view": "flash"},),
@@ -91,7 +92,7 @@ def _check(link: dict[str, str]) -> None:
     assert not read(shown).problems, (link, shown)  # every control holds a value the parser accepts
     notes = [w.value for w in at.warning if w.icon == ":material/link:"]
     for key in read(link).problems:  # what the parser replaces is said, naming the key
-        if key in shown or key in ("perm_head", "head", "shift_head", "step_head", "flash_head"):
+        if key in shown or key in ("perm_head", "head", "shift_head", "step_head", "flash_head", "cache_head"):
             assert any(key in n for n in notes), (key, link, notes)
     for note in notes:
         assert not any(rough in note for rough in ROUGH), note  # the link's own text is never quoted

@@ -59,6 +59,44 @@ def test_cache_chart_shows_t_keys_and_values_per_kv_head():
     np.testing.assert_allclose(z[1], full.trace.v[0][:5], atol=1e-12)
 
 
+@pytest.mark.parametrize("query", [{"n_heads": "16"}, {"n_heads": "16", "kv_heads": "8"}])
+def test_more_than_four_kv_heads_draw_the_cache_of_the_one_picked(query):
+    """16 K/V heads drew 32 cache charts under the 16 maps; now a "K/V head" picker and that head's K and V."""
+    at = page("kv_cache", cache_step="5", **query)
+    _, full = plain_run(True, **{k: int(v) for k, v in query.items()})
+    kv_heads = full.trace.kv_heads
+    assert at.button_group(key="cache_head").options == [str(g) for g in range(1, kv_heads + 1)]
+    z = grids(charts(at)["cache_chart"])
+    assert len(z) == 2
+    np.testing.assert_allclose(z[0], full.trace.k[0][:5], atol=1e-12)
+    at.button_group(key="cache_head").set_value(kv_heads).run()
+    no_exception(at)
+    fig = charts(at)["cache_chart"]
+    z = grids(fig)
+    assert len(z) == 2
+    np.testing.assert_allclose(z[0], full.trace.k[kv_heads - 1][:5], atol=1e-12)  # K of the last K/V head
+    np.testing.assert_allclose(z[1], full.trace.v[kv_heads - 1][:5], atol=1e-12)
+    assert len(grids(charts(at)["cache_rows_chart"])) == 16  # every query head's map is still drawn
+
+
+def test_up_to_four_kv_heads_draw_every_cache_and_no_picker():
+    at = page("kv_cache", n_heads="16", kv_heads="4")
+    assert not [b for b in at.button_group if b.key == "cache_head"]
+    assert len(grids(charts(at)["cache_chart"])) == 8
+
+
+@pytest.mark.parametrize(
+    ("sentence", "said"),
+    [
+        ("hello", "The row the one step produced is the full causal map"),
+        ("hello there", "The rows the 2 steps produced, stacked, are the full"),
+    ],
+)
+def test_the_cache_says_one_step_or_several(sentence, said):
+    (success,) = page("kv_cache", sentence=sentence).success
+    assert said in success.value
+
+
 def test_cache_memory_table_gives_the_models_bytes():
     at = page("kv_cache")
     df = at.dataframe[0].value

@@ -287,3 +287,16 @@ def formulas_cut(page: Page) -> list[tuple[str, float, float]]:
         for f in page.evaluate(_FORMULAS)
         if f["left"] < -0.5 or f["right"] > width + 0.5
     ]
+
+
+# Text cut with an ellipsis: every visible element on the page (the sidebar left out: collapsed off screen on a
+# projector and a phone) whose text overflows a box that ends it with "…" (a button's label squeezed by its row).
+_CUT_TEXT = """() => [...document.querySelectorAll('.stApp *')]
+  .filter((e) => !e.closest('[data-testid=stSidebar]') && e.checkVisibility({visibilityProperty: true})
+    && getComputedStyle(e).textOverflow === 'ellipsis' && e.scrollWidth > e.clientWidth + 1 && e.textContent.trim())
+  .map((e) => e.textContent.trim().slice(0, 60))"""
+
+
+def cut_text(page: Page) -> list[str]:
+    """The texts the page shows cut short with an ellipsis (see ``_CUT_TEXT``)."""
+    return page.evaluate(_CUT_TEXT)

@@ -12,7 +12,7 @@ from bench.streamlit_server import wait_idle
 from dashboard.classroom.tours import load_tours
 from dashboard.views import VIEWS
 from tests.e2e.conftest import WATCH_EXCEPTIONS, watched_page
-from tests.e2e.dom import choose_segment, chosen_segment, input_value, toggle_on, widget
+from tests.e2e.dom import choose_segment, chosen_segment, cut_text, input_value, toggle_on, widget
 
 pytestmark = pytest.mark.e2e
 
@@ -114,6 +114,7 @@ def test_the_welcome_fits_without_horizontal_overflow(browser, server, size):
         assert box["y"] + box["height"] <= size[1], "the whole welcome on the first screen"
         overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0, f"the page scrolls sideways by {overflow} px"
+        assert not cut_text(page), "every tour's title whole (a row of buttons cut the long ones on a phone)"
         buttons = card.locator("[data-testid^='stBaseButton']").filter(visible=True).all()
         assert len(buttons) == len(load_tours()) + 3, "every tour, presenter mode, a room, close"
         for button in buttons:

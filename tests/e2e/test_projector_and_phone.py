@@ -23,6 +23,7 @@ from tests.e2e.conftest import WATCH_EXCEPTIONS
 from tests.e2e.dom import (
     PAGE_TEXT,
     charts,
+    cut_text,
     formulas_cut,
     overlap,
     text_overlaps,
@@ -115,6 +116,7 @@ def assert_projector_readable(page, *, least_chart_text: float = CHART_TEXT_PX) 
     assert not small_text(drawn, ("text", "annotation", "legend"), least_chart_text), "chart text too small"
     assert not text_overlaps(drawn), "text over text"
     assert not drawn or not toolbar_overlaps(page, 0), "Plotly's toolbar over the first chart's text"
+    assert not cut_text(page), "a label cut short"  # "Share with the cl…" beside a long heading
     return drawn
 
 
@@ -133,6 +135,7 @@ def assert_phone_readable(page, *, least_map_px: float = PHONE_MAP_PX) -> list[d
     assert not text_overlaps(drawn), "text over text"
     for i in range(min(2, len(drawn))):
         assert not toolbar_overlaps(page, i), f"Plotly's toolbar over chart {i + 1}'s text"
+    assert not cut_text(page), "a label cut short"
     return drawn
 
 
@@ -307,3 +310,42 @@ def test_presenter_scaling_labels_do_not_overlap(browser, server, query):
         assert len(limits) == 4 and len(yours) == 2
         assert not [(a["text"], b["text"]) for a in yours for b in limits if overlap(a, b)]
         assert not small_text(drawn, ("xtick", "ytick"), PRESENTER_MIN_TICK), "axis tick labels too small"
+
+
+# ---- extremes: one token, 62 tokens, 16 heads; a tiny trained model's overview -----------------------------------
+
+LONG = "+".join(("the cat sat on the mat and then the dog ran to the park where birds sang " * 5).split()[:62])
+"""62 tokens, near the 64 the views take."""
+EXTREMES = {
+    "flash-1-token": "view=flash&sentence=hello",
+    "flash-62-tokens": f"view=flash&sentence={LONG}",
+    "kv_cache-1-token": "view=kv_cache&sentence=hello",
+    "kv_cache-62-tokens": f"view=kv_cache&sentence={LONG}",
+    "kv_cache-16-heads": "view=kv_cache&n_heads=16",
+    "model-trained-induction": "view=model&weights=trained&task=induction",
+}
+
+
+@pytest.mark.parametrize("case", EXTREMES)
+def test_the_extremes_read_on_a_projector(browser, server, case):
+    with opened(browser, server, EXTREMES[case], PROJECTOR, presenter=True) as page:
+        assert_projector_readable(page)
+
+
+@pytest.mark.parametrize("case", EXTREMES)
+def test_the_extremes_fit_a_phone(browser, server, case):
+    """As on every view, except that a flash block keeps square cells (B_c keys wide: ``test_flash_fits_a_phone``)
+    and one token's map is one cell (at most ``CELL_PX`` wide): neither is held to the 250 px of a map."""
+    query = EXTREMES[case]
+    narrow = case.startswith("flash") or "sentence=hello" in query
+    with opened(browser, server, query, PHONE, presenter=False) as page:
+        assert_phone_readable(page, least_map_px=0 if narrow else PHONE_MAP_PX)
+
+
+def test_sixteen_kv_heads_draw_one_kv_head_s_cache_on_a_phone(browser, server):
+    """16 maps and 32 cache charts were a 19,000 px page on a phone: now the 16 maps and one K/V head's K and V."""
+    with opened(browser, server, "view=kv_cache&n_heads=16", PHONE, presenter=False) as page:
+        drawn = charts(page)
+        assert len(heat_charts(drawn, "cache_rows_chart")) == 16
+        assert len([c for c in drawn if c["key"].startswith("cache_chart_")]) == 2
+        assert page.locator(".st-key-cache_head").count() == 1
