@@ -25,19 +25,26 @@ from collections.abc import Callable, Hashable
 import plotly.graph_objects as go
 
 from dashboard.figures.grid import ChartGrid
+from dashboard.plotly_chart_proto import spec_of
 
 MODES = 4
 """Shared grids kept per run: the page's ways to draw one run (presenter or not, values written or not)."""
 
 
 class SharedFigure(go.Figure):
-    """A built figure as plotly's dict, made once: ``to_dict()`` hands every session the same dict to read."""
+    """A built figure as plotly's dict, made once: ``to_dict()`` hands every session the same dict to read, and
+    ``spec`` the JSON string the chart element carries (``plotly_chart_proto``: sent as it is, not remade)."""
 
     def __init__(self, figure: go.Figure) -> None:
         self._shared = figure.to_dict()  # no go.Figure.__init__: it would validate and copy the figure again
+        self._spec = spec_of(self._shared)
 
     def to_dict(self) -> dict:
         return self._shared
+
+    @property
+    def spec(self) -> str:
+        return self._spec
 
 
 def shared_grid(grid: ChartGrid) -> ChartGrid:
