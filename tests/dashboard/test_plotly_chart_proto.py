@@ -14,7 +14,7 @@ from streamlit.elements import plotly_chart as streamlit_plotly_chart
 from streamlit.testing.v1 import AppTest
 
 from dashboard.plotly_chart_proto import spec_of
-from dashboard.shared_figures import SharedFigure
+from dashboard.shared_figures import SharedFigure, without_unused_templates
 from tests.dashboard.test_shared_figures import grid
 
 CALLS: dict[str, list[tuple]] = {}
@@ -78,7 +78,7 @@ def test_a_fixed_width_chart_too():
 
 def test_the_spec_is_st_plotly_charts_json_of_the_figure():
     figure = grid().maps[0]
-    assert SharedFigure(figure).spec == spec_of(figure.to_dict())
+    assert SharedFigure(figure).spec == spec_of(without_unused_templates(figure.to_dict()))
     source = inspect.getsource(streamlit_plotly_chart.PlotlyMixin.plotly_chart)
     assert "plotly_chart_proto.spec = plotly.io.to_json(figure, validate=False)" in source
     assert "self.dg._enqueue(" in source and "_enqueue" in DeltaGenerator.__dict__
