@@ -9,6 +9,8 @@ the next run draws the full sidebar, starting from the teacher's settings (``tak
 
 The app calls ``follower_settings(room)`` after ``enter_room``; when it returns settings, ``follower_sidebar`` draws
 the lean sidebar instead of ``settings.sidebar``; when it returns None, ``take_controls()`` runs before the sidebar.
+The page's other controls a follower cannot use (the view bar, the tour picker and the tour's buttons, the heads
+view's switches, the quiz switch, the head pickers) read the room's values through ``dashboard.followed`` instead.
 """
 
 from __future__ import annotations
