@@ -1,14 +1,17 @@
 """What one student's redraw costs the server: CPU per follower redraw, and where it goes (a profile).
 
     python -m bench.follower                     # 20 students, 8 changes: ms of server CPU per follower redraw
-    python -m bench.follower --profile /tmp/f.prof   # the same under bench.profiled: the top functions
+    python -m bench.follower --profile /tmp/f.prof   # the same under bench.profiled: a follower run's top functions
+    python -m bench.follower --against main --pairs 3  # this checkout and main's, alternately: before/after, a ratio
 
 A teacher starts a room; ``--students`` protocol tabs (``bench.protocol.Tab``) join it. First the teacher alone
 changes the seed ``--changes`` times (its own runs' CPU), then with the class in the room: every change, each
 student's page is redrawn (pushed by the server, or on its poll, whichever the page does) and read to its end.
 Server CPU over those rounds, less the teacher's own, divided by the redraws, is one follower redraw's cost: the
 figure that decides how many students one process serves (N x cost must fit the 2 s target). CPU is the server
-process's own (``/proc``), so the clients' CPU on the same cores does not count.
+process's own (``/proc``), so the clients' CPU on the same cores does not count. Bytes and elements are what one
+student's redraw received. ``--against REF`` runs REF's app (``git archive``) and this one in turns, on fresh servers,
+so both see the same load; the ratio is the median of each pair's.
 """
 
 from __future__ import annotations
@@ -20,13 +23,17 @@ import pstats
 import random
 import re
 import signal
+import statistics
+import subprocess
+import tempfile
 import time
+from pathlib import Path
 
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from bench.measure import PeakRss
 from bench.protocol import Page, Tab
-from bench.streamlit_server import streamlit_server
+from bench.streamlit_server import ROOT, streamlit_server
 
 IDLE_S = 10.0
 """Seconds nobody changes anything, at the end: what idle students cost."""
@@ -79,7 +86,7 @@ def shows_seed(page: Page, tab: Tab, seed: int) -> bool:
     return any(re.search(rf"\bseed {seed}\b", e.markdown.body) for e in page.of("markdown"))
 
 
-async def rounds(url: str, students: int, changes: int, cpu, loop_cpu) -> dict[str, float]:
+async def rounds(url: str, students: int, changes: int, cpu, loop_cpu, measuring=lambda: None) -> dict[str, float]:
     async with Tab(url, timeout=120) as teacher:
         await teacher.open({"sentence": "the teacher reads the book to the class"})
         await teacher.change(room_start=True)
@@ -100,11 +107,14 @@ async def rounds(url: str, students: int, changes: int, cpu, loop_cpu) -> dict[s
             for _ in range(2):  # warm: every session has run the new code path once
                 seed += 1
                 await asyncio.gather(teacher.change(seed=seed), *(redrawn(t) for t in tabs))
-            c0, l0, t0, fails = cpu(), loop_cpu(), time.monotonic(), 0
+            measuring()  # a profiled server: forget the runs so far (joins, warm-up, imports)
+            c0, l0, t0, fails, received, elements = cpu(), loop_cpu(), time.monotonic(), 0, 0, 0
             for _ in range(changes):
                 seed += 1
                 pages = (await asyncio.gather(teacher.change(seed=seed), *(redrawn(t) for t in tabs)))[1:]
                 fails += sum(p.status != 0 or not shows_seed(p, t, seed) for p, t in zip(pages, tabs, strict=True))
+                received += sum(p.received for p in pages)
+                elements += sum(len(p.elements) for p in pages)
             total, loop, wall = cpu() - c0, loop_cpu() - l0, time.monotonic() - t0
             idle0 = cpu()
             await asyncio.gather(*(as_a_browser(t, IDLE_S) for t in tabs))
@@ -122,18 +132,24 @@ async def rounds(url: str, students: int, changes: int, cpu, loop_cpu) -> dict[s
         "pushed": pushed,
         "idle": idle,
         "loop": loop_share,
+        "bytes": received / (changes * students),
+        "elements": elements / (changes * students),
     }
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--students", type=int, default=20)
-    ap.add_argument("--changes", type=int, default=8)
-    ap.add_argument("--profile", metavar="FILE", help="run the server under bench.profiled; write pstats to FILE")
-    args = ap.parse_args()
-    extra = {"module": "bench.profiled", "env": {"ATTENTION_LAB_PROFILE": args.profile}} if args.profile else {}
-    with streamlit_server(**extra) as (url, proc), PeakRss(proc.pid) as rss:
-        r = asyncio.run(rounds(url, args.students, args.changes, rss.cpu, lambda: main_thread_cpu(proc.pid)))
+def measure(args: argparse.Namespace, root: Path = ROOT) -> dict[str, float]:
+    """One server (``root``'s app), one class: the rounds' figures; with ``--profile``, the profile file written."""
+    extra = {}
+    if args.profile:
+        env = {"ATTENTION_LAB_PROFILE": args.profile, "ATTENTION_LAB_PROFILE_ONLY": "follower_sidebar"}
+        extra = {"module": "bench.profiled", "env": env}
+    with streamlit_server(root=root, **extra) as (url, proc), PeakRss(proc.pid) as rss:
+
+        def measuring() -> None:
+            if args.profile:
+                proc.send_signal(signal.SIGUSR2)
+
+        r = asyncio.run(rounds(url, args.students, args.changes, rss.cpu, lambda: main_thread_cpu(proc.pid), measuring))
         if args.profile:
             before = os.path.getmtime(args.profile) if os.path.exists(args.profile) else None
             proc.send_signal(signal.SIGUSR1)
@@ -143,18 +159,72 @@ def main() -> int:
             ):
                 time.sleep(0.5)
             time.sleep(1)  # the file is written in one go; let it finish
+    return r
+
+
+def report(r: dict[str, float], args: argparse.Namespace, name: str = "") -> None:
     how = "pushed by the server" if r["pushed"] else "on the page's poll"
-    print(f"follower: {args.students} students, {args.changes} changes, redraws {how}; failures {r['fails']}")
+    print(f"follower{name}: {args.students} students, {args.changes} changes, redraws {how}; failures {r['fails']}")
     print(
         f"  teacher's own run {1000 * r['alone']:.1f} ms CPU; one follower redraw {1000 * r['per']:.1f} ms server CPU"
     )
+    print(f"  one follower redraw received {r['bytes'] / 1000:.1f} kB in {r['elements']:.0f} elements")
     print(
         f"  of the server's CPU in those rounds, {100 * r['loop']:.0f}% was its event loop (messages), the rest scripts"
     )
     print(f"  rounds took {r['wall'] / args.changes:.2f} s each (all {args.students} redrawn)")
     print(f"  idle: {1000 * r['idle'] / IDLE_S / args.students:.2f} ms server CPU per student per second")
+
+
+def checkout(ref: str, into: str) -> Path:
+    """The repository at ``ref``, as files (``git archive``): an app to run beside this one."""
+    archive = subprocess.run(["git", "archive", ref], cwd=ROOT, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", into], input=archive, check=True)
+    return Path(into)
+
+
+def against(args: argparse.Namespace) -> int:
+    """REF's app and this one in turns, ``--pairs`` times: each cost, and this one's over REF's."""
+    with tempfile.TemporaryDirectory(prefix="follower-ref-") as into:
+        ref_root = checkout(args.against, into)
+        pairs = []
+        for i in range(args.pairs):
+            old = measure(args, ref_root)
+            new = measure(args)
+            report(old, args, f" [{args.against}, pair {i + 1}]")
+            report(new, args, f" [this checkout, pair {i + 1}]")
+            pairs.append((old, new))
+    ratios = [n["per"] / o["per"] for o, n in pairs]
+    byte_ratios = [n["bytes"] / o["bytes"] for o, n in pairs]
+    print(
+        f"follower redraw, this checkout / {args.against}: CPU x{statistics.median(ratios):.2f} "
+        f"(pairs {', '.join(f'{r:.2f}' for r in ratios)}); "
+        f"{statistics.median(1000 * o['per'] for o, _ in pairs):.1f} -> "
+        f"{statistics.median(1000 * n['per'] for _, n in pairs):.1f} ms median; "
+        f"bytes x{statistics.median(byte_ratios):.2f}; elements "
+        f"{pairs[0][0]['elements']:.0f} -> {pairs[0][1]['elements']:.0f}"
+    )
+    return 0 if all(o["fails"] == 0 == n["fails"] for o, n in pairs) else 1
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--students", type=int, default=20)
+    ap.add_argument("--changes", type=int, default=8)
+    ap.add_argument("--profile", metavar="FILE", help="run the server under bench.profiled; write pstats to FILE")
+    ap.add_argument("--against", metavar="REF", help="also run REF's app (a commit, e.g. main), in turns with this")
+    ap.add_argument("--pairs", type=int, default=3, help="with --against: how many turns each")
+    args = ap.parse_args()
+    if args.against:
+        if args.profile:
+            ap.error("--profile profiles this checkout only: run it without --against")
+        return against(args)
+    r = measure(args)
+    report(r, args)
     if args.profile:
         stats = pstats.Stats(args.profile)
+        runs = sum(n for (_, _, f), (_, n, *_) in stats.stats.items() if f == "follower_sidebar")
+        print(f"profile: {runs} follower runs, {1000 * stats.total_tt / max(runs, 1):.1f} ms profiled CPU per run")
         stats.sort_stats("cumulative").print_stats(45)
     return 0 if r["fails"] == 0 else 1
 

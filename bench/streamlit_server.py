@@ -80,6 +80,7 @@ def streamlit_server(
     env: dict[str, str] | None = None,
     port: int | None = None,
     module: str = "streamlit",
+    root: Path = ROOT,
 ) -> Iterator[tuple[str, subprocess.Popen]]:
     """Run ``streamlit run app`` from the repository root; yield (base URL, process); always stop it.
 
@@ -88,7 +89,8 @@ def streamlit_server(
     by a daemon thread from the start, so a chatty server never blocks on a full pipe,
     and its last lines are shown if it fails to start. ``env`` adds environment variables
     (``ATTENTION_LAB_REDIS_URL`` for rooms in Redis); ``port`` reuses a port (a restart), else a free one.
-    ``module`` runs another module with Streamlit's command line (``bench.profiled``: a profiled server).
+    ``module`` runs another module with Streamlit's command line (``bench.profiled``: a profiled server); ``root``
+    is the checkout to run (``bench.follower --against``: another commit's app, side by side).
     """
     port = port or free_port()
     base_url = f"http://127.0.0.1:{port}"
@@ -111,7 +113,7 @@ def streamlit_server(
         *extra_args,
     ]
     environment = {**os.environ, **(env or {})}
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(cmd, cwd=root, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     tail: deque[str] = deque(maxlen=50)
     threading.Thread(target=lambda: tail.extend(proc.stdout or ()), daemon=True).start()
     try:

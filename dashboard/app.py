@@ -53,11 +53,12 @@ if link.get("presenter") == "true":  # a projector link: the maps get the whole 
     st.set_page_config(initial_sidebar_state="collapsed")
 apply_recommended(link)  # a link to the train view: the task's recommendation for what the link leaves unset
 link, room = enter_room(link)  # a student's page takes its room's settings; a teacher key leaves the link
+settings = follower_settings(room)  # a student who follows: the room's settings, and no controls (dashboard.followed)
 with st.sidebar:  # where a lecturer looks first: the welcome and the lessons' tours, above the controls
     st.header("Attention Lab")
-    welcome_button()
-    tour_picker()
-settings = follower_settings(room)  # a student who follows: the room's settings, and no settings widgets
+    if settings is None:  # a follower's tour and view are the teacher's: the page says them, no picker
+        welcome_button()
+        tour_picker()
 if settings is None:
     take_controls()  # just stopped following: the widgets start from the teacher's settings
     settings = sidebar(trains=st.session_state.get("view", link.get("view")) == "train")

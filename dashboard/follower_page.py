@@ -9,6 +9,8 @@ the next run draws the full sidebar, starting from the teacher's settings (``tak
 
 The app calls ``follower_settings(room)`` after ``enter_room``; when it returns settings, ``follower_sidebar`` draws
 the lean sidebar instead of ``settings.sidebar``; when it returns None, ``take_controls()`` runs before the sidebar.
+The page's other controls a follower cannot use (the view bar, the tour picker and the tour's buttons, the heads
+view's switches, the quiz switch, the head pickers) read the room's values through ``dashboard.followed`` instead.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import functools
 import streamlit as st
 
 from core import Run
-from dashboard import compute
+from dashboard import compute, followed
 from dashboard.classroom.room_page import RoomState
 from dashboard.page import scaled
 from dashboard.settings import SETTING_KEYS, Settings, settings_of
@@ -31,10 +33,13 @@ TAKEN_KEYS = tuple(k for k in SETTING_KEYS if k != "presenter")
 
 
 def follower_settings(state: RoomState) -> Settings | None:
-    """The room's settings on a student's page that follows its teacher; None on any other page."""
+    """The room's settings on a student's page that follows its teacher; None on any other page. Call it before
+    any control: the page's controls then show the room's values, not widgets (``dashboard.followed``)."""
     if not state.following or state.room is None:
+        followed.follow(None)
         return None
     st.session_state[SHOWN] = dict(state.room.settings)
+    followed.follow(state.room.settings)
     presenter = st.query_params.get("presenter") == "true"  # the student's own screen, never the teacher's
     return settings_of(state.room.settings, presenter=presenter)
 
@@ -50,9 +55,8 @@ def take_controls() -> None:
 
 
 def follower_sidebar(settings: Settings) -> None:
-    """The lean sidebar's top: the app's name and the teacher's settings in one read-only line."""
+    """The lean sidebar's top, under the app's name: the teacher's settings in one read-only line."""
     with st.sidebar:
-        st.header("Attention Lab")
         st.caption(settings_line(settings))
 
 

@@ -15,6 +15,8 @@ import streamlit as st
 
 from dashboard.figures.grid import ChartGrid
 from dashboard.page import PLOTLY_CONFIG
+from dashboard.plotly_chart_proto import plotly_chart
+from dashboard.shared_figures import SharedFigure
 
 MAP_CONFIG = PLOTLY_CONFIG | {"modeBarButtons": [["toImage", "zoom2d", "resetScale2d"]]}
 """A chart's toolbar: save as PNG, zoom and reset only. Plotly's full toolbar (7 buttons, ~190 px) would cover
@@ -23,9 +25,18 @@ BAR_CONFIG = {"displayModeBar": False, "staticPlot": True}
 """The colour bar is a key, not a chart: no toolbar, no hover."""
 
 
+def chart(figure: go.Figure, *, width: str | int, key: str, config: dict, container=st) -> None:
+    """``container.plotly_chart(figure, ...)``; a shared figure sends the JSON it was made into once."""
+    if isinstance(figure, SharedFigure):
+        dg = None if container is st else container
+        plotly_chart(figure.to_dict(), figure.spec, width=width, key=key, config=config, dg=dg)
+    else:
+        container.plotly_chart(figure, width=width, key=key, config=config)
+
+
 def show_colour_bar(grid: ChartGrid, key: str, container=st) -> None:
     """The colour bar ``grid``'s maps share, ``grid.bar_px`` wide, in ``container`` (e.g. a row of switches)."""
-    container.plotly_chart(grid.colour_bar, width=grid.bar_px, key=key, config=BAR_CONFIG)
+    chart(grid.colour_bar, width=grid.bar_px, key=key, config=BAR_CONFIG, container=container)
 
 
 def show_charts(figures: Sequence[go.Figure], ncols: int, key: str) -> None:
@@ -38,7 +49,7 @@ def show_charts(figures: Sequence[go.Figure], ncols: int, key: str) -> None:
             columns = st.columns(ncols, gap="small")
             for i, fig in enumerate(figures[start : start + ncols]):
                 with columns[i]:
-                    st.plotly_chart(fig, width="stretch", key=f"{key}_{start + i + 1}", config=MAP_CONFIG)
+                    chart(fig, width="stretch", key=f"{key}_{start + i + 1}", config=MAP_CONFIG)
 
 
 def show_maps(grid: ChartGrid, key: str) -> None:

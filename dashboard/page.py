@@ -21,6 +21,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from core import AttentionTrace, Run
 from core.pipeline import EMBEDDED
 from core.sources import MiniLMSource
+from dashboard import followed
 from dashboard.settings import Settings
 from dashboard.source import (  # noqa: F401  (views import them from here, with the rest of what they share)
     EMPTY_SENTENCE,
@@ -90,10 +91,14 @@ def choose_head(n_heads: int, *, key: str, bind: str | None, help: str, containe
     (``bind="query-params"``), so the check that every URL-bound key is listed in
     ``settings.LINK_KEYS`` finds them at the call.
     """
-    head = container.segmented_control(
-        label, list(range(1, n_heads + 1)), default=1, required=True, key=key, bind=bind, help=help
+    head = followed.choice(  # a following page: the teacher's head, no selector
+        key,
+        1,
+        lambda: container.segmented_control(
+            label, list(range(1, n_heads + 1)), default=1, required=True, key=key, bind=bind, help=help
+        ),
     )
-    return int(head) - 1
+    return max(1, min(int(head), n_heads)) - 1
 
 
 def scaled(trace: AttentionTrace) -> bool:

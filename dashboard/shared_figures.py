@@ -25,19 +25,41 @@ from collections.abc import Callable, Hashable
 import plotly.graph_objects as go
 
 from dashboard.figures.grid import ChartGrid
+from dashboard.plotly_chart_proto import spec_of
 
 MODES = 4
 """Shared grids kept per run: the page's ways to draw one run (presenter or not, values written or not)."""
 
 
 class SharedFigure(go.Figure):
-    """A built figure as plotly's dict, made once: ``to_dict()`` hands every session the same dict to read."""
+    """A built figure as plotly's dict, made once: ``to_dict()`` hands every session the same dict to read, and
+    ``spec`` the JSON string the chart element carries (``plotly_chart_proto``: sent as it is, not remade)."""
 
     def __init__(self, figure: go.Figure) -> None:
-        self._shared = figure.to_dict()  # no go.Figure.__init__: it would validate and copy the figure again
+        self._shared = without_unused_templates(figure.to_dict())  # no go.Figure.__init__: it would copy it again
+        self._spec = spec_of(self._shared)
 
     def to_dict(self) -> dict:
         return self._shared
+
+    @property
+    def spec(self) -> str:
+        return self._spec
+
+
+def without_unused_templates(figure: dict) -> dict:
+    """``figure`` (a ``Figure.to_dict()``) without its template's defaults for trace types it has no trace of.
+
+    Streamlit's plotly theme gives every figure defaults for ten trace types (candlestick, contour, table,
+    waterfall...): about 2 kB of a 6 kB heatmap's JSON, sent to every follower on every change. Plotly applies
+    ``layout.template.data[type]`` only to traces of that type, and Streamlit's frontend themes
+    ``layout.template.layout`` (kept whole), so the chart draws the same without them."""
+    template = figure.get("layout", {}).get("template")
+    if not isinstance(template, dict) or not isinstance(template.get("data"), dict):
+        return figure
+    used = {trace.get("type", "scatter") for trace in figure.get("data", ())}
+    data = {kind: traces for kind, traces in template["data"].items() if kind in used}
+    return figure | {"layout": figure["layout"] | {"template": template | {"data": data}}}
 
 
 def shared_grid(grid: ChartGrid) -> ChartGrid:

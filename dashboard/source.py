@@ -9,12 +9,14 @@ from a source class to how the page builds and names it: adding a source is one 
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import streamlit as st
 
-from core import multi_head_attention, permutation_experiment, run
+from core import AttentionConfig, Run, multi_head_attention, permutation_experiment, run
 from core.pretrained import FIX_COMMAND, bert_forward
 from core.pretrained.runs import permutation_layers
 from core.sources import ConfigSource, MiniLMSource, ModelSource, ToySource, TrainedSource
@@ -50,11 +52,34 @@ def minilm_ready() -> bool:
     return False
 
 
-def _config_source(settings: Settings) -> ConfigSource | None:
-    tokens = tokens_or_message(settings.sentence)
+_runs: weakref.WeakValueDictionary[tuple[str, AttentionConfig], Run] = weakref.WeakValueDictionary()
+"""(sentence, config) -> the cached run of its tokens, while the cache (or a page) still holds it. Looking the run
+up through ``st.cache_resource`` hashes the config and the tokens on every call; a room's followers all ask for
+the teacher's run on every change, so a live run is found by its key instead, and a cleared cache still computes
+afresh (the run is gone from here with it)."""
+_runs_lock = threading.Lock()
+
+
+def _config_run(sentence: str, config: AttentionConfig) -> Run | None:
+    """The run of ``sentence`` under ``config`` (``compute.attention_run``), or None after showing why not."""
+    with _runs_lock:
+        known = _runs.get((sentence, config))
+    if known is not None:
+        return known
+    tokens = tokens_or_message(sentence)
     if tokens is None:
         return None
-    return settings.kind(settings.config, tokens, (compute.attention_run(tokens, settings.config),))  # Config or Toy
+    found = compute.attention_run(tokens, config)
+    with _runs_lock:
+        _runs[(sentence, config)] = found
+    return found
+
+
+def _config_source(settings: Settings) -> ConfigSource | None:
+    found = _config_run(settings.sentence, settings.config)
+    if found is None:
+        return None
+    return settings.kind(settings.config, found.tokens, (found,))  # Config or Toy
 
 
 def _minilm_source(settings: Settings) -> MiniLMSource | None:

@@ -22,6 +22,7 @@ import streamlit as st
 
 from core import PATTERNS, Run
 from core.head_summary import ROW_WEIGHT
+from dashboard import followed
 from dashboard.classroom.quiz import METRIC_WORDS, Question, question_id, verdict
 from dashboard.classroom.quiz_mechanics import KINDS as MECHANICS
 from dashboard.classroom.quiz_mechanics import questions_for
@@ -75,13 +76,17 @@ def in_room() -> InRoom | None:
 
 
 def quiz_toggle() -> bool:
-    """The quiz switch (key and query parameter ``quiz``)."""
-    return st.toggle(
-        "Quiz: predict, then reveal",
-        key="quiz",
-        bind="query-params",
-        help="Hide the maps and ask one question whose answer comes from these numbers; pick an answer, then "
-        "press Reveal to see the map with your pick and the right answer marked.",
+    """The quiz switch (key and query parameter ``quiz``); on a following page the teacher's, not drawn."""
+    return followed.choice(
+        "quiz",
+        False,
+        lambda: st.toggle(
+            "Quiz: predict, then reveal",
+            key="quiz",
+            bind="query-params",
+            help="Hide the maps and ask one question whose answer comes from these numbers; pick an answer, then "
+            "press Reveal to see the map with your pick and the right answer marked.",
+        ),
     )
 
 
@@ -155,19 +160,23 @@ def ask(settings: Settings, run: Run) -> bool:
     if not 1 <= int(st.session_state.get(NUMBER) or 1) <= n:  # fewer questions than before: back to the first
         st.session_state[NUMBER] = 1
     with st.container(border=True, key="quiz_panel"):
-        number = st.number_input(
-            "Question",
-            min_value=1,
-            max_value=n,
-            value=1,
-            step=1,
-            key="quiz_question",  # NUMBER, written out: tests/dashboard/test_links.py reads bound keys
-            bind="query-params",
-            width=180,
-            help=f"This run's numbers answer {n} question{'s' * (n > 1)} uniquely (1 to {n}); they come in the "
-            "same order for everyone with these settings.",
+        number = followed.choice(  # a following page: the teacher's question
+            NUMBER,
+            1,
+            lambda: st.number_input(
+                "Question",
+                min_value=1,
+                max_value=n,
+                value=1,
+                step=1,
+                key="quiz_question",  # NUMBER, written out: tests/dashboard/test_links.py reads bound keys
+                bind="query-params",
+                width=180,
+                help=f"This run's numbers answer {n} question{'s' * (n > 1)} uniquely (1 to {n}); they come in the "
+                "same order for everyone with these settings.",
+            ),
         )
-        question = found[int(number) - 1]
+        question = found[max(1, min(int(number or 1), n)) - 1]
         st.session_state[CURRENT] = question
         qid = question_id(question)
         room = in_room()

@@ -35,6 +35,7 @@ from pathlib import Path
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
+from dashboard import followed
 from dashboard.classroom.share import url_value
 from dashboard.classroom.tour_facts import fill
 from dashboard.settings import (
@@ -244,20 +245,28 @@ def tour_bar(settings: Settings | None = None) -> None:
     tour = tours[slug]
     n = len(tour.steps)
     with st.container(border=True, key="tour_bar"):
-        number = st.segmented_control(
-            f"{tour.title}: step",
-            list(range(1, n + 1)),
-            default=1,
-            required=True,
-            key="tour_step",
-            bind="query-params",
-            on_change=lambda: apply_step(slug, int(st.session_state["tour_step"])),
-            help="Jump to a step: its settings replace the current ones. Back and Next below move one step, "
-            "and the browser's Back and Forward retrace the steps taken.",
+        number = followed.choice(  # a following page: the teacher's step and its note; the teacher moves on
+            "tour_step",
+            1,
+            lambda: st.segmented_control(
+                f"{tour.title}: step",
+                list(range(1, n + 1)),
+                default=1,
+                required=True,
+                key="tour_step",
+                bind="query-params",
+                on_change=lambda: apply_step(slug, int(st.session_state["tour_step"])),
+                help="Jump to a step: its settings replace the current ones. Back and Next below move one step, "
+                "and the browser's Back and Forward retrace the steps taken.",
+            ),
         )
-        step = tour.steps[int(number) - 1]
+        number = max(1, min(int(number), n))
+        step = tour.steps[number - 1]
         note = step.note if settings is None else fill(step.note, settings)  # its numbers: from the page's run
-        st.markdown(f"**{number}. {step.title}**  \n{note}")  # the tour file's own text, never typed input
+        title = f"{tour.title}, step {number} of {n}: " if followed.following() else f"{number}. "
+        st.markdown(f"**{title}{step.title}**  \n{note}")  # the tour file's own text, never typed input
+        if followed.following():
+            return
         with st.container(horizontal=True):
             st.button(
                 "Back",

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from dashboard import followed
 from dashboard.settings import Settings
 from dashboard.views import (
     cross,
@@ -76,13 +77,17 @@ def choose_view() -> View:
     Not bound to the URL: the page writes ``view`` itself (``dashboard/address.py``), so that each view change is
     an entry in the browser's history and Back returns to the view before.
     """
-    slug = st.segmented_control(
-        "View",
-        list(VIEWS),
-        default=DEFAULT_VIEW,
-        required=True,
-        key="view",
-        label_visibility="collapsed",
-        help="Each view reads the same computation for the settings in the sidebar.",
+    slug = followed.choice(  # a following page: the teacher's view, no selector
+        "view",
+        DEFAULT_VIEW,
+        lambda: st.segmented_control(
+            "View",
+            list(VIEWS),
+            default=DEFAULT_VIEW,
+            required=True,
+            key="view",
+            label_visibility="collapsed",
+            help="Each view reads the same computation for the settings in the sidebar.",
+        ),
     )
     return VIEWS.get(slug, VIEWS[DEFAULT_VIEW])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core import Run
-from dashboard import compute
+from dashboard import compute, followed
 from dashboard.classroom.quiz_panel import ask
 from dashboard.downloads import download_buttons
 from dashboard.figures import average_charts
@@ -46,23 +46,31 @@ def render(settings: Settings) -> None:
     unscaled_warning(run)  # the run's scores were not divided by √d_k: say so above the maps
     on_top = st.container()  # presenter mode: the maps, first
     switches = st.container(horizontal=True, vertical_alignment="center")  # with the colour bar: maps start higher
-    with switches:
-        show_average = st.toggle(
-            "Average over heads",
-            key="average",
-            bind="query-params",
-            help="The mean of all heads' maps: still a distribution over keys for every query.",
+    with switches:  # a following page: the teacher's switches, not drawn (dashboard.followed)
+        show_average = followed.choice(
+            "average",
+            False,
+            lambda: st.toggle(
+                "Average over heads",
+                key="average",
+                bind="query-params",
+                help="The mean of all heads' maps: still a distribution over keys for every query.",
+            ),
         )
-        values = st.toggle(
-            "Values",
-            key="values",
-            bind="query-params",
-            disabled=t > VALUES_MAX_CELLS,
-            help=f"Write each weight in its cell, as lesson 1 prints weights[:3, :3]. Up to {VALUES_MAX_CELLS} "
-            f"tokens: {t} leave cells too small for a number, so hover over a cell to read it."
-            if t > VALUES_MAX_CELLS
-            else f"Write each weight in its cell (two decimals), as lesson 1 prints weights[:3, :3]; "
-            f"up to {VALUES_MAX_CELLS} tokens.",
+        values = followed.choice(
+            "values",
+            False,
+            lambda: st.toggle(
+                "Values",
+                key="values",
+                bind="query-params",
+                disabled=t > VALUES_MAX_CELLS,
+                help=f"Write each weight in its cell, as lesson 1 prints weights[:3, :3]. Up to {VALUES_MAX_CELLS} "
+                f"tokens: {t} leave cells too small for a number, so hover over a cell to read it."
+                if t > VALUES_MAX_CELLS
+                else f"Write each weight in its cell (two decimals), as lesson 1 prints weights[:3, :3]; "
+                f"up to {VALUES_MAX_CELLS} tokens.",
+            ),
         )
     titles = [head_title(run.trace, i) for i in range(h)]  # "head 3 · K/V 2" when heads share K/V
     charts = charts_of(  # built once per run and mode: a room's followers all draw these

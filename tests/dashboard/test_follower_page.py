@@ -8,6 +8,7 @@ import pytest
 from core import AttentionConfig
 from dashboard import follower_page
 from dashboard.classroom import room_page
+from dashboard.classroom.tours import load_tours
 from dashboard.settings import SETTING_KEYS, Settings, settings_of
 from dashboard.url_state import read
 from tests.conftest import require_minilm
@@ -129,3 +130,74 @@ def test_an_address_with_nothing_new_reads_as_nothing(known):
     """``read_address`` skips ``read`` when nothing in the address is new: what it uses of the reading is empty."""
     r = read({}, known)
     assert (r.values, r.problems, r.ignored, r.unknown) == ({}, {}, (), 0)
+
+
+def _all_keys(at) -> set[str]:
+    return {k for root in (at.main, at.sidebar) for node in _walk(root) if (k := getattr(node, "key", None))}
+
+
+CONTROLS = ("view", "tour", "average", "values", "quiz", "tour_step", "tour_back", "tour_next", "welcome_open")
+"""Controls a follower cannot use without leaving following: none is drawn on a following page."""
+
+
+def test_a_follower_page_draws_no_controls_it_cannot_use(tabs):  # noqa: F811
+    teacher, code, _ = start_room(tabs)
+    assert {"view", "tour", "average", "values", "quiz"} <= _all_keys(teacher)  # the teacher's page has them
+    student = tabs(make_app(room=code), "s1")
+    no_exception(student)
+    assert not set(CONTROLS) & _all_keys(student)
+    assert not [b for b in student.button if b.label == "Welcome"]
+    assert [h.value for h in student.sidebar.header] == ["Attention Lab"]  # once: the lean sidebar's top
+    assert drawn(student, room_page.FOLLOW) and drawn(student, "room")  # the way back to the controls
+
+
+def test_the_teachers_switches_and_view_show_on_a_following_page(tabs):  # noqa: F811
+    teacher, code, _ = start_room(tabs, sentence="the cat sat")
+    student = tabs(make_app(room=code), "s1")
+    teacher.toggle(key="values").set_value(True)
+    teacher.toggle(key="average").set_value(True)
+    tabs(teacher, "teacher")
+    tabs(student, "s1")  # the push's rerun
+    no_exception(student)
+    ours, theirs = charts(student), charts(teacher)
+    assert "average_chart" in ours and ours["average_chart"] == theirs["average_chart"]
+    assert ours["heads_chart"] == theirs["heads_chart"] and "text" in str(ours["heads_chart"]["data"])  # values
+    teacher.button_group(key="view").set_value("steps")
+    tabs(teacher, "teacher")
+    tabs(student, "s1")
+    no_exception(student)
+    teaches = [c.value for c in student.main.caption][:1]
+    assert teaches and teaches == [c.value for c in teacher.main.caption][:1]  # the steps view's line, not heads'
+    assert "heads_chart" not in charts(student)
+
+
+def test_stopping_following_gives_the_switches_back_at_the_teachers_values(tabs):  # noqa: F811
+    teacher, code, _ = start_room(tabs, sentence="the cat sat")
+    teacher.toggle(key="values").set_value(True)
+    tabs(teacher, "teacher")
+    student = tabs(make_app(room=code), "s1")
+    assert "values" not in _all_keys(student)
+    student.toggle(key=room_page.FOLLOW).set_value(False)
+    tabs(student, "s1")
+    no_exception(student)
+    assert student.toggle(key="values").value is True and student.button_group(key="view").value == "heads"
+    assert charts(student)["heads_chart"] == charts(teacher)["heads_chart"]
+
+
+def test_a_follower_reads_the_teachers_tour_step_without_its_buttons(tabs):  # noqa: F811
+    teacher, code, _ = start_room(tabs)
+    slug = next(iter(load_tours()))
+    teacher.selectbox(key="tour").set_value(slug)
+    tabs(teacher, "teacher")
+    teacher.button(key="tour_next").click()
+    tabs(teacher, "teacher")
+    student = tabs(make_app(room=code), "s1")
+    no_exception(student)
+    notes = [m.value for m in student.main.markdown if "step 2 of" in m.value]
+    teachers = [m.value for m in teacher.main.markdown if m.value.startswith("**2. ")]
+    assert len(notes) == 1 and len(teachers) == 1
+    assert notes[0].split("\n", 1)[1] == teachers[0].split("\n", 1)[1]  # the same note, read from the same run
+    tour = load_tours()[slug]
+    assert notes[0].startswith(f"**{tour.title}, step 2 of {len(tour.steps)}: {tour.steps[1].title}**")
+    assert teachers[0].startswith(f"**2. {tour.steps[1].title}**")
+    assert not {"tour_back", "tour_next", "tour_end", "tour_step"} & _all_keys(student)

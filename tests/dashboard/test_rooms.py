@@ -588,9 +588,11 @@ def test_a_student_leaves_and_comes_back_with_one_click(tabs):
 
 
 def test_a_student_who_changes_a_control_explores_on_their_own(tabs):
-    _, code, _ = start_room(tabs)
+    teacher, code, _ = start_room(tabs)
+    teacher.button_group(key="view").set_value("permutation")
+    tabs(teacher, "teacher")
     student = tabs(make_app(room=code), "s1")
-    student.toggle(key="average").set_value(True)  # a view's control: a following page draws no settings widgets
+    student.button_group(key="perm_mode").set_value("shuffle")  # a view's control a following page still draws
     tabs(student, "s1")
     assert student.session_state[room_page.FOLLOW] is False
     student.number_input(key="seed").set_value(3)  # exploring: the sidebar is back

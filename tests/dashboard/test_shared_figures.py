@@ -1,10 +1,12 @@
-"""Figures built once per run and shared (``dashboard.shared_figures``): the same chart on the wire as the plain
-figure, built once per run and mode, forgotten with the run, and pinned to how ``st.plotly_chart`` reads a figure."""
+"""Figures built once per run and shared (``dashboard.shared_figures``): the plain figure's chart on the wire (less
+the theme's defaults for trace types it has not), built once per run and mode, forgotten with the run, and pinned
+to how ``st.plotly_chart`` reads a figure."""
 
 from __future__ import annotations
 
 import gc
 import inspect
+import json
 
 import numpy as np
 import plotly.tools
@@ -36,11 +38,29 @@ def draw_both() -> None:
     st.plotly_chart(SharedFigure(figure), width="stretch", key="shared", config=MAP_CONFIG)
 
 
-def test_a_shared_figure_sends_the_plain_figures_chart_byte_for_byte():
+def test_a_shared_figure_sends_the_plain_figures_chart_less_unused_trace_defaults():
+    """Every byte the same but the template's defaults for trace types the figure has none of."""
     at = AppTest.from_function(draw_both).run(timeout=60)
-    plain, shared = (e.proto for e in at.get("plotly_chart"))
-    assert plain.spec == shared.spec and plain.config == shared.config
-    assert len(plain.spec) > 1000  # a real map: tokens, weights, layout
+    plain, shared = (json.loads(e.proto.spec) for e in at.get("plotly_chart"))
+    assert len(at.get("plotly_chart")[0].proto.spec) > 1000  # a real map: tokens, weights, layout
+    assert at.get("plotly_chart")[0].proto.config == at.get("plotly_chart")[1].proto.config
+    template, trimmed = plain["layout"].pop("template"), shared["layout"].pop("template")
+    assert plain == shared  # the traces and the layout, all of it
+    assert trimmed["layout"] == template["layout"]  # what Streamlit's frontend themes: whole
+    assert {"heatmap", "contour", "table", "scatter"} <= set(template["data"])  # Streamlit's theme, ten types
+    assert trimmed["data"] == {"heatmap": template["data"]["heatmap"]}  # the figure's only trace type, as it was
+    assert len(at.get("plotly_chart")[1].proto.spec) < 0.85 * len(at.get("plotly_chart")[0].proto.spec)
+
+
+def test_only_the_templates_of_absent_trace_types_go():
+    figure = {
+        "data": [{"type": "heatmap"}, {"type": "scatter"}, {"x": [1]}],  # no type: plotly's default, scatter
+        "layout": {"template": {"data": {"heatmap": [1], "scatter": [2], "table": [3]}, "layout": {"font": 4}}},
+    }
+    trimmed = shared_figures.without_unused_templates(figure)
+    assert trimmed["layout"]["template"] == {"data": {"heatmap": [1], "scatter": [2]}, "layout": {"font": 4}}
+    assert figure["layout"]["template"]["data"]["table"] == [3]  # the figure itself is left as it was
+    assert shared_figures.without_unused_templates({"data": [], "layout": {}}) == {"data": [], "layout": {}}
 
 
 SHARED = SharedFigure(grid().maps[0])
@@ -60,7 +80,8 @@ def test_drawing_a_shared_figure_leaves_its_dict_as_it_was():
     at = AppTest.from_function(draw_shared_twice).run(timeout=60)
     one, two = (e.proto for e in at.get("plotly_chart"))
     assert one.spec == two.spec
-    assert SHARED.to_dict() == grid().maps[0].to_dict()  # nothing Streamlit did changed the dict every session reads
+    made = shared_figures.without_unused_templates(grid().maps[0].to_dict())
+    assert SHARED.to_dict() == made  # nothing Streamlit did changed the dict every session reads
 
 
 def test_st_plotly_chart_reads_a_figure_only_through_to_dict():
@@ -89,7 +110,9 @@ def test_a_runs_charts_are_built_once_per_mode_and_shared():
     assert builds == [False, True]
     assert again is first and projector is not first
     assert all(isinstance(f, SharedFigure) for f in [*first.maps, first.colour_bar])
-    assert [f.to_dict() for f in first.maps] == [f.to_dict() for f in grid().maps]
+    assert [f.to_dict() for f in first.maps] == [
+        shared_figures.without_unused_templates(f.to_dict()) for f in grid().maps
+    ]
     assert first.ncols == grid().ncols and first.bar_px == grid().bar_px
 
 

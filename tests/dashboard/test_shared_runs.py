@@ -28,3 +28,31 @@ def test_why_not_cache_data_each_entry_would_copy_the_projections():
     p = run.projections
     weights = sum(w.nbytes for w in (p.w_q, p.w_k, p.w_v, p.w_o))
     assert len(pickle.dumps(run)) > weights > 20 * run.trace.weights.nbytes
+
+
+def test_a_live_run_is_found_by_sentence_and_config_and_a_changed_one_is_not_served(monkeypatch):
+    """``source._config_run``: the cached run again without the cache's lookup; another config (the teacher's next
+    version) is its own run; once the run is gone (a cleared cache), the next ask computes again."""
+    import gc
+
+    import streamlit as st
+
+    from dashboard import source
+
+    st.cache_resource.clear()
+    asked = []
+    lookup = compute.attention_run
+    monkeypatch.setattr(compute, "attention_run", lambda tokens, config: asked.append(config) or lookup(tokens, config))
+    config = AttentionConfig(d_model=64, n_heads=2, seed=11)
+    first = source._config_run("the cat sat", config)
+    again = source._config_run("the cat sat", config)
+    assert again is first and asked == [config]  # looked up once
+    assert first.tokens == compute.tokens_of("the cat sat") and first.trace.weights.shape == (2, 3, 3)
+    other = source._config_run("the cat sat", AttentionConfig(d_model=64, n_heads=2, seed=12))
+    assert other is not first and len(asked) == 2
+    assert not np.array_equal(other.trace.weights, first.trace.weights)  # the new seed's maps, not the old ones
+    assert source._config_run("the cat sat on", config).tokens == ("the", "cat", "sat", "on")
+    del first, again, other
+    st.cache_resource.clear()
+    gc.collect()
+    assert source._config_run("the cat sat", config) is not None and len(asked) == 4  # computed again
