@@ -165,6 +165,10 @@ class Page:
         return [getattr(e, kind).body for e in self.of(kind)]
 
 
+class NoRun(TimeoutError):
+    """``Tab.next_run``: no run started in time (what a run that started and did not finish raises is not this)."""
+
+
 class CacheMiss(RuntimeError):
     """The server referred to a message this tab does not hold: the browser's "Cached ForwardMsg MISS"."""
 
@@ -212,7 +216,7 @@ class MessageCache:
 class Tab:
     """One browser tab on ``base_url`` (``http://127.0.0.1:port``): open, then change widgets."""
 
-    def __init__(self, base_url: str, timeout: float = 60, browser_cache: bool = False) -> None:
+    def __init__(self, base_url: str, timeout: float = 60, browser_cache: bool = False, deflate: bool = True) -> None:
         self.ws_url = base_url.replace("http://", "ws://", 1).rstrip("/") + "/_stcore/stream"
         self.page_url = base_url
         self.timeout = timeout
@@ -222,13 +226,23 @@ class Tab:
         """What the page shows in each widget, as the frontend tracks it between runs."""
         self._ws: Any = None
         self.cache: MessageCache | None = MessageCache() if browser_cache else None
-        self._deflate = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -12, 5)
+        self._deflate = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -12, 5) if deflate else None
+        """``deflate=False``: ``Page.deflated`` stays 0 and the tab spends no zlib on what it receives (a crowd of tabs
+        in one process, bench.classroom, needs every client millisecond)."""
         self.auto_reruns: dict[str, float] = {}
         """The page's self-rerunning fragments (id -> seconds), as of its last whole run: what a browser polls."""
 
     async def __aenter__(self) -> Tab:
+        # ping_interval=None: a browser sends no websocket pings (the JS API has none); it only answers the server's.
+        # The websockets client's own keepalive (a ping every 20 s, closed when no pong within 20 s) would make a
+        # crowd of tabs sharing one event loop fail on its own lateness, not the server's.
         self._ws = await websockets.connect(
-            self.ws_url, subprotocols=["streamlit"], max_size=None, open_timeout=self.timeout, compression=None
+            self.ws_url,
+            subprotocols=["streamlit"],
+            max_size=None,
+            open_timeout=self.timeout,
+            compression=None,
+            ping_interval=None,
         )
         return self
 
@@ -288,11 +302,21 @@ class Tab:
 
     async def next_run(self, timeout: float | None = None) -> Page:
         """Wait up to ``timeout`` for a run this tab did not ask for (the server reran the page: a room's push);
-        once its first message has come, read it to its end, as the browser does (``TimeoutError`` only while
-        nothing has come, so a run is never cut in half). ``seconds`` then counts from the call."""
+        once it has started (``new_session``), read it to its end, as the browser does. ``NoRun`` (a TimeoutError)
+        only while no run has started, so a run is never cut in half and a run that starts but never finishes
+        fails as the ``TimeoutError`` of ``_read_run``; what comes between runs (``session_status_changed`` after
+        the tab's own run, say) is read and left. ``seconds`` then counts from the call."""
         start = time.perf_counter()
-        async with asyncio.timeout(timeout or self.timeout):
-            first = await self._ws.recv()
+        try:
+            async with asyncio.timeout(timeout if timeout is not None else self.timeout):
+                while True:
+                    first = await self._ws.recv()
+                    fm = ForwardMsg()
+                    fm.ParseFromString(first)
+                    if fm.WhichOneof("type") in ("new_session", "delta", "ref_hash"):
+                        break
+        except TimeoutError:
+            raise NoRun(f"no run started within {timeout} s") from None
         return self._took(await self._read_run(start, DONE, first))
 
     def _took(self, page: Page) -> Page:
@@ -317,7 +341,8 @@ class Tab:
                 async with asyncio.timeout(remaining):
                     raw = await self._ws.recv()
             page.received += len(raw)
-            page.deflated += len(self._deflate.compress(raw) + self._deflate.flush(zlib.Z_SYNC_FLUSH)) - 4
+            if self._deflate is not None:
+                page.deflated += len(self._deflate.compress(raw) + self._deflate.flush(zlib.Z_SYNC_FLUSH)) - 4
             fm = ForwardMsg()
             fm.ParseFromString(raw)
             if self.cache is not None:
