@@ -363,8 +363,8 @@ async def student(
                         break
                     due += interval
                     page = await tab.poll(fragment)
-                    if page.status == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
-                        continue
+                if page.status == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
+                    continue  # the page's own check (or its end, come late): nothing redrawn
                 rec.redraws += 1
                 now = time.monotonic()
                 if page.status != 0 or page.of("exception"):

@@ -37,6 +37,7 @@ from bench.streamlit_server import ROOT, streamlit_server
 
 IDLE_S = 10.0
 """Seconds nobody changes anything, at the end: what idle students cost."""
+FRAGMENT_RUN = ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY
 POLLING = 1.0
 """A page whose fragment reruns itself this often (or faster) follows by polling; a slower one is pushed."""
 
@@ -44,8 +45,11 @@ POLLING = 1.0
 async def redrawn(tab: Tab, timeout: float = 60) -> Page:
     """The student's next whole run: on its poll (a polling page), or the one the server pushes."""
     polls = [(f, s) for f, s in tab.auto_reruns.items() if s <= POLLING]
-    if not polls:
-        return await tab.next_run(timeout)
+    if not polls:  # the server's push (a fragment's run it finished on its own redraws nothing: wait on)
+        end = time.monotonic() + timeout
+        while (page := await tab.next_run(max(0.0, end - time.monotonic()))).status == FRAGMENT_RUN:
+            pass
+        return page
     [(fragment, interval)] = polls
     end = time.monotonic() + timeout
     while time.monotonic() < end:

@@ -165,6 +165,17 @@ class Page:
         return [getattr(e, kind).body for e in self.of(kind)]
 
 
+def _runs(kinds: list[str]) -> str:
+    """``["delta", "delta", "new_session"]`` as ``"delta x2, new_session"``."""
+    out: list[list] = []
+    for k in kinds:
+        if out and out[-1][0] == k:
+            out[-1][1] += 1
+        else:
+            out.append([k, 1])
+    return ", ".join(k if n == 1 else f"{k} x{n}" for k, n in out) or "nothing"
+
+
 class NoRun(TimeoutError):
     """``Tab.next_run``: no run started in time (what a run that started and did not finish raises is not this)."""
 
@@ -305,7 +316,9 @@ class Tab:
         once it has started (``new_session``), read it to its end, as the browser does. ``NoRun`` (a TimeoutError)
         only while no run has started, so a run is never cut in half and a run that starts but never finishes
         fails as the ``TimeoutError`` of ``_read_run``; what comes between runs (``session_status_changed`` after
-        the tab's own run, say) is read and left. ``seconds`` then counts from the call."""
+        the tab's own run, say) is read and left. A fragment's run may come too (one whose poll a push overtook):
+        it is returned with its status, ``FINISHED_FRAGMENT_RUN_SUCCESSFULLY``, and leaves ``self.page`` as it was.
+        ``seconds`` then counts from the call."""
         start = time.perf_counter()
         try:
             async with asyncio.timeout(timeout if timeout is not None else self.timeout):
@@ -317,7 +330,10 @@ class Tab:
                         break
         except TimeoutError:
             raise NoRun(f"no run started within {timeout} s") from None
-        return self._took(await self._read_run(start, DONE, first))
+        page = await self._read_run(start, FRAGMENT_DONE, first)
+        if page.status == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
+            return page  # a fragment's run the server finished (one a push overtook): the page keeps the rest
+        return self._took(page)
 
     def _took(self, page: Page) -> Page:
         """A whole run's page becomes this tab's page; widgets the run set or added take the values shown."""
@@ -331,15 +347,19 @@ class Tab:
     async def _read_run(self, start: float, done: set[int] = DONE, first: bytes | None = None) -> Page:
         page = Page()
         deadline = time.monotonic() + self.timeout
+        trail: list[str] = []  # the kinds of message read, for the error when the run does not end
         while True:
             remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError(f"no script_finished within {self.timeout:.0f} s")
-            if first is not None:  # already received (next_run)
-                raw, first = first, None
-            else:
-                async with asyncio.timeout(remaining):
-                    raw = await self._ws.recv()
+            try:
+                if remaining <= 0:
+                    raise TimeoutError
+                if first is not None:  # already received (next_run)
+                    raw, first = first, None
+                else:
+                    async with asyncio.timeout(remaining):
+                        raw = await self._ws.recv()
+            except TimeoutError:
+                raise TimeoutError(f"no script_finished within {self.timeout:.0f} s after {_runs(trail)}") from None
             page.received += len(raw)
             if self._deflate is not None:
                 page.deflated += len(self._deflate.compress(raw) + self._deflate.flush(zlib.Z_SYNC_FLUSH)) - 4
@@ -350,6 +370,7 @@ class Tab:
                     page.references += 1
                 fm = self.cache.process(fm, raw)
             kind = fm.WhichOneof("type")
+            trail.append(f"{kind} {fm.script_finished}" if kind == "script_finished" else str(kind))
             if kind == "new_session":
                 page = Page()  # a run (re)started: what came before belongs to an older run
             elif kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
