@@ -40,8 +40,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-import websockets
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from websockets.exceptions import ConnectionClosed
 
 from bench.expected import Mismatch, expected_weights
 from bench.measure import TARGET_RSS_MB, PeakRss, pct
@@ -105,7 +105,7 @@ def starved(err: BaseException, worst_lag: float) -> bool:
     """A failure that is the clients' own starvation: a time-out or a lost connection (what a client too late to
     read or answer pings causes) while the clients' loop was ``STARVED_LAG_S`` or more late. A wrong page is never
     the clients': it is the server's, however late they were."""
-    late = isinstance(err, TimeoutError | OSError | websockets.exceptions.ConnectionClosed)
+    late = isinstance(err, TimeoutError | OSError | ConnectionClosed)
     return late and worst_lag >= STARVED_LAG_S
 
 

@@ -1,0 +1,217 @@
+"""The lecture-hall bench's own counting (bench/classroom.py, bench/page_assets.py): who a failure is blamed on,
+one verdict per distinct page, and what the join storm fetches. No server: pure functions, a tiny HTTP server."""
+
+from __future__ import annotations
+
+import asyncio
+import http.server
+import threading
+import time
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+import streamlit
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from websockets.exceptions import ConnectionClosedError
+
+import bench.classroom as classroom
+from bench.classroom import STARVED_LAG_S, LoopLag, Record, page_digest, shows, starved
+from bench.expected import Mismatch
+from bench.page_assets import AssetPlan, fetch, lazy_imports, named_in_index, static_imports
+from bench.protocol import Page
+
+
+def test_a_time_out_while_the_clients_were_late_is_their_starvation():
+    assert starved(TimeoutError("no script_finished"), STARVED_LAG_S + 0.5)
+    closed = ConnectionClosedError(None, None)
+    assert starved(closed, STARVED_LAG_S)
+    assert not starved(TimeoutError("no script_finished"), STARVED_LAG_S - 0.1)  # the clients kept up: the server's
+
+
+def test_a_wrong_page_is_the_servers_however_late_the_clients_were():
+    assert not starved(Mismatch("head 1: weights differ"), 30.0)
+    assert not starved(AssertionError("shows none of the teacher's changes"), 30.0)
+
+
+def test_loop_lag_counts_a_wake_up_overdue_right_now():
+    lag = LoopLag()
+    lag.samples = [(100.0, 0.01), (101.0, 2.5), (200.0, 0.02)]
+    lag.last = 200.0
+    assert lag.worst(since=150.0, now=200.1) == pytest.approx(0.05)  # the 2.5 s is before `since`
+    assert lag.worst(since=50.0, now=200.1) == pytest.approx(2.5)
+    assert lag.worst(since=150.0, now=204.0) == pytest.approx(4.0 - LoopLag.PERIOD_S)  # the loop is just back
+
+
+def test_lateness_is_measured_by_the_running_loop():
+    async def run() -> LoopLag:
+        lag = LoopLag()
+        task = asyncio.create_task(lag.run())
+        await asyncio.sleep(0.2)
+        time.sleep(0.4)  # the loop is blocked: every tab in the process would be this late
+        await asyncio.sleep(0.1)
+        task.cancel()
+        return lag
+
+    lag = asyncio.run(run())
+    assert 0.3 <= lag.pct(100) <= 1.5
+
+
+def test_record_counts_starvation_apart_from_the_servers_failures():
+    rec = Record()
+    now = time.monotonic()
+    rec.lag.samples, rec.lag.last = [(now - 5, 3.0)], now
+    rec.fail("student 3", TimeoutError("no script_finished within 120 s"))
+    rec.fail("student 4", Mismatch("2 maps of these tokens for 4 heads"))
+    assert len(rec.starved) == 1 and "student 3" in rec.starved[0] and "3.0 s late" in rec.starved[0]
+    assert len(rec.errors) == 1 and "student 4" in rec.errors[0]
+    assert rec.students_failed == 2
+    quiet = Record()
+    quiet.lag.samples, quiet.lag.last = [(now - 5, 0.02)], now
+    quiet.fail("student 5", TimeoutError("no script_finished within 120 s"))
+    assert quiet.errors and not quiet.starved  # the clients kept up: a time-out is the server's
+
+
+def test_a_starved_run_is_not_a_pass():
+    result = classroom.Result("one process", 20, 0, 0.5, 0.9, 1.0, 0.0, 10.0, 1.0, 200.0, starved=1)
+    assert not result.ok
+    assert result.row().rstrip("|").rstrip().endswith("| 1")  # the last column: client starvation
+
+
+def _page(spec: str, status: int = 0) -> Page:
+    msg = ForwardMsg()
+    msg.delta.new_element.plotly_chart.spec = spec
+    page = Page(status=status)
+    page.elements[(0, 1)] = msg.delta.new_element
+    return page
+
+
+def test_one_verdict_per_distinct_page(monkeypatch):
+    calls = []
+
+    def check(page, values):
+        calls.append(values["seed"])
+        if values["seed"] != 7:
+            raise Mismatch("weights differ")
+
+    monkeypatch.setattr(classroom, "check_student", check)
+    monkeypatch.setattr(classroom, "VERDICTS", {})
+    a1, a2, b = _page('{"data": [1]}'), _page('{"data": [1]}'), _page('{"data": [2]}')
+    assert page_digest(a1) == page_digest(a2) != page_digest(b)
+    assert page_digest(a1) != page_digest(_page('{"data": [1]}', status=2))
+    assert shows(a1, page_digest(a1), {"seed": 7}) and shows(a2, page_digest(a2), {"seed": 7})
+    assert not shows(a1, page_digest(a1), {"seed": 8})
+    assert calls == [7, 8]  # the second student's identical page was not checked again
+    assert shows(b, page_digest(b), {"seed": 7}) and calls == [7, 8, 7]  # other bytes: checked
+
+
+INDEX = """<html><head><link rel="shortcut icon" href="./favicon.png" />
+<link rel="preload" href="./static/media/Sans.woff2" as="font" />
+<script type="module" crossorigin src="./static/js/index.A1.js"></script>
+<link rel="modulepreload" crossorigin href="./static/js/react.B2.js">
+<link rel="stylesheet" crossorigin href="./static/css/index.C3.css">
+<link rel="service-desc" href="./_stcore/agent/openapi.json" /></head></html>"""
+SCRIPTS = {
+    "static/js/index.A1.js": 'import{a}from"./react.B2.js";import"./util.D4.js";'
+    "const P=lazy(()=>H(()=>import(`./PlotlyChart.E5.js`),[]));const B=lazy(()=>import(`./Button.F6.js`));"
+    'url("./MaterialSymbols-Rounded.G7.woff2")',
+    "static/js/react.B2.js": "export const a=1",
+    "static/js/util.D4.js": 'import"./react.B2.js";export const u=2',
+    "static/js/PlotlyChart.E5.js": 'import{a}from"./react.B2.js";import{p}from"./plotly.H8.js";',
+    "static/js/plotly.H8.js": "export const p=3",
+    "static/js/Button.F6.js": 'import"./index.A1.js";',
+    "static/css/index.C3.css": "body{}",
+}
+
+
+def test_index_names_and_imports():
+    assert named_in_index(INDEX) == [
+        "favicon.png",
+        "static/media/Sans.woff2",
+        "static/js/index.A1.js",
+        "static/js/react.B2.js",
+        "static/css/index.C3.css",
+    ]  # the agent API's description is no asset
+    assert static_imports(SCRIPTS["static/js/index.A1.js"]) == ["react.B2.js", "util.D4.js"]
+    assert lazy_imports(SCRIPTS["static/js/index.A1.js"]) == ["PlotlyChart.E5.js", "Button.F6.js"]
+
+
+def test_the_plan_follows_what_is_served():
+    read = []
+    plan = AssetPlan.from_files(INDEX, lambda p: read.append(p) or SCRIPTS[p])
+    assert plan.eager == [
+        "",
+        "favicon.png",
+        "static/media/Sans.woff2",
+        "static/js/index.A1.js",
+        "static/js/react.B2.js",
+        "static/css/index.C3.css",
+        "static/js/util.D4.js",  # imported, not named
+        "static/media/MaterialSymbols-Rounded.G7.woff2",  # the icons' font, named in a script
+        "_stcore/health",
+        "_stcore/host-config",
+    ]
+    assert "static/js/PlotlyChart.E5.js" not in plan.eager  # loaded only when a chart arrives
+    assert plan.lazy_for({"plotly_chart"}) == ["static/js/PlotlyChart.E5.js", "static/js/plotly.H8.js"]
+    assert plan.lazy_for({"button", "markdown"}) == ["static/js/Button.F6.js"]  # its imports were fetched already
+    assert plan.lazy_for({"markdown"}) == []
+    renamed = INDEX.replace("index.A1.js", "index.Z9.js")
+    scripts = SCRIPTS | {"static/js/index.Z9.js": SCRIPTS["static/js/index.A1.js"]}
+    assert "static/js/index.Z9.js" in AssetPlan.from_files(renamed, scripts.__getitem__).eager
+
+
+def test_the_installed_streamlit_page_is_about_what_chromium_fetched():
+    """Chromium on a room's student page (Streamlit 1.67, captured while writing bench/page_assets.py) fetched 112
+    responses, 9,335,312 bytes; the plan read from the same files, for the kinds on that page, must come close."""
+    static = Path(streamlit.__file__).parent / "static"
+    plan = AssetPlan.from_files((static / "index.html").read_text(), lambda p: (static / p).read_text("utf-8"))
+    kinds = {"plotly_chart", "button", "button_group", "checkbox", "selectbox", "text_input", "download_button"}
+    kinds |= {"bidi_component", "code", "markdown", "alert"}
+    files = [p for p in plan.eager + plan.lazy_for(kinds) if p and not p.startswith("_stcore/")]
+    total = sum((static / p).stat().st_size for p in files)
+    assert 8.5e6 <= total <= 10e6
+    assert any(p.startswith("static/js/PlotlyChart.") for p in plan.lazy_for({"plotly_chart"}))
+
+
+class _Files(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as the browser's connections
+    bodies: ClassVar[dict[str, bytes]] = {"/": b"x" * 10, "/a.js": b"y" * 300_000, "/b.css": b"z" * 7}
+    connections: ClassVar[list[int]] = []
+
+    def setup(self):
+        super().setup()
+        self.connections.append(1)
+
+    def do_GET(self):
+        body = self.bodies.get(self.path)
+        if body is None:
+            self.send_error(404)
+            return
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def files_url():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Files)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    _Files.connections = []
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def test_fetch_reads_every_body_over_few_connections(files_url):
+    paths = ["", "a.js", "b.css"] * 4
+    assert asyncio.run(fetch(files_url, paths, connections=2)) == 4 * (10 + 300_000 + 7)
+    assert len(_Files.connections) == 2  # keep-alive: two connections carried twelve requests
+
+
+def test_fetch_fails_on_a_missing_file(files_url):
+    with pytest.raises(OSError, match="404"):
+        asyncio.run(fetch(files_url, ["nothing.js"]))
