@@ -1,0 +1,44 @@
+"""The join storm's fetch (bench/page_assets.py) is what a real browser with an empty cache fetches: chromium opens
+a room's student link, every static file it downloads is recorded, and the bench's plan for the kinds of element
+that page received over the websocket must list the same files."""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from bench.page_assets import AssetPlan
+from bench.protocol import Tab
+
+pytestmark = pytest.mark.e2e
+
+
+async def _room(url: str) -> tuple[str, set[str]]:
+    """A teacher's room code, and the element kinds a student's first page of it holds."""
+    async with Tab(url, timeout=90, deflate=False) as teacher, Tab(url, timeout=90, deflate=False) as student:
+        await teacher.open({"sentence": "the teacher reads the book to the class"})
+        await teacher.change(room_start=True)
+        page = await student.open({"room": teacher.values["room"]})
+    return teacher.values["room"], {e.WhichOneof("type") for e in page.elements.values()}
+
+
+def test_the_storm_fetches_what_chromium_fetches(server, browser):
+    with ThreadPoolExecutor(1) as pool:  # Playwright's sync API holds this thread's event loop
+        code, kinds = pool.submit(asyncio.run, _room(server)).result()
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    fetched: set[str] = set()
+    page.on("requestfinished", lambda r: fetched.add(r.url.removeprefix(server).lstrip("/")))
+    try:
+        page.goto(f"{server}/?room={code}", timeout=90_000)
+        page.wait_for_selector("g.hm image", timeout=90_000)  # the maps are drawn: the chart's chunk came
+        page.wait_for_timeout(3000)
+    finally:
+        context.close()
+    plan = AssetPlan.read(server)
+    static = {p for p in fetched if p.startswith("static/") or p == "favicon.png"}
+    planned = {p for p in plan.eager + plan.lazy_for(kinds) if p.startswith("static/") or p == "favicon.png"}
+    assert planned == static, (sorted(planned - static), sorted(static - planned))
+    assert "_stcore/health" in fetched and "_stcore/host-config" in fetched
