@@ -11,15 +11,23 @@ when the teacher changes something (``dashboard.classroom.push``), and this clie
 browser does. So the measured delay is the real one: teacher's click sent -> the student's whole page redrawn with
 the new settings (``script_finished``).
 
-Checks: after every redraw, the student's widgets hold the teacher's values and its heads figure is exactly
-``core``'s for them (as ``bench.expected.check_page``); in the quiz, every student picks an answer, the teacher reveals,
-and the teacher's tally must count every student. Before the class joins, the teacher is alone for ``BASE_S``: the
-server's own idle CPU. After it has joined, nobody changes anything for ``IDLE_S``: the server CPU above its own
-idle, per student per second, is what an idle student costs. CPU is the server processes' own (psutil), printed
-beside the bench's own clients', which share the same cores and so slow the server's wall-clock figures.
+Checks: after every redraw, the student's page draws exactly ``core``'s maps for the teacher's values (a following
+page has no settings widgets); in the quiz (every ``QUIZ_EVERY``th step, the first at step 2), the students pick an
+answer, the teacher reveals once no pick is under way, and the tally must count every pick. Before the class joins,
+the teacher is alone for ``BASE_S``: the server's own idle CPU. After it has joined, nobody changes anything for
+``IDLE_S``: the server CPU above its own idle, per student per second, is what an idle student costs.
 
-Join: the students open the link spread over ``--join-seconds``; with ``--fetch-page`` each first GETs the page and
-its scripts (what a browser's first visit downloads) and the line says when the last of them had its first map.
+The clients: the teacher and every student share one event loop in a process of their own (``clients``), kept
+cheap: no zlib, no websocket pings of their own (a browser sends none), and one check per distinct page
+(``VERDICTS``: the server hands followers the same figures, so most students only hash the bytes they got). The
+output puts their CPU beside the server processes' (psutil), and how late their loop woke (``LoopLag``): their own
+share of every delay. A time-out or lost connection while their loop was ``STARVED_LAG_S`` late is counted as
+"client starvation", apart from the server's failures, and the run then cannot say whether the server met the target.
+
+Join: the students open the link spread over ``--join-seconds``; with ``--fetch-page`` each first fetches what a
+browser with an empty cache does (``bench.page_assets``: the served index.html, what it names and imports, and once
+its page has come, the components its elements are drawn by, ~9.3 MB on Streamlit 1.67) and the line says when the
+last of them had its first map.
 
 Targets (issue 18): 0 failures, p95 teacher's change -> student's redraw <= 2 s, server RSS <= 600 MB (the bench's
 memory target; the issue allows 1 GB). All traffic goes to 127.0.0.1; sessions and time are bounded.
