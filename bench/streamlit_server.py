@@ -46,6 +46,13 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 APP_IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+SKELETON = "[data-testid='stSkeleton']"
+"""What Streamlit 1.67 draws in an element's place while the element's code is on its way: most elements (a
+button, a segmented control, a chart, the component) are chunks the page fetches the first time it draws one
+(``React.lazy`` under a ``Suspense`` whose fallback is this skeleton, ``ElementNodeRenderer``). The run can end
+first: on a fresh page, the welcome's eight buttons came 0.1 to 0.7 s after the script state said "notRunning"
+(more under load), and a test that counted them then found none."""
+_DRAWN = f"""() => document.querySelector("{APP_IDLE}") !== null && document.querySelector("{SKELETON}") === null"""
 
 
 def free_port() -> int:
@@ -212,7 +219,8 @@ def finished_runs(page: Page) -> int:
 
 
 def wait_idle(page: Page, action: Callable[[], object] | None = None, timeout: float = 60) -> None:
-    """Wait until the app's script has finished running, optionally after doing ``action``.
+    """Wait until the app's script has finished running and every element it sent is drawn, optionally after
+    doing ``action``.
 
     Without ``action`` (right after ``page.goto``) the page attribute is enough: a
     fresh page says "initial" until its first run starts, then "running", then
@@ -223,6 +231,12 @@ def wait_idle(page: Page, action: Callable[[], object] | None = None, timeout: f
     finished one more run and the page is idle again, two animation frames later
     (React has committed the last messages). An action that triggers no rerun
     times out, which is what a test wants.
+
+    Idle also means no element is still a ``SKELETON``: the elements of a run are on
+    the page once it is idle, but an element whose code has not arrived yet is a
+    placeholder, so a count, a box or a state read then is of the placeholder. (What
+    draws later still, as a Plotly chart's SVG after its code has arrived, has its
+    own wait: ``wait_heatmaps``, ``tests/e2e/dom.py``'s ``wait_charts_drawn``.)
     """
     deadline = time.monotonic() + timeout
     if action is not None:
@@ -237,6 +251,7 @@ def wait_idle(page: Page, action: Callable[[], object] | None = None, timeout: f
     page.wait_for_selector(APP_IDLE, timeout=max(1.0, deadline - time.monotonic()) * 1000)
     if action is not None:
         page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    page.wait_for_function(_DRAWN, polling="raf", timeout=max(1.0, deadline - time.monotonic()) * 1000)
 
 
 # The dashboard's heads chart: st.plotly_chart(key="heads_chart") gets the class "st-key-heads_chart".

@@ -47,21 +47,32 @@ def browser(server):
         yield b
 
 
+DESK = (1400, 1000)
+"""The default page size: a laptop's browser window."""
+
+
 @contextmanager
-def watched_page(browser) -> Iterator:
-    """A fresh browser context (its own Streamlit session); on exit, fails on any exception it saw."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    context.set_default_timeout(60_000)  # shared 2-core machine: generous
-    context.add_init_script(WATCH_EXCEPTIONS)
-    page = watch_runs(context.new_page())  # before goto: wait_idle(page, action) counts finished runs
-    js_errors: list[str] = []
-    page.on("pageerror", lambda e: js_errors.append(str(e)))
-    yield page
+def watched_page(browser, size: tuple[int, int] = DESK) -> Iterator:
+    """A fresh browser context of ``size`` (its own Streamlit session); on exit, fails on any exception it saw.
+
+    A page narrower than 500 px is a phone's: a touch screen, with a phone's viewport handling (``is_mobile``).
+    The page is watched (``watch_runs``): ``wait_idle(page, action)`` counts its finished runs.
+    """
+    phone = size[0] < 500
+    context = browser.new_context(
+        viewport={"width": size[0], "height": size[1]}, is_mobile=phone, has_touch=phone, device_scale_factor=1
+    )
     try:
+        context.set_default_timeout(60_000)  # shared 2-core machine: generous
+        context.add_init_script(WATCH_EXCEPTIONS)
+        page = watch_runs(context.new_page())  # before goto: wait_idle(page, action) counts finished runs
+        js_errors: list[str] = []
+        page.on("pageerror", lambda e: js_errors.append(str(e)))
+        yield page
         seen = page.evaluate("() => window.__alExceptions || []")
         now = page.locator("[data-testid='stException']").all_inner_texts()
     finally:
-        context.close()
+        context.close()  # also when the test failed: no page of it keeps running in the module's browser
     assert not seen and not now, f"Streamlit exception on the page: {seen or now}"
     assert not js_errors, f"uncaught JavaScript errors: {js_errors}"
 

@@ -21,6 +21,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from bench.streamlit_server import chromium, streamlit_server, wait_idle
 from tests.conftest import require_chromium
+from tests.e2e.conftest import watched_page
 
 pytestmark = pytest.mark.e2e
 
@@ -59,18 +60,12 @@ def browser(two_servers):
 
 def figure_specs(browser, url: str, link: dict[str, str]) -> list[str]:
     """The Plotly figure JSON strings a fresh browser session receives for ``url/?link``, in page order."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    context.set_default_timeout(60_000)
     frames: list[bytes] = []
-    try:
-        page = context.new_page()
+    with watched_page(browser) as page:  # an exception on the page fails the test
         page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(payload)))
         page.goto(f"{url}/?{urlencode(link)}")
         wait_idle(page)
         page.wait_for_selector(".js-plotly-plot")
-        assert not page.locator("[data-testid='stException']").count()
-    finally:
-        context.close()
     specs: dict[tuple[int, ...], str] = {}
     for frame in frames:
         msg = ForwardMsg()

@@ -7,11 +7,12 @@ import re
 import time
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from bench.streamlit_server import wait_idle
+from bench.streamlit_server import APP_IDLE, SKELETON, wait_idle
 from dashboard.classroom.tours import load_tours
 from dashboard.views import VIEWS
-from tests.e2e.conftest import WATCH_EXCEPTIONS, watched_page
+from tests.e2e.conftest import watched_page
 from tests.e2e.dom import choose_segment, chosen_segment, cut_text, input_value, toggle_on, widget
 
 pytestmark = pytest.mark.e2e
@@ -98,17 +99,10 @@ def test_the_next_buttons_tooltip_leaves_the_note_readable(server, page):
 @pytest.mark.parametrize("size", [(1280, 720), (390, 844)], ids=["projector", "phone"])
 def test_the_welcome_fits_without_horizontal_overflow(browser, server, size):
     phone = size[0] < 500
-    context = browser.new_context(
-        viewport={"width": size[0], "height": size[1]}, is_mobile=phone, has_touch=phone, device_scale_factor=1
-    )
-    context.set_default_timeout(60_000)
-    context.add_init_script(WATCH_EXCEPTIONS)
-    try:
-        page = context.new_page()
+    with watched_page(browser, size) as page:
         page.goto(server + "/")
+        wait_idle(page)  # the run has ended and every element is drawn: the welcome's box is of all of it
         card = widget(page, "welcome")
-        card.wait_for()
-        wait_idle(page)
         box = card.bounding_box()
         assert box["x"] >= 0 and box["x"] + box["width"] <= size[0], "the welcome is inside the screen"
         assert box["y"] + box["height"] <= size[1], "the whole welcome on the first screen"
@@ -123,9 +117,26 @@ def test_the_welcome_fits_without_horizontal_overflow(browser, server, size):
         if not phone:  # the live page starts on the first screen: the view bar, under the welcome
             view_bar = widget(page, "view").bounding_box()
             assert view_bar["y"] + view_bar["height"] <= size[1]
-        assert not page.evaluate("() => window.__alExceptions")
-    finally:
-        context.close()
+
+
+def test_wait_idle_waits_for_elements_whose_code_comes_late(browser, server):
+    """The buttons' code is a chunk the page fetches when it first draws a button: held back here, the run ends
+    with the welcome's buttons still placeholders, and ``wait_idle`` must not return until they are drawn (on CI a
+    slow chunk made the test above count 0 buttons)."""
+    held = []
+    with watched_page(browser) as page:
+        page.route("**/static/js/Button.*.js", lambda route: held.append(route))
+        page.goto(server + "/")
+        page.wait_for_selector(APP_IDLE)  # the script state says the run is over
+        card = widget(page, "welcome")
+        assert held and card.locator("[data-testid^='stBaseButton']").count() == 0, "the buttons' code is held"
+        with pytest.raises(PlaywrightTimeoutError):
+            wait_idle(page, timeout=3)  # idle, but placeholders: not drawn yet
+        for route in held:
+            route.continue_()
+        wait_idle(page)
+        assert card.locator("[data-testid^='stBaseButton']").filter(visible=True).count() == len(load_tours()) + 3
+        assert page.locator(SKELETON).count() == 0
 
 
 def wait_view(page, slug: str, timeout: float = 30) -> None:

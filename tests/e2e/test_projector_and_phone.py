@@ -19,7 +19,7 @@ from dashboard.figures.grid import MASK_NOTE
 from dashboard.figures.layout import CAPTION_ROW_PX, PRESENTER_MIN_TICK, PRESENTER_MIN_TITLE
 from dashboard.presenter import PAGE_TEXT_PX
 from tests.conftest import require_minilm
-from tests.e2e.conftest import WATCH_EXCEPTIONS
+from tests.e2e.conftest import watched_page
 from tests.e2e.dom import (
     PAGE_TEXT,
     charts,
@@ -75,25 +75,15 @@ def opened(browser, url: str, query: str, size: tuple[int, int], *, presenter: b
     """A fresh page of ``size`` on ``url/?query`` (presenter mode or not), every chart drawn; closed afterwards.
 
     ``charts=False``: a view of tables only. A phone context is a touch device, as a phone is; exceptions on
-    the page fail the test.
+    the page fail the test (``watched_page``).
     """
-    phone = size == PHONE
-    context = browser.new_context(
-        viewport={"width": size[0], "height": size[1]}, is_mobile=phone, has_touch=phone, device_scale_factor=1
-    )
-    context.set_default_timeout(60_000)
-    context.add_init_script(WATCH_EXCEPTIONS)
-    try:
-        page = context.new_page()
+    with watched_page(browser, size) as page:
         page.goto(f"{url}/?{'presenter=true&' if presenter else ''}{query}")
         wait_idle(page)
         if presenter:
             page.wait_for_function(PRESENTER_STYLE)
         wait_charts_drawn(page, charts=charts)
         yield page
-        assert not page.evaluate("() => window.__alExceptions")
-    finally:
-        context.close()
 
 
 def small_text(drawn: list[dict], kinds: tuple[str, ...], least: float) -> list[tuple[str, float]]:

@@ -10,15 +10,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import re
-from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Page, expect
 
-from bench.streamlit_server import wait_idle, watch_runs
-from tests.e2e.conftest import WATCH_EXCEPTIONS, watched_page
+from bench.streamlit_server import wait_idle
+from tests.e2e.conftest import watched_page
 from tests.e2e.dom import flip_toggle, horizontal_overflow, wait_charts_drawn, widget
 from tests.e2e.test_projector_and_phone import PHONE, assert_phone_readable
 
@@ -100,22 +98,6 @@ def test_the_room_code_reads_from_the_back_of_the_hall(server, page):
     assert box["x"] >= 0 and box["x"] + box["width"] <= 1400  # the large code still fits the dialog's row
 
 
-@contextlib.contextmanager
-def phone(browser) -> Iterator[Page]:
-    """A 390 x 844 touch page, as a student's phone; exceptions on it fail the test."""
-    context = browser.new_context(
-        viewport={"width": PHONE[0], "height": PHONE[1]}, is_mobile=True, has_touch=True, device_scale_factor=1
-    )
-    context.set_default_timeout(60_000)
-    context.add_init_script(WATCH_EXCEPTIONS)
-    try:
-        page = watch_runs(context.new_page())
-        yield page
-        assert not page.evaluate("() => window.__alExceptions")
-    finally:
-        context.close()
-
-
 def assert_fits(page: Page, *, charts: bool = True) -> None:
     """Nothing wider than the phone, and (charts) every map readable, one per row (test_projector_and_phone.py)."""
     wait_charts_drawn(page, charts=charts)
@@ -126,7 +108,7 @@ def assert_fits(page: Page, *, charts: bool = True) -> None:
 
 def test_the_follower_page_and_the_quiz_fit_a_phone(server, browser, page):
     code = start_room(page, server, "view=heads")  # the default sentence (a 6-token one draws 230 px maps)
-    with phone(browser) as student:
+    with watched_page(browser, PHONE) as student:  # a 390 x 844 touch page, as a student's phone
         student.goto(f"{server}/?room={code}")
         wait_idle(student)
         assert_fits(student)  # the follower page

@@ -61,15 +61,21 @@ def address_without_claim(page: Page) -> str:
 
 
 def history_urls(page: Page) -> list[str]:
-    """Every entry of the tab's session history, oldest first, read by walking Back to the start and Forward again."""
-    n = page.evaluate("() => history.length")
-    for _ in range(n - 1):
-        page.go_back(wait_until="commit")
-    urls = [page.url]
-    for _ in range(n - 1):
-        page.go_forward(wait_until="commit")
-        urls.append(page.url)
-    return urls
+    """Every entry of the tab's session history, oldest first: the address each shows when Back or Forward reaches it.
+
+    Read from the browser's own list (DevTools' ``Page.getNavigationHistory``), without moving. Why not walk Back to
+    the start and Forward again: the oldest entries are whole page loads (the tab's ``about:blank``, then
+    ``?seed=7``), and Chromium swaps the tab's frame when it goes from one to the other; a move that returns at its
+    commit let the next one reach a frame no longer active ("Not attached to an active page", 1 walk in 15 here).
+    """
+    cdp = page.context.new_cdp_session(page)
+    try:
+        history = cdp.send("Page.getNavigationHistory")
+    finally:
+        cdp.detach()
+    entries = history["entries"]
+    assert history["currentIndex"] == len(entries) - 1, "the page is on its newest entry"
+    return [entry["url"] for entry in entries]
 
 
 def test_a_reload_and_a_second_tab_keep_the_teacher(server, page):
