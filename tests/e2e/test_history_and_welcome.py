@@ -4,10 +4,10 @@ and the first screen's welcome fits a projector and a phone."""
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+from playwright.sync_api import expect
 
 from bench.streamlit_server import APP_IDLE, SKELETON, wait_idle
 from dashboard.classroom.tours import load_tours
@@ -140,11 +140,9 @@ def test_wait_idle_waits_for_elements_whose_code_comes_late(browser, server):
 
 
 def wait_view(page, slug: str, timeout: float = 30) -> None:
-    """Until ``page``'s view control shows ``slug`` (a follower's page polls the room every second)."""
-    deadline = time.monotonic() + timeout
-    while chosen_segment(page, "view") != slug:
-        assert time.monotonic() < deadline, f"still {chosen_segment(page, 'view')}, not {slug}"
-        page.wait_for_timeout(100)
+    """Until ``page`` shows view ``slug``: its line of what the view teaches. A following page has no view bar
+    (``dashboard/followed.py``), and it redraws when the teacher's change reaches it."""
+    expect(page.get_by_text(VIEWS[slug].teaches, exact=True).first).to_be_visible(timeout=timeout * 1000)
 
 
 def test_a_room_from_the_welcome_and_a_follower_without_history(server, browser, page):
@@ -159,7 +157,7 @@ def test_a_room_from_the_welcome_and_a_follower_without_history(server, browser,
     assert widget(page, "welcome").count() == 0, "a way in was taken: the welcome is gone"
     with watched_page(browser) as student:
         student.goto(f"{server}/?room={code}")
-        widget(student, "view").wait_for()
+        wait_view(student, "heads")
         wait_idle(student)
         entries, address = student.evaluate(ENTRIES), student.url
         choose_segment(page, "view", "steps")
