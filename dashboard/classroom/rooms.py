@@ -62,8 +62,9 @@ ROOMS_PER_ADDRESS = 5
 """Open rooms started from one address: a department's teachers behind one NAT, not a script's 49."""
 ROOMS_PER_TAB = 2
 """Open rooms started from one browser tab (session): a teacher needs one, and its teacher link reopens it."""
-MAX_STUDENTS = 200
-"""Seats per room; the largest lecture halls."""
+MAX_STUDENTS = 300
+"""Seats per room: an introductory lecture seats 100-300 (bench.load --lecture-hall runs 300 on one process). A
+seat is held only while its page is alive, so a script's closed tabs do not keep a hall out."""
 SEAT_SECONDS = 30.0
 """A seat whose page has not been seen for 30 s is free: a follower's page is seen every second, any other
 student's every ``room_page.SEAT_TOUCH_SECONDS``."""
