@@ -807,11 +807,11 @@ def test_an_empty_box_is_the_same_whether_it_reads_none_or_empty_text():
 
 def test_start_a_room_promises_only_the_follow_times_the_bench_measured(tabs):
     """The help says how fast students follow as bench/README.md recorded it: the classroom run's p95 for a class,
-    the lecture hall's one-process p95 at 100 and 200 students; never a bare "within 2 s" for any class size."""
+    the lecture hall's one-process p95 at 100, 200 and 300 students; never a bare "within 2 s" for any class size."""
     bench = " ".join((ROOT / "bench" / "README.md").read_text().split())
     classroom = re.search(r"--classroom` \(1 teacher, (\d+) students.*?redraw p50 [\d.]+ s, p95 ([\d.]+) s", bench)
     hall = re.findall(r"\| one process \| (\d+) \| [\d.]+ s \| ([\d.]+) s \|", bench)
-    assert classroom and len(hall) == 2, "bench/README.md records the classroom and lecture-hall runs"
+    assert classroom and len(hall) >= 2, "bench/README.md records the classroom and lecture-hall runs"
     recorded = [(int(n), float(s)) for n, s in [classroom.groups(), *hall]]
     assert list(room_page.FOLLOW_P95_SECONDS) == recorded
     page = tabs(make_app(), "teacher")
