@@ -149,7 +149,9 @@ def fitting_prefix(
 
     segment = text[low:high]
     cleaned = _clean(segment)
-    if len(cleaned) == len(segment):  # NFC and lower case kept every position: the matches end between tokens
+    # NFC and lower case keep every position only when neither changes any length: equal lengths alone are not
+    # enough ("e\u0301" shrinks by one where "İ" grows by one, shifting every end between them)
+    if unicodedata.is_normalized("NFC", segment) and all(len(c.lower()) == 1 for c in segment):
         ends = [m.end() for m in _TOKEN.finditer(cleaned)]  # (n,) after each token, from low
         i = _last_fitting(len(ends), lambda i: count(text[: low + ends[i]]) <= max_tokens)
         if i < 0 or between_tokens(ends[i]):

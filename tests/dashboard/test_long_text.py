@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from core import MAX_CHARS, MAX_TOKENS, tokenize
@@ -50,6 +50,7 @@ ALPHABET = st.sampled_from(
 
 @settings(max_examples=150, deadline=None)
 @given(parts=st.lists(ALPHABET, min_size=1, max_size=40), max_tokens=st.integers(1, 8), max_chars=st.integers(1, 40))
+@example(parts=["e\u0301", "\u200d", "İ"], max_tokens=1, max_chars=4)  # NFC -1 and lower case +1: same length
 def test_no_longer_cut_between_tokens_fits(parts, max_tokens, max_chars):
     """Against every cut the brute force finds: the prefix fits, is cut between tokens, and no longer such cut fits."""
     text = "".join(parts)
