@@ -6,9 +6,12 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pytest
 
 from bench.streamlit_server import wait_idle
 from tests.e2e.dom import chosen_segment, heads_z, input_value, toggle_on, widget
+
+pytestmark = pytest.mark.e2e  # a browser test: the full pass runs it, the light one leaves it out
 
 QUIZ_URL = "?quiz=true&causal=true&n_heads=2&sentence=the+key+to+the+cabinet+is+rusted"
 

@@ -10,11 +10,14 @@ from __future__ import annotations
 import re
 import time
 
+import pytest
 from playwright.sync_api import Page
 
 from bench.streamlit_server import wait_idle
 from tests.e2e.conftest import watched_page
 from tests.e2e.dom import choose_segment, chosen_segment, widget
+
+pytestmark = pytest.mark.e2e  # a browser test: the full pass runs it, the light one leaves it out
 
 FOLLOW_S = 2.0
 """The issue's target: a student's page shows the teacher's change within 2 s."""

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from tests.e2e.dom import widget
+
+pytestmark = pytest.mark.e2e  # a browser test: the full pass runs it, the light one leaves it out
 
 TRAIN_URL = "?view=train&task=induction&seed=4&train_steps=2000"
 """2000 steps of induction (two layers, ~10 s alone): long enough to watch the live curve. Shift's 2000
