@@ -25,7 +25,10 @@ def test_train_shows_live_curves_then_the_maps(server, page):
     page.get_by_text("Training: step").first.wait_for(timeout=60_000)  # the running job's progress
     page.locator(".st-key-live_curves .js-plotly-plot").first.wait_for(timeout=10_000)  # and its curves
     start = time.monotonic()
-    page.locator(".st-key-trained_maps .js-plotly-plot").first.wait_for(timeout=120_000)
+    maps = page.locator(".st-key-trained_maps").first
+    maps.wait_for(state="attached", timeout=120_000)  # the results' run has drawn the maps' place
+    maps.scroll_into_view_if_needed()  # below the fold: a chart off screen may wait to be drawn
+    page.locator(".st-key-trained_maps .js-plotly-plot").first.wait_for(timeout=60_000)
     assert time.monotonic() - start < 90
     assert page.locator(".st-key-live_curves").count() == 0  # the live chart gave way to the results
     page.locator(".st-key-train_curves .js-plotly-plot").first.wait_for()
