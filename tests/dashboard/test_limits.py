@@ -110,3 +110,26 @@ def test_streamlits_session_manager_api_is_where_clients_reads_it():
 
 def test_without_a_runtime_no_tab_is_judged():
     assert not Runtime.exists() and clients.alive("any") is None
+
+
+def test_alive_tells_a_forgotten_session_of_this_process_from_one_of_another(monkeypatch):
+    """A session the runtime has forgotten is gone when it ran here (``here=True``, the room watcher's pages), and
+    unknown otherwise (it may run on another process); a connected one is alive, a disconnected one still stored
+    has gone."""
+
+    class Sessions:  # the two calls ``alive`` makes on Streamlit's session manager
+        def is_active_session(self, session_id):
+            return session_id == "open"
+
+        def get_session_info(self, session_id):
+            return object() if session_id in ("open", "closed") else None
+
+    class FakeRuntime:
+        _session_mgr = Sessions()
+
+    monkeypatch.setattr(clients.Runtime, "exists", staticmethod(lambda: True))
+    monkeypatch.setattr(clients.Runtime, "instance", staticmethod(lambda: FakeRuntime()))
+    assert clients.alive("open") is True and clients.alive("open", here=True) is True
+    assert clients.alive("closed") is False and clients.alive("closed", here=True) is False
+    assert clients.alive("forgotten") is None
+    assert clients.alive("forgotten", here=True) is False
