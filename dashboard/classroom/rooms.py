@@ -383,7 +383,14 @@ class RoomStore(ABC):
         return seen[0], seen[2]
 
     def join(self, code: str, session_id: str) -> None:
-        """Take a seat in the room (again: seen now). ``RoomError`` when it is closed or full."""
+        """Take a seat in the room (again: seen now). ``RoomError`` when it is closed or full.
+
+        A student who holds a seat is only seen now (``poll``: one Redis round trip, no room lock). Every follower's
+        run joins, and a publish reruns them all at once: under the lock they queued on it, on Redis each waiting
+        turn a 0.1 s sleep, and each rewrote every seat (bench/README.md, two processes)."""
+        polled = self.poll(code, session_id)
+        if polled is not None and polled[1]:
+            return
         with self._locked(code):
             room = self._find(code)
             if room is None:

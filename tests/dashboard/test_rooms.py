@@ -508,6 +508,23 @@ def test_rejoining_keeps_one_seat(store):
     assert store.snapshot(code).students == MAX_STUDENTS
 
 
+def test_a_seated_students_join_is_only_seen_and_takes_no_room_lock(store, clock, monkeypatch):
+    """Every follower's run joins, and a publish reruns a whole hall at once: on Redis, 100 such joins queued on
+    the room's lock (each waiting turn a 0.1 s sleep) and each rewrote all seats. A held seat is only seen now."""
+    code, _ = open_room(store)
+    fill(store, code, 3)
+    locked = []
+    plain = store._locked
+    monkeypatch.setattr(store, "_locked", lambda c: locked.append(c) or plain(c))
+    clock.now += SEAT_SECONDS - 1
+    store.join(code, "s1")
+    assert locked == []
+    clock.now += 2  # s0 and s2 silent for 31 s; s1 was seen at the join
+    assert store.snapshot(code).students == 1
+    store.join(code, "new")  # a new seat still takes the lock, and the limits' rules
+    assert locked == [code] and store.snapshot(code).students == 2
+
+
 # -- the page (AppTest) ----------------------------------------------------------------------------------------------
 @pytest.fixture
 def tabs(monkeypatch):
