@@ -201,3 +201,17 @@ def test_a_follower_reads_the_teachers_tour_step_without_its_buttons(tabs):  # n
     assert notes[0].startswith(f"**{tour.title}, step 2 of {len(tour.steps)}: {tour.steps[1].title}**")
     assert teachers[0].startswith(f"**2. {tour.steps[1].title}**")
     assert not {"tour_back", "tour_next", "tour_end", "tour_step"} & _all_keys(student)
+
+
+def test_a_following_page_says_in_the_page_which_room_it_follows(tabs):  # noqa: F811
+    """A phone's sidebar is collapsed: the page itself, not only the sidebar, says that it follows room CODE."""
+    teacher, code, _ = start_room(tabs)
+    student = tabs(make_app(room=code), "s1")
+    no_exception(student)
+    assert any(f"Following room {code}" in c.value for c in student.main.caption)
+    tabs(teacher, "teacher")
+    assert not any("Following room" in c.value for c in [*teacher.main.caption, *teacher.sidebar.caption])
+    student.toggle(key=room_page.FOLLOW).set_value(False)  # exploring on their own: no longer following
+    tabs(student, "s1")
+    no_exception(student)
+    assert not any("Following room" in c.value for c in [*student.main.caption, *student.sidebar.caption])
