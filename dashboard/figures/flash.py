@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 
 from dashboard.figures.grid import Panel, heatmap_grid
 from dashboard.figures.labels import position_labels
-from dashboard.figures.layout import fonts, scale, single_map_columns
+from dashboard.figures.layout import axis_title, fonts, scale, single_map_columns
 from dashboard.figures.steps import DIVERGING, symmetric_limit
 
 BEFORE, AFTER, CORRECTION = "#999999", "#0072B2", "#D55E00"
@@ -106,17 +106,17 @@ def state_figure(
         # below the axis titles (the toolbar shows at the top right); Plotly widens the bottom margin to hold it
         legend=dict(orientation="h", yanchor="top", y=legend_y, x=0, font=dict(size=font.note)),
         yaxis=dict(autorange="reversed", tickfont=dict(size=font.tick)),
-        xaxis=dict(domain=[0, width], title=dict(text="running max m"), tickfont=dict(size=font.tick), nticks=4),
+        xaxis=dict(domain=[0, width], title=axis_title("running max m", font), tickfont=dict(size=font.tick), nticks=4),
         xaxis2=dict(
             domain=[width + gap, 2 * width + gap],
-            title=dict(text="running sum l"),
+            title=axis_title("running sum l", font),
             anchor="y",
             tickfont=dict(size=font.tick),
             nticks=4,
         ),
         xaxis3=dict(
             domain=[1 - width, 1],
-            title=dict(text="correction"),
+            title=axis_title("correction", font),
             anchor="y",
             range=[0, 1.05],
             tickfont=dict(size=font.tick),

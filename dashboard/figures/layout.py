@@ -92,6 +92,12 @@ def chart_fonts(presenter: bool) -> Fonts:
     return Fonts(tick=round(12 * s), title=round(14 * s), note=round(12 * s), hover=round(13 * s), value=round(11 * s))
 
 
+def axis_title(text: str, font: Fonts) -> dict:
+    """An axis title at the figure's ``font.note`` size, set on the title itself: Streamlit's theme template sets
+    axis titles' own size (12 px), which would win over the layout's font on a projector."""
+    return dict(text=text, font=dict(size=font.note))
+
+
 MODEBAR_CLEAR_PX = 34
 """Top margin of a line or bar chart with its title above the plot: Plotly's toolbar (26 px) sits above it."""
 LEGEND_BELOW = -0.28

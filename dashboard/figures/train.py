@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 from core.training.train import TARGET_ACCURACY
 from dashboard.figures.grid import ChartGrid, Panel, chart_grid, title_annotation
 from dashboard.figures.labels import escape
-from dashboard.figures.layout import LEGEND_BELOW, MODEBAR_CLEAR_PX, chart_fonts, chart_height, map_columns
+from dashboard.figures.layout import LEGEND_BELOW, MODEBAR_CLEAR_PX, axis_title, chart_fonts, chart_height, map_columns
 
 LOSS = "#0072B2"
 """Okabe-Ito blue: training loss."""
@@ -122,7 +122,7 @@ def _curve_chart(data: list[dict], title: str, x_range: list[int], y_axis: dict,
     font = chart_fonts(presenter)
     ticks = dict(tickfont=dict(size=font.tick))  # explicit: Streamlit's theme template sets its own
     layout = dict(
-        xaxis=dict(range=x_range, title=dict(text="step"), **ticks),
+        xaxis=dict(range=x_range, title=axis_title("step", font), **ticks),
         yaxis=dict(y_axis, **ticks),
         annotations=[title_annotation(title, 0.5, 1.0, size=font.title)],
         height=chart_height(300, presenter),
@@ -169,7 +169,7 @@ def formation_figure(
     layout = dict(
         # the steps are named in the title above: an x axis title sat under the legend's first line on a phone
         xaxis=dict(range=[0, max([*steps, 1])], tickangle=0, nticks=6, **ticks),
-        yaxis=dict(range=[0, 1.04], title=dict(text="mean weight"), **ticks),
+        yaxis=dict(range=[0, 1.04], title=axis_title("mean weight", font), **ticks),
         height=chart_height(300, presenter),
         font=dict(size=font.note),
         annotations=[title_annotation("weight on the pattern's key, by training step", 0.5, 1.0, size=font.title)],

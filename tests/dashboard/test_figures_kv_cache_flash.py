@@ -123,3 +123,28 @@ def test_a_tall_block_s_key_labels_are_thinned_to_the_width_it_is_drawn_at(prese
     x = layout["xaxis"]
     assert 1 < len(x["tickvals"]) < b, "thinned, not dropped"
     assert len(x["tickvals"]) * x["tickfont"]["size"] * LABEL_LINE <= drawn_w + x["tickfont"]["size"]
+
+
+def axis_title_sizes(fig: dict) -> list[tuple[str, object]]:
+    """Every titled axis of a figure's layout, with its title's own font size (None: left to the theme's 12 px)."""
+    layout = fig["layout"]
+    return [
+        (layout[k]["title"]["text"], layout[k]["title"].get("font", {}).get("size"))
+        for k in sorted(layout)
+        if k.startswith(("xaxis", "yaxis")) and layout[k].get("title", {}).get("text")
+    ]
+
+
+@pytest.mark.parametrize("presenter", [False, True])
+def test_flash_and_train_axis_titles_take_the_figure_s_note_size_as_every_other_chart(presenter):
+    """Their axis titles had no size of their own, so the theme's 12 px won on a projector."""
+    from dashboard.figures.layout import chart_fonts, fonts
+    from dashboard.figures.train import curves_figures, formation_figure
+
+    a = np.array([0.0, 1.0])
+    flash = as_json(state_figure(a, a, a, a, a, ["a", "b"], presenter=presenter))
+    train = [as_json(f) for f in curves_figures([0, 1], [1.0, 0.5], [0, 1], [0.2, 0.9], 10, presenter=presenter)]
+    train.append(as_json(formation_figure([0, 1], [[0.1], [0.9]], ["head 1"], presenter=presenter)))
+    assert [s for _, s in axis_title_sizes(flash)] == [fonts(presenter, 2).note] * 3
+    titled = [t for f in train for t in axis_title_sizes(f)]
+    assert len(titled) == 3 and {s for _, s in titled} == {chart_fonts(presenter).note}
