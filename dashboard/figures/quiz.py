@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from dashboard.figures.grid import ChartGrid
 from dashboard.figures.heads import single_map_charts
-from dashboard.figures.layout import chart_fonts, chart_height, scale
+from dashboard.figures.layout import axis_title, chart_fonts, chart_height, scale
 
 ANSWER_COLOUR = "#ff1f8f"
 """Deep pink: away from every colour of Viridis (purple, blue, green, yellow), so it shows on any cell."""
@@ -114,7 +114,7 @@ def pattern_bars_figure(
     fig.update_layout(
         height=chart_height(260, presenter),
         margin=dict(l=10, r=10, t=10, b=10),
-        yaxis=dict(range=[0, 1], title=dict(text=metric, font=dict(size=font.note)), tickfont_size=font.tick),
+        yaxis=dict(range=[0, 1], title=axis_title(metric, font), tickfont_size=font.tick),
         xaxis=dict(tickfont_size=font.tick, type="category"),
         plot_bgcolor="white",
         paper_bgcolor="rgba(0,0,0,0)",

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 
 from core import ScalingResult
 from dashboard.figures.grid import title_annotation
-from dashboard.figures.layout import LEGEND_BELOW, MODEBAR_CLEAR_PX, chart_fonts, chart_height
+from dashboard.figures.layout import LEGEND_BELOW, MODEBAR_CLEAR_PX, axis_title, chart_fonts, chart_height
 
 SCALED = "#0072B2"
 """Okabe-Ito blue: with ÷√d_k (solid)."""
@@ -98,7 +98,7 @@ def scaling_figures(
                 type="log",
                 tickvals=d_ks,
                 ticktext=[str(d) for d in d_ks],
-                title=dict(text="d_k (log scale)", font=dict(size=font.note)),
+                title=axis_title("d_k (log scale)", font),
                 tickfont=dict(size=font.tick),  # explicit: Streamlit's theme sets its own tick size otherwise
             ),
             yaxis=dict(range=y_range, tickfont=dict(size=font.tick)),

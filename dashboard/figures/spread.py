@@ -11,7 +11,7 @@ import math
 import plotly.graph_objects as go
 
 from core import SpreadResult
-from dashboard.figures.layout import chart_fonts, chart_height
+from dashboard.figures.layout import axis_title, chart_fonts, chart_height
 from dashboard.figures.scaling import REFERENCE, SCALED, UNSCALED
 
 CLAIM = 100.0
@@ -90,7 +90,7 @@ def spread_figure(result: SpreadResult, *, presenter: bool = False) -> go.Figure
         margin=dict(l=10, r=10, t=30, b=10),
         xaxis=dict(
             range=[-reach, reach],
-            title=dict(text="raw score q·k (not divided by √d_k)", font=dict(size=font.note)),  # else the theme's
+            title=axis_title("raw score q·k (not divided by √d_k)", font),
             zeroline=True,
             tickfont=dict(size=font.tick),
         ),

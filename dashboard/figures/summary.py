@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core import HeadSummary
-from dashboard.figures.layout import LEGEND_BELOW, MODEBAR_CLEAR_PX, chart_fonts, chart_height
+from dashboard.figures.layout import LEGEND_BELOW, MODEBAR_CLEAR_PX, axis_title, chart_fonts, chart_height
 
 BARS = (
     ("self_weight", "on itself", "#0072B2"),
@@ -59,7 +59,7 @@ def summary_figure(summary: HeadSummary, *, presenter: bool = False) -> go.Figur
         xaxis=dict(tickfont=dict(size=font.tick)),
         yaxis=dict(
             range=[0, 1.12],
-            title=dict(text="mean over query rows", font=dict(size=font.note)),  # else the theme's 12 px
+            title=axis_title("mean over query rows", font),
             tickvals=[0, 0.25, 0.5, 0.75, 1],
             tickfont=dict(size=font.tick),
         ),

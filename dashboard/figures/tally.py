@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 import plotly.graph_objects as go
 
 from dashboard.figures.labels import escape
-from dashboard.figures.layout import chart_fonts, chart_height
+from dashboard.figures.layout import axis_title, chart_fonts, chart_height
 
 BAR_COLOUR = "#9db4c0"
 ANSWER_COLOUR = "#1a7f37"
@@ -40,7 +40,7 @@ def tally_figure(
         margin=dict(l=10, r=10, t=30, b=10),
         xaxis=dict(type="category", tickfont_size=font.tick),
         yaxis=dict(
-            title=dict(text="guesses", font_size=font.note),
+            title=axis_title("guesses", font),
             rangemode="tozero",
             dtick=1 if max(y, default=0) < 10 else None,  # whole guesses on a small class's axis
         ),

@@ -149,7 +149,7 @@ CHART_TEXT_PX = 14
 """The least chart text on a projector other than ticks and titles (tests/e2e/test_projector_and_phone.py)."""
 
 
-@pytest.mark.parametrize("view", ["scaling", "summary", "steps"])
+@pytest.mark.parametrize("view", ["scaling", "summary", "steps", "flash"])
 def test_axis_titles_are_sized_for_the_projector_not_left_to_the_theme(view):
     """An axis title without its own font size is drawn at Streamlit's theme size (12 px) even in presenter mode:
     the scaling view's "raw score q·k" and the summary's "mean over query rows" were."""
