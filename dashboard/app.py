@@ -27,7 +27,7 @@ import streamlit as st
 
 from dashboard.address import hold as hold_address
 from dashboard.address import send as send_address
-from dashboard.classroom.room_page import class_bar, enter_room, publish_room, room_panel
+from dashboard.classroom.room_page import class_bar, enter_room, follow_line, publish_room, room_panel
 from dashboard.classroom.room_quiz import join_quiz
 from dashboard.classroom.tours import open_tour_link, tour_bar, tour_picker
 from dashboard.follower_page import follower_settings, follower_sidebar, take_controls
@@ -78,6 +78,7 @@ else:
     heading = st.container()
 with heading:
     class_bar(room, settings.presenter)  # presenter mode: Share with the class, the room's link
+follow_line(room)  # a student who follows: says so in the page, under the heading row
 show_link_notes(link, settings)
 show_weights_note(settings.weights, settings.sentence, settings.config)
 join_quiz(room)  # in a room, the quiz is the teacher's: it reveals for the class, students pick

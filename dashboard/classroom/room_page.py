@@ -396,8 +396,7 @@ def _ask_for_link() -> None:
 
 
 def class_bar(state: RoomState, presenter: bool) -> None:
-    """On the page: presenter mode's buttons (the sidebar is collapsed there), a following page's "Following room
-    CODE" line (its ``_check`` fragment), and the room's dialogs."""
+    """On the page: presenter mode's buttons (the sidebar is collapsed there) and the room's dialogs."""
     if presenter:
         # as wide as its buttons: beside a view's long heading it moves under it rather than squeezing the
         # buttons into a column with their labels cut ("Share with the cl…" at 1280 px)
@@ -413,15 +412,19 @@ def class_bar(state: RoomState, presenter: bool) -> None:
                 )
             elif state.code is None:
                 start_button()
-    if state.following and state.room is not None:
-        # push reruns this page when the room changes; this is the fallback, and its line says, in the page (a
-        # phone's sidebar is collapsed), that the page follows the room: one element for both
-        st.fragment(_check, run_every=CHECK_SECONDS)(state.room.code, state.room.version)
     held = st.session_state.get(TEACHER) if state.teacher else None
     teacher_key.browser_keys(store(), state.code, held, _become_teacher)  # a reload, a new tab, a restart
     with_key = st.session_state.pop(SHOW_KEY_ONCE, False)
     if state.teacher and state.code and (st.session_state.pop(SHOW_LINK, False) or with_key):
         _room_dialog(state.code, with_key)
+
+
+def follow_line(state: RoomState) -> None:
+    """On a following page, under the view's heading: "Following room CODE" in the page itself (a phone's sidebar is
+    collapsed), drawn by the ``_check`` fragment, push's fallback; one element for both. Not in presenter mode's
+    heading row: beside a long heading it was squeezed into a column of five lines."""
+    if state.following and state.room is not None:
+        st.fragment(_check, run_every=CHECK_SECONDS)(state.room.code, state.room.version)
 
 
 def room_panel(state: RoomState, presenter: bool) -> None:
@@ -476,7 +479,7 @@ def room_panel(state: RoomState, presenter: bool) -> None:
             help="On: your page shows the teacher's settings and view as they change. Off: explore on your own; "
             "turn it on again to come back to the teacher's view.",
         )
-        if not state.following:  # a following page's check is on the page itself (``class_bar``)
+        if not state.following:  # a following page's check is on the page itself (``follow_line``)
             st.fragment(_keep_seat, run_every=SEAT_TOUCH_SECONDS)(state.room.code, state.room.recall)
     elif state.code is None and not presenter:
         start_button()

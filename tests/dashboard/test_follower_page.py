@@ -215,3 +215,28 @@ def test_a_following_page_says_in_the_page_which_room_it_follows(tabs):  # noqa:
     tabs(student, "s1")
     no_exception(student)
     assert not any("Following room" in c.value for c in [*student.main.caption, *student.sidebar.caption])
+
+
+def captions_in_a_row(block) -> list[str]:
+    """The captions drawn inside a horizontal container (a row beside other elements), at any depth."""
+    from streamlit.proto.Block_pb2 import Block as BlockProto
+    from streamlit.testing.v1.element_tree import Block
+
+    found = []
+    for child in block.children.values():
+        if isinstance(child, Block):
+            flex = getattr(child.proto, "flex_container", None)  # columns and expanders carry their own message
+            row = flex is not None and flex.direction == BlockProto.FlexContainer.Direction.HORIZONTAL
+            found += [c.value for c in child.caption] if row else captions_in_a_row(child)
+    return found
+
+
+def test_a_presenters_following_page_says_it_under_the_heading_row_not_squeezed_beside_it(tabs):  # noqa: F811
+    """On a projector the heading, Share with the class and the line shared one row: beside the flash view's long
+    heading the line was a column of five lines pushing the view down."""
+    _, code, _ = start_room(tabs)
+    student = tabs(make_app(room=code, presenter="true"), "s1")
+    no_exception(student)
+    assert any(f"Following room {code}" in c.value for c in student.main.caption)
+    assert not [c for c in captions_in_a_row(student.main) if "Following room" in c]
+
