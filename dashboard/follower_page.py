@@ -15,7 +15,7 @@ view's switches, the quiz switch, the head pickers) read the room's values throu
 
 from __future__ import annotations
 
-import functools
+import threading
 
 import streamlit as st
 
@@ -60,11 +60,28 @@ def follower_sidebar(settings: Settings) -> None:
         st.caption(settings_line(settings))
 
 
-@functools.lru_cache(maxsize=32)
+LINES_KEPT = 32
+"""Lines kept (``settings_line``): one per room version a follower shows, so a few per open room."""
+_lines: dict[Settings, str] = {}
+_lines_lock = threading.Lock()
+
+
 def settings_line(settings: Settings) -> str:
-    """``teacher_line`` of the settings and their run, made once per settings: every follower of a room shows the
-    same line, and looking the run up again (hashing its cache key) was ~5% of a follower's redraw."""
-    return teacher_line(settings, _run(settings))
+    """``teacher_line`` of the settings and their run, kept once made from a run: every follower of a room shows the
+    same line, and looking the run up again (hashing its cache key) was ~5% of a follower's redraw. A line made
+    without a run is not kept (making it again computes no run), so it gets the facts as soon as there is a run:
+    after MiniLM failed to load and "Try again" loaded it."""
+    line = _lines.get(settings)
+    if line is not None:
+        return line
+    run = _run(settings)
+    line = teacher_line(settings, run)
+    if run is not None:
+        with _lines_lock:
+            _lines[settings] = line
+            while len(_lines) > LINES_KEPT:  # the oldest first
+                del _lines[next(iter(_lines))]
+    return line
 
 
 def _run(settings: Settings) -> Run | None:

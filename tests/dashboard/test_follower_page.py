@@ -119,6 +119,27 @@ def test_the_teacher_line_of_the_pretrained_model_reads_its_layer():
     assert "12 heads of d_k 32" in line and "d_model 384" in line and "layer 4" in line
 
 
+def test_a_line_made_while_minilm_failed_gets_its_facts_after_try_again(monkeypatch):
+    """The line was cached on the settings: made while MiniLM could not load, it stayed without facts for good."""
+    require_minilm()
+    from core.pretrained import WeightsNotFound
+    from dashboard import compute
+
+    settings = settings_of({"weights": "minilm", "layer": 3, "sentence": "the cat sat"})
+
+    def offline(_directory):
+        raise WeightsNotFound("offline")
+
+    compute.minilm.clear()
+    with monkeypatch.context() as patched:
+        patched.setattr(compute, "load_minilm", offline)
+        assert isinstance(compute.minilm(), str)
+        assert "d_model" not in follower_page.settings_line(settings)  # the choices only: no run to read
+    compute.minilm.clear()  # what "Try again" does
+    line = follower_page.settings_line(settings)
+    assert "12 heads of d_k 32" in line and "layer 3" in line
+
+
 def test_a_sentence_the_views_refuse_gives_the_choices_only():
     settings = settings_of({"sentence": "   "})
     assert follower_page._run(settings) is None
@@ -239,4 +260,3 @@ def test_a_presenters_following_page_says_it_under_the_heading_row_not_squeezed_
     no_exception(student)
     assert any(f"Following room {code}" in c.value for c in student.main.caption)
     assert not [c for c in captions_in_a_row(student.main) if "Following room" in c]
-
