@@ -231,6 +231,15 @@ def tour_picker() -> None:
     )
 
 
+def step_number(value: object, n: int) -> int:
+    """The step shown for the picker's value, or a following page's room value: 1 to ``n``. A missing or odd value
+    (None, text that is no number) is step 1, as the picker starts; one out of range is the nearest step."""
+    try:
+        return max(1, min(int(value), n))
+    except (TypeError, ValueError, OverflowError):
+        return 1
+
+
 def tour_bar(settings: Settings | None = None) -> None:
     """While a tour runs, its bar on the page (call it above the view): the steps, the note, Back and Next. A
     note's ``{fact}`` names are read from the computation of ``settings`` (``tour_facts``).
@@ -260,7 +269,7 @@ def tour_bar(settings: Settings | None = None) -> None:
                 "and the browser's Back and Forward retrace the steps taken.",
             ),
         )
-        number = max(1, min(int(number), n))
+        number = step_number(number, n)
         step = tour.steps[number - 1]
         note = step.note if settings is None else fill(step.note, settings)  # its numbers: from the page's run
         title = f"{tour.title}, step {number} of {n}: " if followed.following() else f"{number}. "

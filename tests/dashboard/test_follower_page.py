@@ -260,3 +260,17 @@ def test_a_presenters_following_page_says_it_under_the_heading_row_not_squeezed_
     no_exception(student)
     assert any(f"Following room {code}" in c.value for c in student.main.caption)
     assert not [c for c in captions_in_a_row(student.main) if "Following room" in c]
+
+
+@pytest.mark.parametrize("value, shown", [(None, 1), ("x", 1), (float("nan"), 1), ("2", 2), (2.0, 2), (99, -1), (0, 1)])
+def test_a_following_page_shows_a_tour_step_for_any_value_the_room_holds(tabs, value, shown):  # noqa: F811
+    """tour_bar did ``int(number)`` on the room's value: None or text crashed the follower's page."""
+    _, code, key = start_room(tabs)
+    slug = next(iter(load_tours()))
+    n = len(load_tours()[slug].steps)
+    settings = dict(room_page.store().snapshot(code).settings)
+    room_page.store().publish(code, key, settings | {"tour": slug, "tour_step": value})
+    student = tabs(make_app(room=code), "s1")
+    no_exception(student)
+    step = shown if shown > 0 else n
+    assert [m.value for m in student.main.markdown if f"step {step} of {n}:" in m.value]
