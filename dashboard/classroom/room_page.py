@@ -90,7 +90,7 @@ FOLLOW_P95_SECONDS = ((30, 1.69), (100, 1.32), (200, 2.44), (300, 3.41))
 """(students, seconds): 95% of students' pages showed the teacher's change within this, on one server process
 (``python -m bench.load --classroom`` and ``--lecture-hall``, recorded in bench/README.md). What "Start a room"
 promises is read from here, so a class bigger than the first row is not told 2 s."""
-FOLLOWED_KEYS = (*sorted(LINK_KEYS - {ROOM, "presenter"}), quiz_panel.NUMBER)
+FOLLOWED_KEYS = tuple(sorted((LINK_KEYS | {quiz_panel.NUMBER}) - {ROOM, "presenter"}))
 """What students take from the teacher: every URL key but the room itself and presenter mode (their screens), and
 which of the run's quiz questions is on screen. Never a student's own pick (``quiz_panel.pick_key``)."""
 

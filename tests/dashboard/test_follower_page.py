@@ -274,3 +274,9 @@ def test_a_following_page_shows_a_tour_step_for_any_value_the_room_holds(tabs, v
     no_exception(student)
     step = shown if shown > 0 else n
     assert [m.value for m in student.main.markdown if f"step {step} of {n}:" in m.value]
+
+
+def test_the_followed_keys_are_each_url_key_once_and_the_quiz_question():
+    keys = room_page.FOLLOWED_KEYS
+    assert len(keys) == len(set(keys)), [k for k in keys if keys.count(k) > 1]
+    assert "quiz_question" in keys and not {"room", "presenter"} & set(keys)
