@@ -396,8 +396,10 @@ def _ask_for_link() -> None:
 
 
 def class_bar(state: RoomState, presenter: bool) -> None:
-    """On the page: presenter mode's buttons (the sidebar is collapsed there) and the room's dialogs."""
-    if presenter:
+    """On the page: presenter mode's buttons (the sidebar is collapsed there) and the room's dialogs. A following page
+    has none: sharing its view would hand out a link that does not follow the room, and the room is the teacher's to
+    share (the teacher's "Room CODE" dialog)."""
+    if presenter and not state.following:
         # as wide as its buttons: beside a view's long heading it moves under it rather than squeezing the
         # buttons into a column with their labels cut ("Share with the cl…" at 1280 px)
         with st.container(horizontal=True, width="content", key="class_bar"):

@@ -280,3 +280,17 @@ def test_the_followed_keys_are_each_url_key_once_and_the_quiz_question():
     keys = room_page.FOLLOWED_KEYS
     assert len(keys) == len(set(keys)), [k for k in keys if keys.count(k) > 1]
     assert "quiz_question" in keys and not {"room", "presenter"} & set(keys)
+
+
+def test_a_presenters_following_page_has_no_share_with_the_class(tabs):  # noqa: F811
+    """Its dialog gave a following student the room's view as a plain link: who scanned it did not follow the room,
+    and sharing the room is the teacher's (the teacher's "Room CODE" button)."""
+    teacher, code, _ = start_room(tabs, presenter="true")
+    assert "share_button" in _all_keys(teacher) and "room_show" in _all_keys(teacher)
+    student = tabs(make_app(room=code, presenter="true"), "s1")
+    no_exception(student)
+    assert not {"share_button", "room_show", "room_start"} & _all_keys(student)
+    student.toggle(key=room_page.FOLLOW).set_value(False)  # exploring on their own: their view is theirs to share
+    tabs(student, "s1")
+    no_exception(student)
+    assert "share_button" in _all_keys(student) and not {"room_show", "room_start"} & _all_keys(student)
