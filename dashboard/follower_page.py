@@ -46,12 +46,13 @@ def follower_settings(state: RoomState) -> Settings | None:
 
 def take_controls() -> None:
     """On a page that does not follow (call it before the sidebar): right after a following page, the sidebar's
-    widgets start from the settings it showed, the teacher's."""
+    widgets start from the settings it showed, the teacher's, but for a value the student's click changed to leave
+    (a "Try one" example's sentence and layer: where their exploring starts)."""
     shown = st.session_state.pop(SHOWN, None)
     if shown:
         for key in TAKEN_KEYS:
-            if key in shown:
-                st.session_state[key] = shown[key]
+            if key in shown:  # the room's value was written into the state (room_page._apply), unless changed since
+                st.session_state[key] = st.session_state.get(key, shown[key])
 
 
 def follower_sidebar(settings: Settings) -> None:

@@ -294,3 +294,23 @@ def test_a_presenters_following_page_has_no_share_with_the_class(tabs):  # noqa:
     tabs(student, "s1")
     no_exception(student)
     assert "share_button" in _all_keys(student) and not {"room_show", "room_start"} & _all_keys(student)
+
+
+def test_try_one_on_a_following_page_opens_the_example_to_explore(tabs):  # noqa: F811
+    """The example's sentence and layer were overwritten by the teacher's as the page stopped following: the student
+    got the teacher's sentence at the example's head, a map showing no such pattern."""
+    require_minilm()
+    from dashboard.page import PRETRAINED_EXAMPLES
+
+    _, code, _ = start_room(tabs, weights="minilm", sentence="the cat sat", layer="1")
+    student = tabs(make_app(room=code), "s1")
+    no_exception(student)
+    sentence, layer, head, _ = PRETRAINED_EXAMPLES[1]
+    student.button(key="example_1").click()
+    tabs(student, "s1")
+    no_exception(student)
+    assert student.session_state[room_page.FOLLOW] is False  # exploring on their own, and told so
+    assert any("exploring on your own" in t.value for t in student.toast)
+    assert student.text_input(key="sentence").value == sentence and student.session_state["layer"] == layer
+    assert student.session_state["head"] == head
+    assert room_page.store().snapshot(code).settings["sentence"] == "the cat sat"  # the teacher's stays
