@@ -314,3 +314,20 @@ def test_try_one_on_a_following_page_opens_the_example_to_explore(tabs):  # noqa
     assert student.text_input(key="sentence").value == sentence and student.session_state["layer"] == layer
     assert student.session_state["head"] == head
     assert room_page.store().snapshot(code).settings["sentence"] == "the cat sat"  # the teacher's stays
+
+
+def test_keep_the_beginning_on_a_following_page_keeps_it_to_explore(tabs):  # noqa: F811
+    """The same overwrite as Try one's: the kept beginning went back to the teacher's refused sentence."""
+    from core.tokens import fitting_prefix
+    from tests.dashboard.test_long_text import PARAGRAPH
+
+    teacher, code, _ = start_room(tabs)
+    teacher.text_input(key="sentence").set_value(PARAGRAPH)
+    tabs(teacher, "teacher")
+    student = tabs(make_app(room=code), "s1")
+    no_exception(student)
+    student.button(key="sentence_keep").click()
+    tabs(student, "s1")
+    no_exception(student)
+    assert student.session_state[room_page.FOLLOW] is False
+    assert student.text_input(key="sentence").value == fitting_prefix(PARAGRAPH) and "heads_chart" in charts(student)
