@@ -84,6 +84,6 @@ show_weights_note(settings.weights, settings.sentence, settings.config)
 join_quiz(room)  # in a room, the quiz is the teacher's: it reveals for the class, students pick
 view.render(settings)
 offer_prefix(settings)  # a sentence too long for the weights: under the view's refusal, one click keeps its beginning
-publish_room(room)  # the teacher's page, last: its settings become the room's
+publish_room(room, settings)  # the teacher's page, last: its settings (and training) become the room's
 send_address(OWNED_DEFAULTS, push=not room.following)  # one history entry if the run moved; a follower: none
 remember_address()  # last: what the page wrote to the address is its own, not a new link

@@ -45,3 +45,9 @@ def choice(key: str, default: T, draw: Callable[[], T]) -> T:
     if values is None:
         return draw()
     return values.get(key, default)
+
+
+def room_value(key: str) -> object:
+    """On a following page, the room's value for ``key`` (None when it has none); None on any other page."""
+    values = st.session_state.get(ROOMS_VALUES)
+    return None if values is None else values.get(key)

@@ -407,6 +407,20 @@ def registry() -> Registry:
     return Registry(alive=alive)
 
 
+TEACHER_TRAINING = "_teacher_training"
+"""A room's value beside the teacher's settings: "training" or "trained" while this server process holds the
+teacher's job for them (absent: none). It changes as the teacher's run starts and ends, and so does the room's
+version: the followers' pages redraw then (``room_page.publish_room``)."""
+
+
+def training_state(training: TrainSettings) -> str | None:
+    """``TEACHER_TRAINING``'s value for ``training`` on this server process (None: no job, or a pre-trained run)."""
+    job = registry().job(training)
+    if job is None:
+        return None
+    return "training" if job.active else "trained" if job.trained is not None else None
+
+
 NOT_TRAINED = (
     "This model has not been trained yet: {what}. Open the train view and press Train "
     "(a task's recommended settings come pre-trained and show at once)."

@@ -8,8 +8,9 @@ The app calls, in this order:
 2. ``room_panel(state, presenter)`` in the sidebar and ``class_bar(state, presenter)`` on the page (presenter
    mode's "Share with the class" and room buttons, and the room's dialogs).
 3. ``room_quiz.join_quiz(state)`` before the view: the quiz is the teacher's (``dashboard/classroom/room_quiz.py``).
-4. ``publish_room(state)`` last: the teacher's widget values become the room's settings (a new version only when
-   they changed), and the question on screen the room's question.
+4. ``publish_room(state, settings)`` last: the teacher's widget values become the room's settings (a new version
+   only when they changed), with the state of the teacher's training of them, and the question on screen the
+   room's question.
 
 A student's page that follows is pushed: it registers with ``dashboard.classroom.push``, whose one thread per
 process reads each followed room's version (a dict lookup under a lock, or one Redis round trip) and asks the pages
@@ -57,7 +58,8 @@ from dashboard.classroom.share import Base, base_note, public_base, share_button
 from dashboard.classroom.tally_csv import tally_csv
 from dashboard.compute import secret
 from dashboard.page import session_id
-from dashboard.settings import LINK_KEYS
+from dashboard.settings import LINK_KEYS, Settings
+from dashboard.training_jobs import TEACHER_TRAINING, training_state
 
 REDIS_URL = "ATTENTION_LAB_REDIS_URL"
 """Environment variable (or Streamlit secret) with a Redis URL: rooms then live there, shared by every process."""
@@ -252,11 +254,15 @@ def _follow_again() -> None:
         st.session_state.pop(APPLIED, None)
 
 
-def publish_room(state: RoomState) -> None:
-    """On the teacher's page, last in the run: the widgets' values become the room's settings."""
+def publish_room(state: RoomState, settings: Settings) -> None:
+    """On the teacher's page, last in the run: the widgets' values become the room's settings, with the state of
+    the teacher's training of them (``training_jobs.TEACHER_TRAINING``: the followers redraw as it starts and ends)."""
     if not state.teacher or state.code is None:
         return
     values = {k: st.session_state[k] for k in FOLLOWED_KEYS if k in st.session_state}
+    with contextlib.suppress(ValueError):  # settings no model trains on (the train view says why)
+        if (training := training_state(settings.training)) is not None:
+            values[TEACHER_TRAINING] = training
     question = quiz_panel.current_question() if st.session_state.get("quiz") else None
     asked = None if question is None else question_id(question)
     try:

@@ -22,7 +22,7 @@ from core.training import TrainSettings, head_patterns, recommended, seed_note, 
 from core.training.model import forward
 from core.training.patterns import head_roles
 from core.training.train import snapshot
-from dashboard import clients
+from dashboard import clients, followed
 from dashboard.figures.train import curves_figures, formation_figure, layers_charts
 from dashboard.map_columns import show_charts, show_grid
 from dashboard.page import PLOTLY_CONFIG, session_id, show_code, table_height
@@ -31,6 +31,7 @@ from dashboard.settings import Settings, recommended_state, widget_state
 from dashboard.training_jobs import (
     MAX_RUNNING,
     SESSION_SECONDS,
+    TEACHER_TRAINING,
     Answer,
     Job,
     Trained,
@@ -88,6 +89,13 @@ def render(settings: Settings) -> None:
         st.error(str(err))
         return
     _recommendation(settings, training)
+    if followed.following():  # the teacher trains: no Train button (it made a student the class run's owner)
+        trained = registry().trained(training)
+        if trained is None:
+            st.info(_while_the_teacher_trains(registry().job(training)))
+        else:
+            _results(settings, trained)
+        return
     job = _train_button(training)
     if job is not None and job.active:
         _live(training, settings.presenter)
@@ -102,6 +110,21 @@ def render(settings: Settings) -> None:
 
 
 # --- before training ---------------------------------------------------------------------------------------------
+
+
+def _while_the_teacher_trains(job: Job | None) -> str:
+    """A following page's line until its results show. The room's version changes as the teacher's run starts and
+    ends (``training_jobs.TEACHER_TRAINING``), and the page redraws then; a run elsewhere it cannot show."""
+    if job is not None and job.active:
+        return "This model is training: its curves, maps and replay show here when the run ends."
+    if job is not None and job.error:
+        return job.error
+    if followed.room_value(TEACHER_TRAINING) is not None:  # the teacher's job is on another server process
+        return (
+            "Your teacher trained this model on another server process, and this page cannot show runs from there. "
+            "Turn off “Follow the teacher” and press **Train** to train the same settings here."
+        )
+    return "Your teacher trains this model: when they press **Train**, its curves, maps and replay show here."
 
 
 def _recommendation(settings: Settings, training: TrainSettings) -> None:

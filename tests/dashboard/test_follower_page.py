@@ -331,3 +331,66 @@ def test_keep_the_beginning_on_a_following_page_keeps_it_to_explore(tabs):  # no
     no_exception(student)
     assert student.session_state[room_page.FOLLOW] is False
     assert student.text_input(key="sentence").value == fitting_prefix(PARAGRAPH) and "heads_chart" in charts(student)
+
+
+def test_the_flash_block_sliders_show_the_teachers_block_and_explore_when_moved(tabs):  # noqa: F811
+    """Kept on a following page: they hold the teacher's block, and moving one is the student's own look, said so."""
+    teacher, code, _ = start_room(tabs, view="flash", sentence="the cat sat on the mat again and again")
+    teacher.select_slider(key="block").set_value(3)
+    tabs(teacher, "teacher")
+    student = tabs(make_app(room=code), "s1")
+    no_exception(student)
+    assert student.select_slider(key="block").value == 3
+    assert charts(student)["flash_block_chart"] == charts(teacher)["flash_block_chart"]
+    student.select_slider(key="block").set_value(2)
+    tabs(student, "s1")
+    no_exception(student)
+    assert student.session_state[room_page.FOLLOW] is False
+    assert any("exploring on your own" in t.value for t in student.toast)
+    assert student.select_slider(key="block").value == 2 and any("block 2 of" in c.value for c in student.caption)
+    assert student.text_input(key="sentence").value == "the cat sat on the mat again and again"
+    assert room_page.store().snapshot(code).settings["block"] == 3  # the teacher's stays
+
+
+def test_a_following_page_has_no_train_button_and_shows_the_teachers_run(tabs):  # noqa: F811
+    """Its Train button made the student the owner of the class's run (the teacher's page then only watched it and
+    could not stop it), and a following page never learnt that the teacher's run started or ended."""
+    import dataclasses
+    import time
+
+    from core.training import recommended
+    from dashboard.training_jobs import registry
+
+    registry.clear()
+    try:
+        teacher, code, _ = start_room(tabs, view="train", task="shift", seed="4", train_steps="50")
+        student = tabs(make_app(room=code), "s1")
+        no_exception(student)
+        assert "train_button" not in _all_keys(student) and "train_button" in _all_keys(teacher)
+        assert any("when they press **Train**" in i.value for i in student.info)
+        version = room_page.store().snapshot(code).version
+        teacher.button(key="train_button").click()
+        tabs(teacher, "teacher")
+        assert room_page.store().snapshot(code).version > version  # the followers are pushed a rerun
+        tabs(student, "s1")
+        no_exception(student)
+        assert "train_button" not in _all_keys(student)
+        assert any("This model is training" in i.value for i in student.info) or "trained_maps" in charts(student)
+        settings = dataclasses.replace(recommended("shift"), seed=4, steps=50)
+        deadline = time.monotonic() + 60
+        while registry().job(settings).active:
+            assert time.monotonic() < deadline, "training did not finish"
+            time.sleep(0.05)
+        version = room_page.store().snapshot(code).version
+        tabs(teacher, "teacher")  # what the teacher's live fragment does as the run ends
+        assert room_page.store().snapshot(code).version > version
+        tabs(student, "s1")
+        no_exception(student)
+        assert charts(student)["trained_maps"] == charts(teacher)["trained_maps"]
+        registry.clear()  # the run lives on another server process (Redis rooms): this one cannot show it
+        tabs(student, "s1")
+        no_exception(student)
+        assert any("another server process" in i.value for i in student.info)
+        assert "train_button" not in _all_keys(student)
+    finally:
+        registry.clear()
