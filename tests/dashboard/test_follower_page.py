@@ -394,3 +394,36 @@ def test_a_following_page_has_no_train_button_and_shows_the_teachers_run(tabs): 
         assert "train_button" not in _all_keys(student)
     finally:
         registry.clear()
+
+
+def test_a_follower_sees_the_teachers_permutation_as_it_changes(tabs):  # noqa: F811
+    """perm_mode, perm_seed and perm_text are the teacher's on a following page, through each change (a seed the
+    teacher's shuffle widget dropped while in reverse comes back with it)."""
+    teacher, code, _ = start_room(tabs, view="permutation", sentence="the cat sat on the mat")
+    student = tabs(make_app(room=code), "s1")
+    steps = [
+        ("perm_mode", "shuffle"),
+        ("perm_seed", 5),
+        ("perm_mode", "reverse"),
+        ("perm_mode", "shuffle"),
+        ("perm_mode", "retype"),
+        ("perm_text", "mat the on sat cat the"),
+        ("perm_mode", "shuffle"),
+        ("perm_seed", 9),
+    ]
+    for key, value in steps:
+        if key == "perm_mode":
+            teacher.button_group(key=key).set_value(value)
+        elif key == "perm_text":
+            teacher.text_input(key=key).set_value(value)
+        else:
+            teacher.number_input(key=key).set_value(value)
+        tabs(teacher, "teacher")
+        tabs(student, "s1")  # the push's rerun
+        no_exception(student)
+        assert student.session_state[room_page.FOLLOW] is True, key
+        ours, theirs = charts(student), charts(teacher)
+        drawn = (key, value) != ("perm_mode", "retype")  # retyping starts with an empty box: no maps yet
+        assert drawn == ({"permutation_chart", "permutation_output_chart"} <= set(theirs)), (key, value)
+        assert set(ours) == set(theirs) and all(ours[k]["data"] == theirs[k]["data"] for k in theirs), (key, value)
+        assert student.session_state["perm_mode"] == teacher.session_state["perm_mode"]
