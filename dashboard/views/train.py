@@ -121,7 +121,7 @@ def _while_the_teacher_trains(job: Job | None) -> str:
         return job.error
     if followed.room_value(TEACHER_TRAINING) is not None:  # the teacher's job is on another server process
         return (
-            "Your teacher trained this model on another server process, and this page cannot show runs from there. "
+            "Your teacher's run of this model is on another server process, and this page cannot show runs from there. "
             "Turn off “Follow the teacher” and press **Train** to train the same settings here."
         )
     return "Your teacher trains this model: when they press **Train**, its curves, maps and replay show here."

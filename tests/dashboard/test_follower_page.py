@@ -427,3 +427,24 @@ def test_a_follower_sees_the_teachers_permutation_as_it_changes(tabs):  # noqa: 
         assert drawn == ({"permutation_chart", "permutation_output_chart"} <= set(theirs)), (key, value)
         assert set(ours) == set(theirs) and all(ours[k]["data"] == theirs[k]["data"] for k in theirs), (key, value)
         assert student.session_state["perm_mode"] == teacher.session_state["perm_mode"]
+
+
+def test_following_again_then_stopping_gives_the_teachers_new_settings_not_the_old_exploration(tabs):  # noqa: F811
+    """take_controls keeps only what the leaving click changed: a value the student explored before following
+    again is not kept over the teacher's."""
+    teacher, code, _ = start_room(tabs, seed="7")
+    student = tabs(make_app(room=code), "s1")
+    student.toggle(key=room_page.FOLLOW).set_value(False)
+    tabs(student, "s1")
+    student.number_input(key="seed").set_value(3)  # exploring on their own
+    tabs(student, "s1")
+    student.toggle(key=room_page.FOLLOW).set_value(True)
+    tabs(student, "s1")
+    teacher.number_input(key="seed").set_value(11)
+    tabs(teacher, "teacher")
+    tabs(student, "s1")
+    student.toggle(key=room_page.FOLLOW).set_value(False)
+    tabs(student, "s1")
+    no_exception(student)
+    assert student.number_input(key="seed").value == 11
+    assert charts(student)["heads_chart"]["data"] == charts(teacher)["heads_chart"]["data"]
