@@ -9,6 +9,7 @@ random and hand-built weights, WordPiece pieces with [CLS] and [SEP] for MiniLM)
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import streamlit as st
@@ -22,10 +23,11 @@ KEEP = "sentence_keep"
 """The button's key (not in the URL: a click, not a setting)."""
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
-def _prefix(text: str, weights: str, _count: Callable[[str], int]) -> str | None:
-    """``fitting_prefix`` of ``text`` for the weights named ``weights`` (the cache key; ``_count`` counts)."""
-    return fitting_prefix(text, _count, max_tokens=MAX_TOKENS, max_chars=MAX_CHARS)
+@functools.lru_cache(maxsize=16)
+def _prefix(text: str, count: Callable[[str], int]) -> str | None:
+    """``fitting_prefix`` of ``text`` as ``count`` (one weights kind's counter) counts, once per process: every run
+    of every page asks, and st.cache_data hashing the sentence was ~3% of a following student's redraw."""
+    return fitting_prefix(text, count, max_tokens=MAX_TOKENS, max_chars=MAX_CHARS)
 
 
 def _keep(prefix: str) -> None:
@@ -40,7 +42,7 @@ def offer_prefix(settings: Settings) -> None:
     count = token_count(settings)
     if count is None:  # these weights read no sentence
         return
-    prefix = _prefix(text, settings.weights, count)
+    prefix = _prefix(text, count)
     if prefix is None or prefix == text:  # it fits, or not even one token does (the view says why)
         return
     n = count(prefix)
