@@ -505,10 +505,9 @@ def _check(code: str, version: int) -> None:
 def _seats(code: str) -> None:
     """The teacher's line, redrawn every ``TALLY_SECONDS``: how many are seated (live tabs only: ``RoomStore``); a
     room gone reruns the page."""
-    room = store().snapshot(code)
-    if room is None:
+    if store().snapshot(code) is None:
         st.rerun(scope="app")  # the page says why (closed, idle, or the server restarted)
-    n = room.students
+    n = store().students(code)
     st.success(f"You run room {code}: {n} student{'s' if n != 1 else ''} joined.", icon=":material/groups:")
 
 

@@ -77,7 +77,7 @@ def _tally(code: str, qid: str, choices: tuple[str, ...], presenter: bool) -> No
         if room is None:
             return  # closed: the page's next run says so
         if qid not in room.revealed:
-            n, seated = sum(store().tally(code, key, qid).values()), room.students
+            n, seated = sum(store().tally(code, key, qid).values()), store().students(code)
             st.caption(
                 f"The class: {n} of {seated} student{'s' if seated != 1 else ''} picked so far. "
                 "The tally appears when you reveal."

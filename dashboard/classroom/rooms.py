@@ -77,6 +77,8 @@ MAX_QUESTION_ID = 200
 """Characters of a question id (the quiz's own id: settings and head, never student text)."""
 CLAIM_BYTES = 24
 """A claim token: 192 random bits, like the key, so guessing one is as hopeless as guessing the key."""
+TTL_SECONDS = int(IDLE_SECONDS + 60)
+"""A room's Redis keys expire this long after the teacher's last change (``RedisRoomStore``)."""
 GONE_KEPT = 10_000
 """Codes of closed rooms the in-process store remembers (why they closed, for the page's message)."""
 
@@ -156,7 +158,6 @@ class Snapshot:
     version: int
     settings: Mapping[str, object]
     revealed: Mapping[str, int]
-    students: int
     question: str | None = None
     recall: int = 0
     """The teacher's "Bring everyone back" count (``Room.recall``)."""
@@ -188,7 +189,32 @@ class RoomStore(ABC):
         """The stored room whose code equals ``code``, or None."""
 
     @abstractmethod
-    def _save(self, room: Room) -> None: ...
+    def _head(self, code: str) -> tuple[float, Snapshot] | None:
+        """(touched, snapshot) of room ``code`` without reading a seat or a guess: a follower's every run."""
+
+    @abstractmethod
+    def _save(self, room: Room, new_question: bool = False) -> None:
+        """Store the room's own fields (not its seats or guesses: ``_seat``, ``_unseat``, ``_guess`` change those
+        one at a time, so a guess or a poll made meanwhile is never written over). ``new_question``: its guesses
+        go, in the same step as the question changes."""
+
+    @abstractmethod
+    def _seat(self, code: str, session: str, now: float) -> None:
+        """Seat ``session`` in room ``code``, seen ``now``."""
+
+    @abstractmethod
+    def _unseat(self, code: str, sessions: Sequence[str]) -> None:
+        """Free the seats of ``sessions`` and their guesses."""
+
+    @abstractmethod
+    def _guesses(self, code: str) -> dict[str, int]:
+        """Session id -> answer, for the room's current question."""
+
+    @abstractmethod
+    def _guess(self, code: str, question: str, session: str, answer: int, now: float) -> str:
+        """Record the guess in one atomic step if ``session`` holds a seat seen within ``SEAT_SECONDS``, and
+        ``question`` is the room's current question, not revealed: "" then, else why not ("seat", "question",
+        "revealed")."""
 
     @abstractmethod
     def _delete(self, code: str, why: str) -> None:
@@ -238,6 +264,9 @@ class RoomStore(ABC):
     def _free_seats(self, room: Room, now: float) -> None:
         """Drop the seats of students who left or went silent, and their guesses."""
         seated = set(self._seated(room, now))
+        freed = [s for s in room.seats if s not in seated]
+        if freed:
+            self._unseat(room.code, freed)
         room.seats = {s: t for s, t in room.seats.items() if s in seated}
         room.guesses = {s: a for s, a in room.guesses.items() if s in seated}
 
@@ -305,9 +334,10 @@ class RoomStore(ABC):
                 room.settings = dict(settings)
                 room.version += 1
             question = None if question is None else _question(question)
-            if question != room.question:
+            new_question = question != room.question
+            if new_question:
                 room.question, room.guesses = question, {}
-            self._save(room)
+            self._save(room, new_question)
             return room.version
 
     def reveal(
@@ -320,8 +350,11 @@ class RoomStore(ABC):
             room = self._teacher(code, key)
             self._free_seats(room, self._clock())
             room.revealed[question] = answer
+            self._save(room)  # guesses close here (``_guess`` reads ``revealed``); then count what came in
+            seated = set(room.seats)
+            guesses = {s: a for s, a in self._guesses(code).items() if s in seated}
             counts = [0] * max(len(choices), answer + 1)  # one count per choice
-            for picked in room.guesses.values() if question == room.question else ():
+            for picked in guesses.values() if question == room.question else ():
                 if picked < len(counts):
                     counts[picked] += 1
             room.results[question] = {"text": str(text), "choices": [str(c) for c in choices], "answer": answer}
@@ -363,17 +396,26 @@ class RoomStore(ABC):
             room = self._teacher(code, key)
             self._delete(room.code, "closed")
 
-    # -- the students --------------------------------------------------------------------------------------------
-    def snapshot(self, code: str) -> Snapshot | None:
-        """The room's settings, version, revealed answers and seated students; None when it is not open."""
+    def students(self, code: str) -> int:
+        """How many students hold a seat (live tabs only; 0 when the room is not open). Reads every seat: the
+        teacher's line asks, every ``room_page.TALLY_SECONDS``; a follower's run never does (``snapshot``)."""
         with self._reading(code):
             room = self._find(code)
-            if room is None:
+            return 0 if room is None else len(self._seated(room, self._clock()))
+
+    # -- the students --------------------------------------------------------------------------------------------
+    def snapshot(self, code: str) -> Snapshot | None:
+        """The room's settings, version, revealed answers, question; None when it is not open. Every follower's
+        run reads it, so it reads no seat and no guess: one Redis round trip, its bytes whatever the class's size
+        (``students`` counts them)."""
+        with self._reading(code):
+            head = self._head(code)
+            if head is None:
                 return None
-            students = len(self._seated(room, self._clock()))
-            return Snapshot(
-                room.code, room.version, dict(room.settings), dict(room.revealed), students, room.question, room.recall
-            )
+            if self._clock() - head[0] > IDLE_SECONDS:
+                self._delete(code, "idle")
+                return None
+            return head[1]
 
     def poll(self, code: str, session_id: str) -> tuple[int, bool] | None:
         """(version, still seated) of the room (None: closed); a held seat is seen now. Made every second."""
@@ -405,33 +447,28 @@ class RoomStore(ABC):
                         f"This room is full ({MAX_STUDENTS} students). A seat frees within "
                         f"{SEAT_SECONDS:.0f} s of someone leaving: reload then, or explore on your own meanwhile."
                     )
-            room.seats[session_id] = now
-            self._save(room)
+            self._seat(code, session_id, now)
 
     def leave(self, code: str, session_id: str) -> None:
-        """Give the seat back (and its guess) at once."""
-        with self._locked(code):
-            room = self._find(code)
-            if room is not None and session_id in room.seats:
-                del room.seats[session_id]
-                room.guesses.pop(session_id, None)
-                self._save(room)
+        """Give the seat back (and its guess) at once. One step, no room lock."""
+        self._unseat(code, [session_id])
 
     def record_guess(self, code: str, question_id: str, session_id: str, answer: int) -> None:
-        """A student's guess for the teacher's current question: one per seat, the last one counts until the reveal."""
+        """A student's guess for the teacher's current question: one per seat, the last one counts until the reveal.
+
+        One atomic step on one student's entry (on Redis a script: one round trip, no room lock), whatever the
+        class's size: a quiz sends the whole hall's guesses within seconds."""
         question, answer = _question(question_id), _answer(answer)
-        with self._locked(code):
-            room = self._find(code)
-            if room is None or session_id not in self._seated(room, self._clock()):
-                raise RoomError("Join the room to send your guess: your seat was freed while your page was away.")
-            if question != room.question:
-                raise RoomError(
-                    "Your guess counts for the class only on the teacher's question: turn on “Follow the teacher”."
-                )
-            if question in room.revealed:
-                raise RoomError("The teacher has revealed this answer: guesses are closed.")
-            room.guesses[session_id] = answer
-            self._save(room)
+        gone = self._alive(session_id) is False  # this process's runtime knows the tab closed
+        why = "seat" if gone else self._guess(code, question, session_id, answer, self._clock())
+        if why == "seat":
+            raise RoomError("Join the room to send your guess: your seat was freed while your page was away.")
+        if why == "question":
+            raise RoomError(
+                "Your guess counts for the class only on the teacher's question: turn on “Follow the teacher”."
+            )
+        if why == "revealed":
+            raise RoomError("The teacher has revealed this answer: guesses are closed.")
 
     def __len__(self) -> int:
         with self._locked("*"):
@@ -462,8 +499,45 @@ class MemoryRoomStore(RoomStore):
                 found = room
         return found
 
-    def _save(self, room: Room) -> None:
-        self._rooms[room.code] = room
+    def _head(self, code: str) -> tuple[float, Snapshot] | None:
+        room = self._load(code)
+        if room is None:
+            return None
+        snap = Snapshot(room.code, room.version, dict(room.settings), dict(room.revealed), room.question, room.recall)
+        return room.touched, snap
+
+    def _save(self, room: Room, new_question: bool = False) -> None:
+        self._rooms[room.code] = room  # its seats and guesses with it: one object, under the one lock
+
+    def _seat(self, code: str, session: str, now: float) -> None:
+        with self._lock:
+            if (room := self._load(code)) is not None:
+                room.seats[session] = now
+
+    def _unseat(self, code: str, sessions: Sequence[str]) -> None:
+        with self._lock:
+            if (room := self._load(code)) is not None:
+                for session in sessions:
+                    room.seats.pop(session, None)
+                    room.guesses.pop(session, None)
+
+    def _guesses(self, code: str) -> dict[str, int]:
+        with self._lock:
+            room = self._load(code)
+            return {} if room is None else dict(room.guesses)
+
+    def _guess(self, code: str, question: str, session: str, answer: int, now: float) -> str:
+        with self._lock:
+            room = self._load(code)
+            seen = None if room is None or now - room.touched > IDLE_SECONDS else room.seats.get(session)
+            if seen is None or now - seen > SEAT_SECONDS:
+                return "seat"
+            if question != room.question:
+                return "question"
+            if question in room.revealed:
+                return "revealed"
+            room.guesses[session] = answer
+            return ""
 
     def _delete(self, code: str, why: str) -> None:
         del self._rooms[code]
@@ -501,6 +575,24 @@ return {version, redis.call('HGET', KEYS[1], 'touched'), seated}
 """
 """A student's poll in one round trip: the room's version and teacher's last change, and the seat seen now."""
 
+GUESS_SCRIPT = """
+local head = redis.call('HMGET', KEYS[1], 'touched', 'question', 'revealed')
+if not head[1] or tonumber(head[1]) < tonumber(ARGV[5]) then return 'seat' end
+local seen = redis.call('HGET', KEYS[2], ARGV[2])
+if not seen or tonumber(seen) < tonumber(ARGV[4]) then return 'seat' end
+if head[2] ~= ARGV[1] then return 'question' end
+if cjson.decode(head[3])[ARGV[6]] ~= nil then return 'revealed' end
+redis.call('HSET', KEYS[3], ARGV[2], ARGV[3])
+redis.call('PEXPIRE', KEYS[3], redis.call('PTTL', KEYS[1]))
+return ''
+"""
+"""A guess in one atomic step (``RoomStore._guess``): KEYS room, seats, guesses; ARGV the question as stored
+(JSON), session, answer, seen since (now - SEAT_SECONDS), touched since (now - IDLE_SECONDS), the question id. The
+guesses go with the room (its key's time to live)."""
+
+HEAD_FIELDS = ("touched", "version", "settings", "revealed", "question", "recall")
+"""What ``_head`` reads of a room's hash: not the key, the claim, or the kept results (up to ``MAX_QUESTIONS``)."""
+
 
 class RedisRoomStore(RoomStore):
     """Rooms in Redis (``ATTENTION_LAB_REDIS_URL``): every app process that points at it serves the same rooms.
@@ -527,6 +619,7 @@ class RedisRoomStore(RoomStore):
         self._redis = redis.Redis.from_url(url, decode_responses=True, socket_timeout=5, health_check_interval=30)
         self._prefix = prefix
         self._see_script = self._redis.register_script(SEE_SCRIPT)
+        self._guess_script = self._redis.register_script(GUESS_SCRIPT)
         self._redis.set(self._k("salt"), secrets.token_hex(16), nx=True)
         self._secret = bytes.fromhex(self._redis.get(self._k("salt")))
 
@@ -567,9 +660,22 @@ class RedisRoomStore(RoomStore):
             recall=int(raw.get("recall", 0)),
         )
 
-    def _save(self, room: Room) -> None:
+    def _head(self, code: str) -> tuple[float, Snapshot] | None:
+        raw = dict(zip(HEAD_FIELDS, self._redis.hmget(self._k("room", code), HEAD_FIELDS), strict=True))
+        if raw["version"] is None:
+            return None
+        snap = Snapshot(
+            code,
+            int(raw["version"]),
+            json.loads(raw["settings"]),
+            json.loads(raw["revealed"]),
+            json.loads(raw["question"]),
+            int(raw["recall"] or 0),
+        )
+        return float(raw["touched"]), snap
+
+    def _save(self, room: Room, new_question: bool = False) -> None:
         room_key, seats_key, guesses_key = self._keys(room.code)
-        ttl = int(IDLE_SECONDS + 60)
         fields = {
             "key": room.key,
             "settings": json.dumps(room.settings),
@@ -583,16 +689,31 @@ class RedisRoomStore(RoomStore):
             "results": json.dumps(room.results),
             "recall": room.recall,
         }
-        with self._redis.pipeline() as pipe:
-            pipe.hset(room_key, mapping=fields).delete(seats_key, guesses_key)
-            if room.seats:
-                pipe.hset(seats_key, mapping={s: repr(t) for s, t in room.seats.items()})
-            if room.guesses:
-                pipe.hset(guesses_key, mapping=room.guesses)
+        with self._redis.pipeline() as pipe:  # one MULTI: a guess sees the old question and its guesses, or neither
+            pipe.hset(room_key, mapping=fields)
+            if new_question:
+                pipe.delete(guesses_key)
             for key in (room_key, seats_key, guesses_key):
-                pipe.expire(key, ttl)
+                pipe.expire(key, TTL_SECONDS)
             pipe.sadd(self._k("rooms"), room.code)
             pipe.execute()
+
+    def _seat(self, code: str, session: str, now: float) -> None:
+        seats_key = self._k("seats", code)
+        with self._redis.pipeline() as pipe:
+            pipe.hset(seats_key, session, repr(now)).expire(seats_key, TTL_SECONDS).execute()
+
+    def _unseat(self, code: str, sessions: Sequence[str]) -> None:
+        _, seats_key, guesses_key = self._keys(code)
+        with self._redis.pipeline() as pipe:
+            pipe.hdel(seats_key, *sessions).hdel(guesses_key, *sessions).execute()
+
+    def _guesses(self, code: str) -> dict[str, int]:
+        return {s: int(a) for s, a in self._redis.hgetall(self._k("guesses", code)).items()}
+
+    def _guess(self, code: str, question: str, session: str, answer: int, now: float) -> str:
+        args = [json.dumps(question), session, answer, repr(now - SEAT_SECONDS), repr(now - IDLE_SECONDS), question]
+        return self._guess_script(keys=list(self._keys(code)), args=args)
 
     def _delete(self, code: str, why: str) -> None:
         with self._redis.pipeline() as pipe:

@@ -94,9 +94,9 @@ def test_a_tab_that_has_gone_is_dropped_and_never_rerun(room, monkeypatch):
 def test_the_watcher_keeps_a_followers_seat_and_takes_a_freed_one_again(room):
     store, code, _, asked = room
     store.leave(code, "s1")  # as if the seat had been freed while the page was away
-    assert store.snapshot(code).students == 0
+    assert store.students(code) == 0
     look(store, code, touch=True)
-    assert store.snapshot(code).students == 1 and asked == []
+    assert store.students(code) == 1 and asked == []
 
 
 def test_a_follower_who_cannot_get_a_seat_back_is_rerun_to_be_told(room, monkeypatch):
@@ -145,7 +145,7 @@ def test_a_connected_follower_is_kept(room, runtime):
     store, code, _, asked = room
     runtime.active = {"s1"}
     look(store, code, touch=True)
-    assert push.followers(code) == 1 and asked == [] and store.snapshot(code).students == 1
+    assert push.followers(code) == 1 and asked == [] and store.students(code) == 1
 
 
 def test_a_room_nobody_follows_any_more_is_forgotten_with_its_store(room):

@@ -469,9 +469,9 @@ def test_5_tabs_more_than_seats_fill_the_room_and_the_tabs_that_close_free_them_
     assert (joined, full) == (MAX_STUDENTS, 5) and store.tally(code, key, "q") == {0: MAX_STUDENTS}
     for i in range(tabs):
         alive.known[f"s{i}"] = False  # the script closes its sockets; Streamlit's runtime knows at once
-    assert store.snapshot(code).students == 0
+    assert store.students(code) == 0
     store.join(code, "real-student")  # no waiting: the seats are free
-    assert store.snapshot(code).students == 1 and store.tally(code, key, "q") == {}  # their guesses went too
+    assert store.students(code) == 1 and store.tally(code, key, "q") == {}  # their guesses went too
 
 
 def test_a_silent_seat_is_freed_within_30_s(store, clock):
@@ -483,9 +483,9 @@ def test_a_silent_seat_is_freed_within_30_s(store, clock):
     clock.now += SEAT_SECONDS - 1
     for i in range(1, MAX_STUDENTS):
         assert store.poll(code, f"s{i}")[1]  # everyone but s0 is still polling
-    assert store.snapshot(code).students == MAX_STUDENTS - 1 + 1  # s0 is 29 s silent: still seated
+    assert store.students(code) == MAX_STUDENTS - 1 + 1  # s0 is 29 s silent: still seated
     clock.now += 2
-    assert store.snapshot(code).students == MAX_STUDENTS - 1
+    assert store.students(code) == MAX_STUDENTS - 1
     store.join(code, "late")
     assert store.poll(code, "s0") == (1, False)  # s0's page comes back: told its seat went
     with pytest.raises(RoomError, match="full"):
@@ -498,14 +498,14 @@ def test_a_student_who_leaves_gives_the_seat_and_guess_back(store):
     store.join(code, "s1")
     store.record_guess(code, "q", "s1", 1)
     store.leave(code, "s1")
-    assert store.snapshot(code).students == 0 and store.tally(code, key, "q") == {}
+    assert store.students(code) == 0 and store.tally(code, key, "q") == {}
 
 
 def test_rejoining_keeps_one_seat(store):
     code, _ = open_room(store)
     fill(store, code)
     store.join(code, "s0")  # already in: no new seat needed
-    assert store.snapshot(code).students == MAX_STUDENTS
+    assert store.students(code) == MAX_STUDENTS
 
 
 def test_a_seated_students_join_is_only_seen_and_takes_no_room_lock(store, clock, monkeypatch):
@@ -520,9 +520,90 @@ def test_a_seated_students_join_is_only_seen_and_takes_no_room_lock(store, clock
     store.join(code, "s1")
     assert locked == []
     clock.now += 2  # s0 and s2 silent for 31 s; s1 was seen at the join
-    assert store.snapshot(code).students == 1
+    assert store.students(code) == 1
     store.join(code, "new")  # a new seat still takes the lock, and the limits' rules
-    assert locked == [code] and store.snapshot(code).students == 2
+    assert locked == [code] and store.students(code) == 2
+
+
+def test_a_followers_run_reads_no_seat_and_a_guess_takes_no_room_lock(store, alive, monkeypatch):
+    """Issue 18, 200+ students on two processes: every follower's run read the room, and with it every seat (to
+    count them, which only the teacher's line shows); every guess took the room's lock and rewrote every seat."""
+    code, key = open_room(store)
+    store.publish(code, key, SETTINGS, "q")
+    fill(store, code)
+    asked, locked = [], []
+    plain = store._locked
+    monkeypatch.setattr(store, "_alive", lambda s: asked.append(s) or alive(s))
+    monkeypatch.setattr(store, "_locked", lambda c: locked.append(c) or plain(c))
+    assert store.snapshot(code).question == "q"
+    assert asked == []  # no seat looked at
+    store.join(code, "s1")
+    store.record_guess(code, "q", "s1", 2)
+    store.record_guess(code, "q", "s1", 1)  # the last one counts
+    assert locked == [] and asked == ["s1", "s1"]  # one student's seat, once per guess
+    monkeypatch.undo()
+    assert store.tally(code, key, "q") == {1: 1}
+
+
+def test_guesses_sent_while_the_teacher_reads_the_tally_all_count(backend):
+    """A guess takes no lock now, so nothing the teacher does under the lock may write the guesses back over it."""
+    import threading
+
+    teacher_side = backend()
+    code, key = open_room(teacher_side)
+    teacher_side.publish(code, key, SETTINGS, "q")
+    fill(teacher_side, code, 60)
+
+    def students(first: int) -> None:
+        side = backend()  # another process's store
+        for i in range(first, 60, 3):
+            side.record_guess(code, "q", f"s{i}", i % 4)
+
+    threads = [threading.Thread(target=students, args=(first,)) for first in range(3)]
+    for t in threads:
+        t.start()
+    while not all(not t.is_alive() for t in threads):
+        teacher_side.tally(code, key, "q")
+        teacher_side.publish(code, key, SETTINGS, "q")  # the same question: its guesses stay
+    assert teacher_side.tally(code, key, "q") == {a: 15 for a in range(4)}
+
+
+def redis_counts(r) -> tuple[dict[str, int], int, int]:
+    """Redis's own count of the commands it ran (``INFO commandstats``) and the bytes it read and wrote."""
+    calls = {name.removeprefix("cmdstat_"): c["calls"] for name, c in r.info("commandstats").items()}
+    stats = r.info("stats")
+    return calls, stats["total_net_input_bytes"], stats["total_net_output_bytes"]
+
+
+def test_on_redis_a_followers_run_and_a_guess_cost_the_same_for_3_students_as_for_300(redis_url, clock):
+    """What Redis itself counts: a follower's run (read the room, keep the seat) and a pick are 3 round trips, no
+    lock, and their commands and bytes do not grow with the class (before: the run read every seat and guess, and a
+    pick took the lock and wrote every seat back)."""
+    import redis
+
+    r = redis.Redis.from_url(redis_url)
+    costs = []
+    for n in (3, MAX_STUDENTS):
+        r.flushdb()
+        store = RedisRoomStore(redis_url, clock=clock)
+        code, key = open_room(store)
+        store.publish(code, key, SETTINGS, "q")
+        fill(store, code, n)
+        store.snapshot(code)
+        store.record_guess(code, "q", "s0", 0)  # the scripts are loaded: what follows is a run, not a first one
+        r.config_resetstat()
+        _, read, written = redis_counts(r)
+        store.snapshot(code)  # a follower's run after a publish: read the room...
+        store.join(code, "s1")  # ...keep its seat
+        store.record_guess(code, "q", "s1", 1)  # and a pick
+        calls, read_after, written_after = redis_counts(r)
+        calls = {name: c for name, c in calls.items() if not name.startswith(("info", "config"))}
+        costs.append((calls, read_after - read, written_after - written))
+        assert store.tally(code, key, "q") == {0: 1, 1: 1}
+    (few, few_in, few_out), (many, many_in, many_out) = costs
+    # Redis counts the commands its scripts run too: two scripts (the poll, the pick) and one HMGET (the room)
+    assert few == many and many["evalsha"] == 2 and not {"multi", "set", "hgetall", "del"} & set(many), many
+    assert abs(many_in - few_in) < 100 and abs(many_out - few_out) < 100, costs
 
 
 # -- the page (AppTest) ----------------------------------------------------------------------------------------------
@@ -720,10 +801,10 @@ def test_a_reload_finds_the_key_the_browser_keeps(tabs, browser_keys):
     no_exception(reloaded)
     assert reloaded.session_state[room_page.TEACHER] == (code, key)
     assert any(f"You run room {code}" in s.value for s in reloaded.success)
-    assert room_page.store().snapshot(code).students == 0  # the seat its first run took is free again
+    assert room_page.store().students(code) == 0  # the seat its first run took is free again
     browser_keys.kept.clear()
     stranger = tabs(make_app(room=code), "stranger")  # another profile keeps no key: a student
-    assert room_page.TEACHER not in stranger.session_state and room_page.store().snapshot(code).students == 1
+    assert room_page.TEACHER not in stranger.session_state and room_page.store().students(code) == 1
 
 
 @pytest.mark.parametrize("done", ["done", ["x"], 7, {"code": ["list"], "key": {"a": 1}}])
