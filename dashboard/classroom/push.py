@@ -6,7 +6,8 @@ and one daemon thread per process, the watcher, reads the version of each follow
 (one store read per room, not per student: a dict lookup under a lock, or one Redis round trip, which is how a
 teacher on process A reaches students on process B). A page that shows an older version is asked to rerun, once;
 its rerun registers the new version. The teacher's publish on this process wakes the watcher at once
-(``changed()``), so in-process rooms do not wait for the tick.
+(``changed()``), so in-process rooms do not wait for the tick; so does a publish on another process, through the
+Redis store's pub/sub listener (``RoomStore.on_change``), which falls back to the tick while Redis is away.
 
 The watcher also keeps the followers' seats (``rooms.SEAT_SECONDS``): every ``SEAT_TOUCH_SECONDS`` it tells the room
 each live follower is still there, takes a seat freed meanwhile again, and reruns a page whose room has closed or is
@@ -62,6 +63,7 @@ def watch(store: RoomStore, session_id: str, following: tuple[str, int] | None) 
         code, version = following
         _followers.setdefault(code, {})[session_id] = version
         _stores[code] = store
+        store.on_change(changed)  # another process's publish wakes the watcher too (Redis), once per store
         if _thread is None or not _thread.is_alive():
             _thread = threading.Thread(target=_watch, name="AttentionLabRoomWatcher", daemon=True)
             _thread.start()

@@ -41,6 +41,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import secrets
 import threading
 import time
@@ -79,8 +80,14 @@ CLAIM_BYTES = 24
 """A claim token: 192 random bits, like the key, so guessing one is as hopeless as guessing the key."""
 TTL_SECONDS = int(IDLE_SECONDS + 60)
 """A room's Redis keys expire this long after the teacher's last change (``RedisRoomStore``)."""
+LISTEN_RETRY_SECONDS = 1.0
+"""A Redis store's listener, its connection lost (Redis restarted, the socket closed), subscribes again this often."""
+LOG_SECONDS = 60.0
+"""The listener logs a lost connection at most once a minute, not at every retry."""
 GONE_KEPT = 10_000
 """Codes of closed rooms the in-process store remembers (why they closed, for the page's message)."""
+
+_LOGGER = logging.getLogger(__name__)
 
 Alive = Callable[[str], "bool | None"]
 """session id -> True while its tab is connected, False once it left, None when this process cannot tell."""
@@ -236,6 +243,15 @@ class RoomStore(ABC):
     def gone(self, code: str) -> str | None:
         """Why room ``code`` closed recently ("closed" by its teacher, "idle"), or None if this store never knew it."""
 
+    @abstractmethod
+    def _announce(self, code: str) -> None:
+        """Room ``code``'s version grew or it closed: tell the other processes' listeners (``on_change``)."""
+
+    @abstractmethod
+    def on_change(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` soon after any process changes a room's version or closes it (a callback given
+        again is still called once per change)."""
+
     # -- finding rooms -------------------------------------------------------------------------------------------
     def _find(self, code: str) -> Room | None:
         """The open room ``code``; a room idle for ``IDLE_SECONDS`` is closed first."""
@@ -330,7 +346,8 @@ class RoomStore(ABC):
         changed. A new question starts with no guesses. Needs the key."""
         with self._locked(code):
             room = self._teacher(code, key)
-            if dict(settings) != room.settings:
+            changed = dict(settings) != room.settings
+            if changed:
                 room.settings = dict(settings)
                 room.version += 1
             question = None if question is None else _question(question)
@@ -338,6 +355,8 @@ class RoomStore(ABC):
             if new_question:
                 room.question, room.guesses = question, {}
             self._save(room, new_question)
+            if changed:
+                self._announce(code)
             return room.version
 
     def reveal(
@@ -364,6 +383,7 @@ class RoomStore(ABC):
                     del kept[next(iter(kept))]
             room.version += 1
             self._save(room)
+            self._announce(code)
 
     def results(self, code: str, key: str) -> list[dict]:
         """Every revealed question's answers as they stood at its reveal (``Room.results``, with its ``"id"``),
@@ -378,6 +398,7 @@ class RoomStore(ABC):
             room.recall += 1
             room.version += 1  # followers rerun, and so does every explorer's seat check (room_page._keep_seat)
             self._save(room)
+            self._announce(code)
 
     def tally(self, code: str, key: str, question_id: str) -> dict[int, int]:
         """How many seated students chose each answer to ``question_id`` (answer -> count). Needs the key."""
@@ -395,6 +416,7 @@ class RoomStore(ABC):
         with self._locked(code):
             room = self._teacher(code, key)
             self._delete(room.code, "closed")
+            self._announce(code)
 
     def students(self, code: str) -> int:
         """How many students hold a seat (live tabs only; 0 when the room is not open). Reads every seat: the
@@ -565,6 +587,12 @@ class MemoryRoomStore(RoomStore):
         with self._lock:
             return self._gone.get(code)
 
+    def _announce(self, code: str) -> None:
+        """No other process to tell: the teacher's page wakes this process's watcher (``push.changed``)."""
+
+    def on_change(self, callback: Callable[[], None]) -> None:
+        """Nothing to listen to: every change is made on this process, whose pages call ``push.changed``."""
+
 
 SEE_SCRIPT = """
 local version = redis.call('HGET', KEYS[1], 'version')
@@ -622,6 +650,11 @@ class RedisRoomStore(RoomStore):
         self._guess_script = self._redis.register_script(GUESS_SCRIPT)
         self._redis.set(self._k("salt"), secrets.token_hex(16), nx=True)
         self._secret = bytes.fromhex(self._redis.get(self._k("salt")))
+        self._callbacks: list[Callable[[], None]] = []
+        self._listener: threading.Thread | None = None
+        self._listen_lock = threading.Lock()
+        self.stopped = threading.Event()
+        """Set it to end the listener (tests: a store whose redis-server is gone)."""
 
     def _k(self, *parts: str) -> str:
         return self._prefix + ":".join(parts)
@@ -714,6 +747,50 @@ class RedisRoomStore(RoomStore):
     def _guess(self, code: str, question: str, session: str, answer: int, now: float) -> str:
         args = [json.dumps(question), session, answer, repr(now - SEAT_SECONDS), repr(now - IDLE_SECONDS), question]
         return self._guess_script(keys=list(self._keys(code)), args=args)
+
+    def _announce(self, code: str) -> None:
+        self._redis.publish(self._k("changed"), code)
+
+    def on_change(self, callback: Callable[[], None]) -> None:
+        """Redis pub/sub: one listener thread per store subscribes to ``changed`` and calls every callback on each
+        message. A lost connection (the socket closed, Redis restarted) is logged and subscribed again, at once
+        and then every ``LISTEN_RETRY_SECONDS`` while Redis is away; the thread never ends on an error. Once
+        subscribed again it calls back (a change meanwhile reached no one). Meanwhile the watcher's own tick still
+        looks (``push.WATCH_SECONDS``): a change is seen late, never missed."""
+        with self._listen_lock:
+            if callback not in self._callbacks:
+                self._callbacks.append(callback)
+            if self._listener is None:
+                self._listener = threading.Thread(target=self._listen, name="AttentionLabRoomListener", daemon=True)
+                self._listener.start()
+
+    def _listen(self) -> None:
+        logged, lost = -LOG_SECONDS, False
+        while not self.stopped.is_set():
+            pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+            since = time.monotonic()
+            try:
+                pubsub.subscribe(self._k("changed"))
+                if lost:  # a change made while the connection was down reached no one: look now
+                    lost = False
+                    self._heard()
+                while not self.stopped.is_set():
+                    if pubsub.get_message(timeout=1.0) is not None:
+                        self._heard()
+            except Exception:  # whatever went wrong, listen again (the watcher's tick covers the gap)
+                lost = True
+                if time.monotonic() - logged >= LOG_SECONDS:
+                    logged = time.monotonic()
+                    _LOGGER.warning("The room listener lost Redis: subscribing again", exc_info=True)
+                if time.monotonic() - since < LISTEN_RETRY_SECONDS:  # it failed at once: Redis is away
+                    self.stopped.wait(LISTEN_RETRY_SECONDS)
+            finally:
+                with contextlib.suppress(Exception):
+                    pubsub.close()
+
+    def _heard(self) -> None:
+        for callback in list(self._callbacks):
+            callback()
 
     def _delete(self, code: str, why: str) -> None:
         with self._redis.pipeline() as pipe:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 
 import numpy as np
 import pytest
@@ -81,3 +82,15 @@ def escaped(token: str) -> str:
     """HTML escaping written out by hand, independent of the code under test: ``&``, ``<`` and ``>`` only, the
     named entities plotly.js decodes (``&quot;`` it would draw literally)."""
     return token.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def subscribed(r, but: str | None = None, timeout: float = 15.0) -> str | None:
+    """The id of the connection subscribed to the stores' channel once there is one (other than ``but``): a
+    publish before that reaches no one."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ids = [c["id"] for c in r.client_list(_type="pubsub") if c["sub"] == "1" and c["id"] != but]
+        if ids:
+            return ids[0]
+        time.sleep(0.05)
+    return None

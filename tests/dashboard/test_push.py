@@ -9,6 +9,7 @@ real server, across two processes on Redis, is ``tests/dashboard/test_rooms_live
 from __future__ import annotations
 
 import inspect
+import threading
 from types import SimpleNamespace
 
 import pytest
@@ -19,6 +20,7 @@ from streamlit.runtime.websocket_session_manager import WebsocketSessionManager
 
 from dashboard.classroom import push
 from dashboard.classroom.rooms import Client, MemoryRoomStore, RedisRoomStore
+from tests.dashboard.conftest import subscribed
 
 
 @pytest.fixture(params=["memory", "redis"])
@@ -37,7 +39,9 @@ def room(request, monkeypatch):
     code, key = store.open({"seed": 1}, Client("192.0.2.1", "teacher"))
     store.join(code, "s1")
     push.watch(store, "s1", (code, store.snapshot(code).version))
-    return store, code, key, asked
+    yield store, code, key, asked
+    if isinstance(store, RedisRoomStore):
+        store.stopped.set()  # its listener (``watch`` started it) ends with the test
 
 
 class AliveThread:
@@ -167,6 +171,28 @@ def test_a_room_the_watcher_cannot_read_is_logged_and_the_other_rooms_still_look
     assert asked == ["s1"]  # the readable room's follower is still rerun
     warnings = [r for r in caplog.records if r.name == push.__name__]
     assert len(warnings) == 1 and "Redis away" in (warnings[0].exc_text or "")
+
+
+def test_a_publish_on_another_process_wakes_this_processs_watcher_at_once(redis_url, monkeypatch):
+    """Pub/sub: process B's watcher learns of A's publish now, not at its next ``WATCH_SECONDS`` tick (0-0.5 s)."""
+    import redis
+
+    woke = threading.Event()
+    monkeypatch.setattr(push, "changed", woke.set)
+    monkeypatch.setattr(push, "_thread", object.__new__(AliveThread))
+    monkeypatch.setattr(push, "_followers", {})
+    monkeypatch.setattr(push, "_stores", {})
+    teacher_side, student_side = RedisRoomStore(redis_url), RedisRoomStore(redis_url)
+    code, key = teacher_side.open({"seed": 1}, Client("192.0.2.1", "teacher"))
+    student_side.join(code, "s1")
+    push.watch(student_side, "s1", (code, 1))  # a follower's run on B: B's store listens from now on
+    try:
+        assert subscribed(redis.Redis.from_url(redis_url))
+        woke.clear()
+        teacher_side.publish(code, key, {"seed": 2})
+        assert woke.wait(5)
+    finally:
+        student_side.stopped.set()
 
 
 def test_without_a_runtime_nothing_is_rerun():

@@ -9,8 +9,11 @@ another room's key change nothing. The attacks of issue 18 are tested with its n
 from __future__ import annotations
 
 import ast
+import contextlib
 import re
 import secrets
+import threading
+import time
 
 import pytest
 
@@ -34,7 +37,7 @@ from dashboard.classroom.rooms import (
 )
 from dashboard.views import VIEWS
 from tests.conftest import ROOT
-from tests.dashboard.conftest import keyed_figures, make_app, no_exception
+from tests.dashboard.conftest import keyed_figures, make_app, no_exception, subscribed
 
 SETTINGS = {"sentence": "the cat sat", "d_model": 64, "n_heads": 4, "seed": 18, "view": "heads"}
 
@@ -334,6 +337,83 @@ def test_a_closed_room_says_why(store, clock):
     assert (store.gone(closed), store.gone(idle), store.gone("ZZZZZZ")) == ("closed", "idle", None)
 
 
+def test_on_redis_a_change_on_one_process_reaches_the_others_listener_at_once(redis_url):
+    """Pub/sub: process B's watcher learns of A's publish now, not at its next tick. Only changes announce."""
+    import redis
+
+    teacher_side, student_side = RedisRoomStore(redis_url), RedisRoomStore(redis_url)
+    heard = threading.Semaphore(0)
+    student_side.on_change(heard.release)
+    student_side.on_change(heard.release)  # given twice (every follower run): still once per change
+    try:
+        assert subscribed(redis.Redis.from_url(redis_url))
+        code, key = open_room(teacher_side)
+        teacher_side.publish(code, key, SETTINGS)  # nothing changed: nothing to say
+        for change in (
+            lambda: teacher_side.publish(code, key, {**SETTINGS, "seed": 2}),
+            lambda: teacher_side.reveal(code, key, "q", 1),
+            lambda: teacher_side.recall_students(code, key),
+            lambda: teacher_side.close(code, key),
+        ):
+            change()
+            assert heard.acquire(timeout=5)
+        assert not heard.acquire(timeout=0.3)  # one message each, and none for the publish that changed nothing
+    finally:
+        student_side.stopped.set()
+
+
+def test_on_redis_the_listener_survives_a_closed_socket_and_a_redis_restart(tmp_path):
+    """The listener built last session raised when its socket closed. It must outlive both, and listen again."""
+    import subprocess
+
+    import redis
+
+    from bench.streamlit_server import free_port
+    from tests.conftest import require_redis_server
+
+    port, exe = free_port(), require_redis_server()
+    url = f"redis://127.0.0.1:{port}/0"
+    args = [exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", tmp_path]
+    servers = []
+
+    def start() -> redis.Redis:
+        servers.append(subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT))
+        r = redis.Redis.from_url(url)
+        for _ in range(200):
+            with contextlib.suppress(redis.ConnectionError):
+                r.ping()
+                return r
+            time.sleep(0.05)
+        raise RuntimeError("redis-server did not start")
+
+    r = start()
+    teacher_side, student_side = RedisRoomStore(url), RedisRoomStore(url)
+    heard = threading.Semaphore(0)
+    student_side.on_change(heard.release)
+    try:
+        first = subscribed(r)
+        assert first and r.client_kill_filter(_type="pubsub") == 1  # the socket closes under the listener
+        assert subscribed(r, but=first)  # a new connection subscribed...
+        assert heard.acquire(timeout=5)  # ...and called back: a change meanwhile would have reached no one
+        code, key = open_room(teacher_side)
+        teacher_side.publish(code, key, {**SETTINGS, "seed": 2})
+        assert heard.acquire(timeout=5)
+        servers[-1].terminate()
+        servers[-1].wait(timeout=10)
+        time.sleep(2 * rooms.LISTEN_RETRY_SECONDS)  # Redis away: the listener retries, and lives
+        r = start()
+        assert subscribed(r) and student_side._listener.is_alive()
+        assert heard.acquire(timeout=5)
+        code, key = open_room(RedisRoomStore(url))  # nothing was saved: the rooms went with that Redis
+        RedisRoomStore(url).publish(code, key, {**SETTINGS, "seed": 3})
+        assert heard.acquire(timeout=5)
+    finally:
+        student_side.stopped.set()
+        for server in servers:
+            server.terminate()
+            server.wait(timeout=10)
+
+
 # -- guesses ---------------------------------------------------------------------------------------------------------
 def test_one_guess_per_student_for_the_current_question_and_the_last_one_counts(store):
     code, key = open_room(store)
@@ -547,8 +627,6 @@ def test_a_followers_run_reads_no_seat_and_a_guess_takes_no_room_lock(store, ali
 
 def test_guesses_sent_while_the_teacher_reads_the_tally_all_count(backend):
     """A guess takes no lock now, so nothing the teacher does under the lock may write the guesses back over it."""
-    import threading
-
     teacher_side = backend()
     code, key = open_room(teacher_side)
     teacher_side.publish(code, key, SETTINGS, "q")
