@@ -627,9 +627,10 @@ class RedisRoomStore(RoomStore):
 
     Keys, under ``prefix``: ``room:CODE`` (a hash: key, claim token, settings as JSON, version, touched,
     question, revealed, who started it), ``seats:CODE`` and ``guesses:CODE`` (hashes by session id), the set
-    ``rooms``, ``gone:CODE`` (why a room closed), ``salt``, and ``lock:CODE`` (redis-py's lock). Every key expires:
-    a room ``IDLE_SECONDS`` after its teacher's last change, whatever happens to the app processes. The clock is the
-    wall clock (``time.time``), the one every process shares.
+    ``rooms``, ``gone:CODE`` (why a room closed), ``salt``, and ``lock:CODE`` (redis-py's lock); the pub/sub
+    channel ``changed`` carries a room's code when its version grew (``on_change``). Every key expires: a room
+    ``IDLE_SECONDS`` after its teacher's last change, whatever happens to the app processes. The clock is the wall
+    clock (``time.time``), the one every process shares.
     """
 
     survives_restart = True
