@@ -202,8 +202,11 @@ def input_code(settings: Settings) -> tuple[Callable, tuple[str, ...]]:
 
 
 def token_count(settings: Settings) -> Callable[[str], int] | None:
-    """How the settings' weights count a sentence's tokens, against ``MAX_TOKENS`` (None: they read none)."""
-    return BUILDS[settings.kind].count
+    """How the settings' weights count a sentence's tokens, against ``MAX_TOKENS`` (None: they read none). MiniLM's
+    count while the model cannot load is the words' (``count_tokens``), and it is returned as such: what was
+    counted with it (``long_text``'s cached beginning) is not taken for MiniLM's once "Try again" loads it."""
+    count = BUILDS[settings.kind].count
+    return count_tokens if count is _minilm_count and isinstance(compute.minilm(), str) else count
 
 
 def served(settings: Settings, experiment: str, what: str) -> Settings:

@@ -128,3 +128,28 @@ def test_one_word_longer_than_the_limit_has_no_beginning_to_keep():
     at = make_app(sentence="a" * 1500).run()
     no_exception(at)
     assert at.error and not any(b.key == "sentence_keep" for b in at.button)
+
+
+def test_a_beginning_found_while_minilm_failed_is_found_again_after_try_again(monkeypatch):
+    """While MiniLM cannot load its count is the words', and the beginning found then was cached for the process:
+    after "Try again" loaded it, PIECES (48 words, 134 pieces) was still "fits as it is", so the page refused the
+    sentence and offered no beginning to keep."""
+    require_minilm()
+    from core.pretrained import WeightsNotFound
+    from dashboard import compute
+
+    def offline(_directory):
+        raise WeightsNotFound("offline")
+
+    compute.minilm.clear()
+    with monkeypatch.context() as patched:
+        patched.setattr(compute, "load_minilm", offline)
+        at = make_app(weights="minilm", sentence=PIECES).run()
+        no_exception(at)
+        assert isinstance(compute.minilm(), str)
+        assert not any(b.key == "sentence_keep" for b in at.button)  # by its words it fits
+    compute.minilm.clear()  # what "Try again" does
+    at, label = _keep(at.run(), PIECES)
+    kept = at.text_input(key="sentence").value
+    assert label == f"Keep the first {len(compute.minilm().encode(kept).ids)} tokens" and kept != PIECES
+    assert not at.error
