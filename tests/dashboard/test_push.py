@@ -30,6 +30,9 @@ def room(request, monkeypatch):
     asked: list[str] = []
     monkeypatch.setattr(push, "rerun", lambda session_id: asked.append(session_id) or True)
     monkeypatch.setattr(push, "_thread", object.__new__(AliveThread))  # the test drives the watcher itself
+    # and no other: a watcher thread an earlier test's page started (an AppTest's room_panel) reads these rooms too,
+    # woken by a Redis publish through the listener; it looks at nothing now (the tests call TICK)
+    monkeypatch.setattr(push, "_tick", lambda touch: None)
     monkeypatch.setattr(push, "_followers", {})
     monkeypatch.setattr(push, "_stores", {})
     if request.param == "memory":
@@ -42,6 +45,10 @@ def room(request, monkeypatch):
     yield store, code, key, asked
     if isinstance(store, RedisRoomStore):
         store.stopped.set()  # its listener (``watch`` started it) ends with the test
+
+
+TICK = push._tick
+"""The watcher's look at every room, as the tests call it (the fixture stills the module's own)."""
 
 
 class AliveThread:
@@ -167,7 +174,7 @@ def test_a_room_the_watcher_cannot_read_is_logged_and_the_other_rooms_still_look
     store.publish(code, key, {"seed": 2})
     monkeypatch.setattr(push, "_logged", 0.0)
     for _ in range(3):  # every look fails for that room: logged once, not three times
-        push._tick(touch=False)
+        TICK(touch=False)
     assert asked == ["s1"]  # the readable room's follower is still rerun
     warnings = [r for r in caplog.records if r.name == push.__name__]
     assert len(warnings) == 1 and "Redis away" in (warnings[0].exc_text or "")
