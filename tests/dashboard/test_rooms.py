@@ -908,6 +908,11 @@ def test_a_page_whose_browser_has_not_answered_keeps_asking(tabs, browser_keys):
     student = tabs(make_app(room=code), "s1")
     tabs(student, "s1")
     assert browser_keys.calls.count("s1") == 2
+    nonces = [d["asked_by"] for d, s in zip(browser_keys.data, browser_keys.calls, strict=True) if s == "s1"]
+    # one session sends the same data (its JavaScript does not run again for nothing); another session's differs,
+    # so a page that reconnected to a restarted server (the same element, its old data) runs it again
+    assert len(set(nonces)) == 1 and nonces[0] != browser_keys.data[0]["asked_by"]
+    assert browser_keys.calls[0] == "teacher"
     browser_keys.deaf.clear()  # the JavaScript ran: its answer reruns the page
     tabs(student, "s1")
     tabs(student, "s1")
