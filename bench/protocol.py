@@ -127,6 +127,31 @@ def decode_array(value: Any) -> np.ndarray:
     return np.asarray(value, dtype=float)
 
 
+TEACHER_KEY_COMPONENT = "attention_lab_teacher_key"
+"""The app's one component (``dashboard/classroom/teacher_key.py``): this tab answers it as its JavaScript does."""
+
+
+class TeacherKeys:
+    """What ``teacher_key.JS`` does with the component's data, in Python: this browser's localStorage of room code ->
+    teacher key, and the trigger value ``done`` it reports (None: it reports nothing). A tab (and the AppTests'
+    fake browser) runs it each time the component's data changes or it is mounted again, as the frontend does."""
+
+    def __init__(self) -> None:
+        self.kept: dict[str, str] = {}
+
+    def run(self, data: dict) -> dict | None:
+        drop = set(data["forget"]) | ({data["remember"][0]} if data["remember"] else set())
+        kept = [(c, k) for c, k in self.kept.items() if c not in drop]
+        if data["remember"]:
+            kept.append(tuple(data["remember"]))
+        self.kept.clear()
+        self.kept.update(kept[-data["kept_rooms"] :])
+        found = self.kept.get(data["ask"]) if data["ask"] else None
+        if data["drop"] or found or data.get("answer"):
+            return {"code": data["ask"], "key": found, "forgot": data["forget"]}
+        return None
+
+
 @dataclass
 class Page:
     """What one run put on the page: elements by delta path, in page order."""
@@ -242,6 +267,10 @@ class Tab:
         in one process, bench.classroom, needs every client millisecond)."""
         self.auto_reruns: dict[str, float] = {}
         """The page's self-rerunning fragments (id -> seconds), as of its last whole run: what a browser polls."""
+        self.keys = TeacherKeys()
+        """This tab's browser's localStorage for the teacher-key component (a profile of its own: empty)."""
+        self._key_data: str | None = None
+        """The teacher-key component's data as its JavaScript last ran it (None: not mounted)."""
 
     async def __aenter__(self) -> Tab:
         # ping_interval=None: a browser sends no websocket pings (the JS API has none); it only answers the server's.
@@ -309,7 +338,25 @@ class Tab:
         page = await self._read_run(start, FRAGMENT_DONE if fragment_id is not None else DONE)
         if page.status == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
             return page  # a fragment's elements only: the page keeps the rest
-        return self._took(page)
+        self._took(page)
+        await self._answer_keys()
+        return page
+
+    async def _answer_keys(self) -> None:
+        """As the browser does: the teacher-key component's JavaScript runs when it is mounted or its data changes,
+        and its answer (a trigger value) reruns the page at once; that run is read here (the page it returns is the
+        tab's page; what the caller gets is the run it asked for, its timing unchanged)."""
+        components = [e.bidi_component for e in self.page.elements.values() if e.WhichOneof("type") == "bidi_component"]
+        mounted = [c for c in components if c.component_name.endswith(TEACHER_KEY_COMPONENT)]
+        data = mounted[0].json if mounted else None
+        ran, self._key_data = self._key_data, data
+        if data is None or data == ran or (done := self.keys.run(json.loads(data))) is None:
+            return
+        trigger = WidgetState(id=f"$$STREAMLIT_INTERNAL_KEY_{mounted[0].id}__events")  # the frontend's id for it
+        trigger.json_trigger_value = json.dumps([{"event": "done", "value": done}])
+        widgets = self.page.widgets()
+        states = [encode(el, self.values[k]) for k, el in widgets.items() if self.values.get(k) is not None]
+        await self._rerun([*states, trigger])
 
     async def next_run(self, timeout: float | None = None) -> Page:
         """Wait up to ``timeout`` for a run this tab did not ask for (the server reran the page: a room's push);
@@ -333,7 +380,9 @@ class Tab:
         page = await self._read_run(start, FRAGMENT_DONE, first)
         if page.status == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
             return page  # a fragment's run the server finished (one a push overtook): the page keeps the rest
-        return self._took(page)
+        self._took(page)
+        await self._answer_keys()
+        return page
 
     def _took(self, page: Page) -> Page:
         """A whole run's page becomes this tab's page; widgets the run set or added take the values shown."""

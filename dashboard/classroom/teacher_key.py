@@ -29,6 +29,8 @@ a new one.
 
 from __future__ import annotations
 
+import secrets
+
 import streamlit as st
 
 from dashboard.classroom.rooms import RoomStore
@@ -39,12 +41,18 @@ COMPONENT_KEY = "teacher_key"
 """The component's widget key (and ``st-key-teacher_key``, its element's class in the page)."""
 FORGET = "_teacher_key_forget"
 """Session: codes whose key the browser holds but which no longer open a room (restart, closed, idle)."""
+ASKED = "_teacher_key_asked"
+"""Session: the room code the browser answered for (it keeps no key that opens the room, or this page took it)."""
+ASKED_BY = "_teacher_key_asked_by"
+"""Session: a random nonce in the component's data, so each session's first data differs from a page's last."""
 KEPT_ROOMS = 10
 """Rooms whose key one browser keeps (the newest): a teacher runs one or two at a time."""
 
 # Runs in the page each time the component gets new data (no HTML, nothing drawn). ``data`` comes from
 # ``browser_keys`` below and holds only room codes (our alphabet), the key this session just claimed, and a
-# parameter name (our constant). It reports back with one trigger value, "done".
+# parameter name (our constant), and this session's nonce (``ASKED_BY``: a new session's data differs, so the
+# JavaScript runs again in a page that reconnected to a restarted server). It reports back with one trigger value,
+# "done".
 JS = """
 const STORE = "attention-lab:teacher-keys";  // localStorage item: JSON [[code, key], ...], oldest first
 
@@ -77,11 +85,13 @@ export default function ({ data, setTriggerValue }) {
       window.history.replaceState(window.history.state, "", url.href);
     }
   }
-  // 3. Tell Python: the key this browser keeps for the room on the page (if asked), and what was done.
+  // 3. Tell Python: the key this browser keeps for the room on the page (if asked), and what was done. A page
+  // that is not the room's teacher always hears back (data.answer): it stops mounting this once answered. The
+  // teacher's page only for a cleaned address or a key: a trigger reruns the page, which would close a dialog
+  // the teacher is reading.
   const found = data.ask ? kept.find(([code]) => code === data.ask) : undefined;
-  // Only then: a trigger reruns the page, which would close a dialog the teacher is reading.
-  if (data.drop || found) {
-    setTriggerValue("done", { code: data.ask, key: found ? found[1] : null });
+  if (data.drop || found || data.answer) {
+    setTriggerValue("done", { code: data.ask, key: found ? found[1] : null, forgot: data.forget });
   }
 }
 """
@@ -94,29 +104,46 @@ def _noop() -> None:
 
 
 def browser_keys(store: RoomStore, code: str | None, held: tuple[str, str] | None, become_teacher) -> None:
-    """Mount the component. On the teacher's page (``held``: its (code, key)) the browser keeps the key; the claim
-    token leaves the address; on a page that is not the teacher of room ``code``, the browser is asked for a key it
-    keeps: one that opens the room makes this session its teacher (``become_teacher(code, key)``, then a rerun),
-    one that does not is forgotten."""
+    """Mount the component when the browser has something to do. On the teacher's page (``held``: its (code, key))
+    the browser keeps the key, every run; the claim token leaves the address; on a page that is not the teacher of
+    room ``code``, the browser is asked, once per room, for a key it keeps: one that opens the room makes this
+    session its teacher (``become_teacher(code, key)``, then a rerun), one that does not is forgotten.
+
+    Once the browser answered for room ``code`` (``ASKED``), and has nothing to forget or clean, a following page's
+    runs mount nothing: every student's redraw after a teacher's change skips it. Until the answer is read the
+    component is mounted in every run: a run that left it out would unmount it, its JavaScript perhaps not yet run,
+    and the run its answer starts must mount it to read the answer."""
     teacher = held is not None and held[0] == code
+    forget = st.session_state.get(FORGET, set())
+    if teacher:
+        st.session_state.pop(ASKED, None)  # the room may close under this page: it then asks again (and forgets)
+    elif CLAIM_PARAM not in st.query_params and not forget and (code is None or st.session_state.get(ASKED) == code):
+        return  # the browser answered for this room: nothing to keep, forget, clean or ask
     data = {
         "ask": code if code and not teacher else None,
         "remember": list(held) if teacher else None,
-        "forget": sorted(st.session_state.get(FORGET, ())),
+        "forget": sorted(forget),
         "drop": CLAIM_PARAM if CLAIM_PARAM in st.query_params else None,
         "kept_rooms": KEPT_ROOMS,
+        "answer": not teacher,
+        "asked_by": st.session_state.setdefault(ASKED_BY, secrets.token_urlsafe(6)),
     }
     done = _component(key=COMPONENT_KEY, data=data, width="content", height="content", on_done_change=_noop).done
     if not done:
         return
     if CLAIM_PARAM in st.query_params:
         del st.query_params[CLAIM_PARAM]  # the address already lacks it (replaceState): no history entry is added
-    st.session_state[FORGET] = set()
     said = done if isinstance(done, dict) else {}  # the browser's own JSON: anything a hostile page sends
+    forgot = said.get("forgot")
+    if isinstance(forgot, list):  # the codes this answer's run of the JavaScript removed
+        st.session_state[FORGET] = forget - {c for c in forgot if isinstance(c, str)}
+    if teacher or not code or said.get("code") != code:
+        return  # an answer about another room (the page moved on): the next run asks again
+    st.session_state[ASKED] = code
     key = said.get("key")
-    if not teacher and code and said.get("code") == code and isinstance(key, str):
+    if isinstance(key, str):
         if store.is_teacher(code, key):
             become_teacher(code, key)
         else:
-            st.session_state[FORGET] = {code}
+            st.session_state[FORGET] = st.session_state.get(FORGET, set()) | {code}
         st.rerun(scope="app")

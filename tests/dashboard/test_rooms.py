@@ -17,6 +17,7 @@ import time
 
 import pytest
 
+from bench.protocol import TeacherKeys
 from dashboard.classroom import room_page, rooms, teacher_key
 from dashboard.classroom.rooms import (
     CODE_ALPHABET,
@@ -848,20 +849,25 @@ def test_an_old_key_link_opens_nothing(tabs):
 
 
 class BrowserKeys:
-    """The component as this test's browser: it keeps room code -> key and answers the page's question."""
+    """The component as this test's browser: ``teacher_key.JS``'s work, as ``bench.protocol.TeacherKeys`` does it
+    (room code -> key kept, the answer reported). Every page shares one browser unless ``elsewhere`` gives its
+    session its own; a session in ``deaf`` is a page whose JavaScript has not run yet (it does nothing, says
+    nothing)."""
 
     def __init__(self) -> None:
-        self.kept: dict[str, str] = {}
+        self.browser = TeacherKeys()
+        self.kept = self.browser.kept
         self.data: list[dict] = []
+        self.calls: list[str] = []
+        """The session of each run that mounted the component."""
+        self.elsewhere: dict[str, TeacherKeys] = {}
+        self.deaf: set[str] = set()
 
     def __call__(self, *, data: dict, **_) -> dict:
+        session = room_page.session_id()
         self.data.append(data)
-        for code in data["forget"]:
-            self.kept.pop(code, None)
-        if data["remember"]:
-            self.kept[data["remember"][0]] = data["remember"][1]
-        found = self.kept.get(data["ask"]) if data["ask"] else None
-        done = {"code": data["ask"], "key": found} if data["drop"] or found else None
+        self.calls.append(session)
+        done = None if session in self.deaf else self.elsewhere.get(session, self.browser).run(data)
         return type("Result", (), {"done": done})()
 
 
@@ -870,6 +876,81 @@ def browser_keys(monkeypatch) -> BrowserKeys:
     fake = BrowserKeys()
     monkeypatch.setattr(teacher_key, "_component", fake)
     return fake
+
+
+def test_a_followers_page_asks_its_browser_once_and_then_mounts_no_component(tabs, browser_keys):
+    """Issue 18: each teacher change reruns every follower's script; the component was ~7.5% of that run."""
+    teacher, code, key = start_room(tabs)
+    browser_keys.elsewhere["s1"] = TeacherKeys()  # the student's own browser: no key
+    student = tabs(make_app(room=code), "s1")
+    no_exception(student)
+    asked = [d for d, s in zip(browser_keys.data, browser_keys.calls, strict=True) if s == "s1"]
+    assert [(d["ask"], d["remember"]) for d in asked] == [(code, None)]
+    teacher_runs = browser_keys.calls.count("teacher")
+    for seed in (7, 8, 9):
+        teacher.number_input(key="seed").set_value(seed)
+        tabs(teacher, "teacher")
+        tabs(student, "s1")  # what the push's rerun does
+        no_exception(student)
+        assert student.session_state["seed"] == seed and student.session_state[room_page.FOLLOW] is True
+    assert browser_keys.calls.count("s1") == 1  # the answer came: no run since mounted it
+    assert asked[0]["answer"] is True  # a browser that keeps no key answers too: that is how the page knows
+    assert browser_keys.calls.count("teacher") == teacher_runs + 3  # the teacher's page hands its key every run
+    assert browser_keys.kept == {code: key} and browser_keys.elsewhere["s1"].kept == {}
+
+
+def test_a_page_whose_browser_has_not_answered_keeps_asking(tabs, browser_keys):
+    """A run that left the component out would unmount it before its JavaScript ran, and the answer's own run must
+    mount it to read the answer: until then every run mounts it."""
+    _, code, _ = start_room(tabs)
+    browser_keys.elsewhere["s1"] = TeacherKeys()
+    browser_keys.deaf.add("s1")
+    student = tabs(make_app(room=code), "s1")
+    tabs(student, "s1")
+    assert browser_keys.calls.count("s1") == 2
+    nonces = [d["asked_by"] for d, s in zip(browser_keys.data, browser_keys.calls, strict=True) if s == "s1"]
+    # one session sends the same data (its JavaScript does not run again for nothing); another session's differs,
+    # so a page that reconnected to a restarted server (the same element, its old data) runs it again
+    assert len(set(nonces)) == 1 and nonces[0] != browser_keys.data[0]["asked_by"]
+    assert browser_keys.calls[0] == "teacher"
+    browser_keys.deaf.clear()  # the JavaScript ran: its answer reruns the page
+    tabs(student, "s1")
+    tabs(student, "s1")
+    tabs(student, "s1")
+    no_exception(student)
+    assert browser_keys.calls.count("s1") == 3
+
+
+def test_a_page_that_moves_to_another_room_asks_for_that_one(tabs, browser_keys):
+    _, code, _ = start_room(tabs)
+    other, other_key = room_page.store().open(SETTINGS, someone())
+    browser_keys.elsewhere["s1"] = TeacherKeys()
+    browser_keys.elsewhere["s1"].kept[other] = other_key  # this browser runs the other room
+    student = tabs(make_app(room=code), "s1")
+    assert room_page.TEACHER not in student.session_state
+    student.text_input(key="room").set_value(other)
+    tabs(student, "s1")
+    no_exception(student)
+    assert [d["ask"] for d, s in zip(browser_keys.data, browser_keys.calls, strict=True) if s == "s1"][:2] == [
+        code,
+        other,
+    ]
+    assert student.session_state[room_page.TEACHER] == (other, other_key)
+
+
+def test_a_page_that_took_the_key_from_its_browser_asks_again_when_the_room_closes(tabs, browser_keys):
+    """It asked once, as a student, before it became the teacher: the room closed elsewhere, it asks again and the
+    browser forgets the key that opens nothing now."""
+    teacher, code, key = start_room(tabs)
+    second = tabs(make_app(room=code), "teacher-2")  # a second tab: the browser's key makes it the teacher
+    assert second.session_state[room_page.TEACHER] == (code, key)
+    teacher.button(key="room_close").click()
+    tabs(teacher, "teacher")
+    assert browser_keys.kept == {code: key}  # closing tells no browser: the next ask does
+    tabs(second, "teacher-2")
+    no_exception(second)
+    assert room_page.TEACHER not in second.session_state and browser_keys.kept == {}
+    assert any("was closed by its teacher" in w.value for w in second.warning)
 
 
 def test_a_reload_finds_the_key_the_browser_keeps(tabs, browser_keys):

@@ -6,12 +6,13 @@ runtime API ``dashboard.clients.alive`` reads, on a running server).
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 import pytest
 
 from bench.follower import shows_seed
-from bench.protocol import Tab
+from bench.protocol import TEACHER_KEY_COMPONENT, Tab
 from bench.streamlit_server import streamlit_server
 from dashboard.classroom.room_page import CHECK_SECONDS, REDIS_URL
 from dashboard.classroom.rooms import SEAT_SECONDS
@@ -105,6 +106,32 @@ def test_a_closed_socket_frees_its_seat_at_once():
         seated, after, seconds = asyncio.run(scenario(url))
     assert "1 student joined" in seated
     assert "0 students joined" in after, f"the seat was still taken {seconds:.1f} s after the socket closed"
+
+
+def keys_component(page) -> list:
+    """The teacher-key component's element(s) on ``page`` (``dashboard/classroom/teacher_key.py``)."""
+    return [e for e in page.of("bidi_component") if e.bidi_component.component_name.endswith(TEACHER_KEY_COMPONENT)]
+
+
+def test_a_followers_browser_answers_the_teacher_key_component_once_and_its_redraws_mount_none():
+    """On a real server, as a browser does (``bench.protocol.Tab`` answers as ``teacher_key.JS``): the first run
+    mounts the component and asks; its answer (a trigger on the id the frontend uses) reruns the page, which mounts
+    it with the same data (to read the answer; its JavaScript does not run again); a pushed redraw then mounts
+    none. A change in Streamlit's trigger ids would leave it mounted there."""
+
+    async def scenario(url: str) -> tuple[list, list, list, bool]:
+        async with Tab(url) as teacher, Tab(url) as student:
+            code = await start_room(teacher)
+            first = await student.open({"room": code})
+            answered = student.page
+            _, redrawn = await asyncio.gather(teacher.change(seed=31), follow(student, 31))
+            return keys_component(first), keys_component(answered), keys_component(student.page), redrawn[0] == 1
+
+    with streamlit_server() as (url, _):
+        first, answered, redrawn, once = asyncio.run(scenario(url))
+    assert len(first) == 1 and json.loads(first[0].bidi_component.json)["answer"] is True
+    assert [e.bidi_component.json for e in answered] == [first[0].bidi_component.json]
+    assert redrawn == [] and once
 
 
 HEAVY = {"view": "train", "weights": "trained", "task": "induction", "d_model": "512", "n_heads": "16"}
