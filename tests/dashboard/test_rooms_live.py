@@ -52,7 +52,9 @@ async def teacher_on_a_students_on_b(a: str, b: str) -> tuple[str, str, list[tup
         for student in (s1, s2):
             await student.open({"room": code})
             assert "Following room" in " ".join(student.page.texts("markdown")), student.page.texts("alert")
-        await teacher.change(seed=0)  # refresh the teacher's page: the seat count comes from Redis
+        # refresh the teacher's page (the seat count comes from Redis); B's students redraw for it at once too (the
+        # store's pub/sub), and that run is read here, not taken for the next change's
+        await asyncio.gather(teacher.change(seed=0), follow(s1, 0), follow(s2, 0))
         assert "2 students joined" in alerts(teacher)
         follows = []
         for seed in (4242, 77):
