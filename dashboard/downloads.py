@@ -2,8 +2,11 @@
 
 The files are built only when a button is clicked (``data`` is a callable, which
 Streamlit runs on click), so a rerun never pays for a 4 MB CSV nobody asked for;
-``on_click="ignore"`` keeps the click from rerunning the page. The PNG of a
-figure is Plotly's own camera button in the chart's mode bar.
+``on_click="ignore"`` keeps the click from rerunning the page. The buttons sit in
+an expander drawn only while it is open (``page.opened``): every follower of a room
+redraws on each change the teacher makes, and the two buttons, which few students
+use, were ~10% of that redraw. The PNG of a figure is Plotly's own camera button in
+the chart's mode bar.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import streamlit as st
 
 from core import Run
 from dashboard.exports import file_stem, trace_npz, weights_csv
+from dashboard.page import opened
 from dashboard.settings import Settings
 
 CSV_NOTE = (
@@ -23,14 +27,18 @@ CSV_NOTE = (
     "positions, scores_scaled, scores_masked, W_Q, W_K, W_V, W_O...), and every setting as JSON in settings, "
     "for numpy.load."
 )
+DOWNLOADS_LABEL = "Download the numbers (CSV, .npz)"
 
 
 def download_buttons(run: Run, view: str, settings: Settings) -> None:
     """Two buttons, keyed ``<view>_csv`` and ``<view>_npz``, for files named by the run's short settings
-    (``heads_d64_h4_full_seed18_weights.csv``, ``..._trace.npz``); the .npz carries every setting as JSON."""
+    (``heads_d64_h4_full_seed18_weights.csv``, ``..._trace.npz``); the .npz carries every setting as JSON.
+    They are drawn in the expander ``<view>_downloads`` while it is open."""
+    if (box := opened(DOWNLOADS_LABEL, f"{view}_downloads", ":material/download:")) is None:
+        return
     stem = file_stem(view, run, settings.config.seed if settings.kind.supports("seed") else None)
     about = dataclasses.asdict(settings) | {"view": view}
-    with st.container(horizontal=True):
+    with box, st.container(horizontal=True):
         st.download_button(
             "Weights (CSV)",
             data=lambda: weights_csv(run),
@@ -54,4 +62,4 @@ def download_buttons(run: Run, view: str, settings: Settings) -> None:
             "V, scores_scaled, scores_masked, weights, context, concat, output, the mask, and every setting (JSON "
             "in settings), as saved by numpy.savez: enough to rerun every number with the lessons' code.",
         )
-    st.caption(CSV_NOTE)
+    box.caption(CSV_NOTE)

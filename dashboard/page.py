@@ -12,7 +12,9 @@ import functools
 import inspect
 import math
 import re
+import zlib
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import streamlit as st
@@ -35,6 +37,9 @@ from dashboard.source import (  # noqa: F401  (views import them from here, with
     source_or_message,
     tokens_or_message,
 )
+
+if TYPE_CHECKING:
+    from streamlit.elements.lib.mutable_expander_container import ExpanderContainer
 
 PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": "attention", "scale": 2}}
 """Every chart's toolbar: no Plotly logo; the camera button saves a 2x PNG named "attention"."""
@@ -169,13 +174,37 @@ def source_lines(function: Callable, *needles: str) -> str:
     return "\n".join(line[indent:] for line in picked)
 
 
+def opened(label: str, key: str, icon: str) -> ExpanderContainer | None:
+    """An expander whose contents are drawn only while it is open: the container to draw them in while it is
+    open, None while it is closed (draw nothing; the page sends only its label).
+
+    Streamlit 1.67's stateful expander (``on_change="rerun"``): opening or closing it reruns the page, which keeps
+    its place and its settings (a follower keeps following; a push reruns it still open), and ``.open`` says
+    which. Every follower of a room reruns its page on each change the teacher makes, and the code and the
+    download buttons, drawn closed, were ~17% of a follower's redraw (``python -m bench.follower --profile``).
+    ``key`` must be unique on the page and the same on every run, so an open expander stays open.
+    """
+    box = st.expander(label, key=key, icon=icon, on_change="rerun")
+    return box if box.open else None
+
+
+def code_key(function: Callable, lines: str | None = None) -> str:
+    """The key of ``show_code``'s expander: the function it shows (and which of its lines, for a step that shows
+    a few), never the call, so a change of the settings leaves it open. Letters, digits and _ only."""
+    name = re.sub(r"\W", "_", f"{function.__module__}.{function.__qualname__}")
+    return f"code_{name}" if lines is None else f"code_{name}_{zlib.crc32(lines.encode()):08x}"
+
+
 def show_code(function: Callable, call: str | None = None, *, lines: str | None = None) -> None:
-    """An expander under a figure: the core function that computed it, and the call with this page's settings.
+    """An expander under a figure: the core function that computed it, and the call with this page's settings,
+    drawn only while it is open (``opened``, keyed by ``code_key``).
 
     ``lines`` (from ``source_lines``) shows only the lines of ``function`` that perform one step.
     """
     where = f"{function.__module__}.{function.__qualname__}"
-    with st.expander(CODE_LABEL, icon=":material/code:"):
+    if (box := opened(CODE_LABEL, code_key(function, lines), ":material/code:")) is None:
+        return
+    with box:
         if call is not None:
             st.caption("The call, with this page's settings:")
             st.code(call, language="python")

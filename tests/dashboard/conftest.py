@@ -8,6 +8,7 @@ import time
 
 import numpy as np
 import pytest
+from streamlit.runtime.state.common import user_key_from_element_id
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import ROOT
@@ -22,6 +23,23 @@ def make_app(**query: str) -> AppTest:
     for key, value in query.items():
         at.query_params[key] = value
     return at
+
+
+def lazy_expanders(at: AppTest, label: str | None = None) -> dict[str, object]:
+    """The page's expanders that draw their contents only while open (``page.opened``), by key; only those
+    labelled ``label`` if given. An expander without a key shows its contents whether open or not."""
+    return {
+        user_key_from_element_id(e.proto.id): e
+        for e in at.expander
+        if e.proto.id and (label is None or e.label == label)
+    }
+
+
+def open_all(at: AppTest, label: str | None = None) -> AppTest:
+    """``at`` rerun with every such expander (labelled ``label``) open, as a student who opened them sees it."""
+    for key in lazy_expanders(at, label):
+        at.session_state[key] = True
+    return at.run()
 
 
 @pytest.fixture

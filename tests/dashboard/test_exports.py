@@ -207,6 +207,8 @@ def test_exports_module_is_pure():
 @pytest.mark.parametrize(("view", "stem"), [("heads", "heads"), ("cross", "cross")])
 def test_views_offer_both_downloads_and_keep_the_png_button(view, stem):
     at = make_app(view=view).run()
+    at.session_state[f"{stem}_downloads"] = True  # their expander, opened: it draws them only while open
+    at.run()
     no_exception(at)
     buttons = {b.proto.id.rsplit("-", 1)[-1]: b.proto for b in at.get("download_button")}
     assert set(buttons) == {f"{stem}_csv", f"{stem}_npz"}

@@ -27,7 +27,7 @@ from google.protobuf.message import Message
 from streamlit.testing.v1 import AppTest
 
 from core import MAX_TOKENS, tokenize
-from tests.dashboard.conftest import array, figures, heatmaps, make_app, no_exception
+from tests.dashboard.conftest import array, figures, heatmaps, make_app, no_exception, open_all
 
 CANARY = "zqxcanary"
 """A word no page text contains: wherever it shows up, the user's text went."""
@@ -152,9 +152,8 @@ def check_figure_escapes_tokens(
 
 
 def open_view(view: str, sentence: str) -> AppTest:
-    at = make_app(view=view, sentence=sentence)
-    at.run()
-    return at
+    """The view of ``sentence``, with every expander open: the code's call and the downloads are scanned too."""
+    return open_all(make_app(view=view, sentence=sentence).run())
 
 
 # ---------------------------------------------------------------- hostile sentences

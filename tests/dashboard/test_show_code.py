@@ -25,7 +25,7 @@ from core.attention import attention_mask
 from core.neuron import score_terms
 from dashboard.page import CODE_LABEL, source_lines
 from tests.conftest import ROOT
-from tests.dashboard.conftest import figures, make_app, no_exception
+from tests.dashboard.conftest import figures, make_app, no_exception, open_all
 
 CORE = str(ROOT / "core")
 
@@ -62,7 +62,7 @@ def run_recording_core(**query: str):
     sys.setprofile(profile)
     threading.setprofile(profile)
     try:
-        at = make_app(**query).run()
+        at = open_all(make_app(**query).run(), CODE_LABEL)  # each draws its code only while open
     finally:
         sys.setprofile(None)
         threading.setprofile(None)

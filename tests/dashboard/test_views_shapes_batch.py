@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from dashboard.page import CODE_LABEL
 from tests.conftest import require_minilm
-from tests.dashboard.conftest import make_app, no_exception
+from tests.dashboard.conftest import make_app, no_exception, open_all
 
 
 def shapes(**query: str) -> dict[str, str]:
@@ -49,7 +50,7 @@ def test_the_pretrained_model_batches_too():
 @pytest.mark.parametrize("weights", ["random", "trained"])
 def test_the_batch_code_starts_from_the_line_that_made_this_run(weights):
     """The trained model's run comes from runs_of(train(...)), not run(tokenize(...)): the code says which."""
-    at = make_app(view="shapes", weights=weights, task="shift", batch="2").run()
+    at = open_all(make_app(view="shapes", weights=weights, task="shift", batch="2").run(), CODE_LABEL)
     no_exception(at)
     [code] = [c.value for c in at.code if "run_batch(result, 2)" in c.value]
     assert ("runs_of(trained" in code) == (weights == "trained")
