@@ -38,6 +38,14 @@ def flip_toggle(page: Page, key: str) -> None:
     wait_idle(page, widget(page, key).locator("label").first.click)
 
 
+def open_expander(page: Page, label: str) -> Locator:
+    """Open the first expander labelled ``label`` and wait for the run that opening it causes (the code and the
+    downloads are drawn only while open, ``dashboard.page.opened``); the expander."""
+    expander = page.get_by_test_id("stExpander").filter(has=page.locator("summary", has_text=label)).first
+    wait_idle(page, expander.locator("summary").click)
+    return expander
+
+
 def toggle_on(page: Page, key: str) -> bool:
     return widget(page, key).locator("input[type='checkbox']").is_checked()
 

@@ -18,6 +18,7 @@ import pytest
 
 from bench.streamlit_server import HEADS_CHART, wait_heatmaps, wait_idle
 from core import run, tokenize
+from dashboard.downloads import DOWNLOADS_LABEL
 from dashboard.settings import DEFAULTS
 from dashboard.views.cross import DEFAULT_SOURCE
 from tests.e2e.conftest import watched_page
@@ -27,6 +28,7 @@ from tests.e2e.dom import (
     flip_toggle,
     heads_z,
     input_value,
+    open_expander,
     toggle_on,
     type_text,
     widget,
@@ -107,6 +109,8 @@ def test_downloads_give_the_numbers_on_the_page_and_the_png_button_stays(page, s
     tokens = tokenize("a = b a")
     config = replace(DEFAULTS.config, n_heads=2, causal=True)
     expected = run(tokens, config).trace.weights  # (2, 4, 4) float64
+    assert widget(page, "heads_csv").count() == 0  # drawn only once their expander is open
+    open_expander(page, DOWNLOADS_LABEL)
 
     with page.expect_download() as csv_download:
         widget(page, "heads_csv").get_by_role("button").click()

@@ -14,8 +14,9 @@ import pytest
 from playwright.sync_api import Page
 
 from bench.streamlit_server import wait_idle
+from dashboard.page import CODE_LABEL
 from tests.e2e.conftest import watched_page
-from tests.e2e.dom import choose_segment, chosen_segment, widget
+from tests.e2e.dom import choose_segment, chosen_segment, open_expander, widget
 
 pytestmark = pytest.mark.e2e  # a browser test: the full pass runs it, the light one leaves it out
 
@@ -65,8 +66,14 @@ def test_a_teacher_and_two_students(server, browser, page):
             assert s.locator(".st-key-n_heads, .st-key-seed, .st-key-sentence").count() == 0  # the lean page
             assert "key=" not in s.url
 
+        code_box = open_expander(s1, CODE_LABEL)  # drawn only while open: opening it reruns the page
+        assert "n_heads=4" in code_box.get_by_test_id("stCode").first.inner_text().replace(" ", "")
+        assert widget(s1, "room_follow").locator("input[type='checkbox']").is_checked()  # still following
+
         clicked = time.monotonic()
         choose_segment(page, "n_heads", "2")  # returns when the teacher's run has finished
         for s in students:
             wait_heads(s, 2, FOLLOW_S + REDRAW_S)
             print(f"a student shows 2 heads {time.monotonic() - clicked:.2f} s after the teacher's click")
+        assert "n_heads=2" in code_box.get_by_test_id("stCode").first.inner_text().replace(" ", "")  # still open
+        assert s2.get_by_test_id("stCode").count() == 0  # the other student's stays closed
