@@ -109,6 +109,22 @@ def chart_height(base_px: int, presenter: bool) -> int:
     return round(base_px * scale(presenter))
 
 
+BAR_LABEL_CHARS = 18
+"""A bar's label in a chart of choices (the class's tally) wraps at this many characters: at a projector's 21 px
+about 190 px, under half of the 458 px column the tally sits in (a quiz choice is up to ~45 characters; written
+under upright bars they stood 350 px tall, the longest cut at the chart's foot)."""
+BAR_LINE = 1.3
+"""A line of a bar's label, in its font's size."""
+BAR_GAP = 1.0
+"""Space between two bars' labels, in the labels' font size."""
+
+
+def bars_height(lines: Sequence[int], font: Fonts) -> int:
+    """Plot height (px) for horizontal bars whose labels take ``lines`` lines each, at ``font.tick``: Plotly spaces
+    categories evenly, so every row is as tall as the longest label and a gap."""
+    return round(len(lines) * (max(lines, default=1) * BAR_LINE + BAR_GAP) * font.tick)
+
+
 # ---- how many maps to a row ----------------------------------------------------------------------------------
 
 LAPTOP_COLUMNS = 3

@@ -133,12 +133,13 @@ def test_the_tally_counts_live_seats_and_sits_under_the_question(tabs, monkeypat
     figures = list(keyed_figures(teacher))
     assert figures.index("room_tally") < figures.index("quiz_map") < figures.index("heads_chart")  # under the question
     bars = keyed_figures(teacher)["room_tally"]["data"][0]
-    counts = array(bars["y"]).astype(int).tolist()
+    assert bars["orientation"] == "h"  # a choice is a phrase: its label wraps beside its bar
+    counts = array(bars["x"]).astype(int).tolist()
     expected = [0] * len(question.choices)
     expected[question.answer] += 1
     expected[0] += 1
     assert counts == expected
-    assert [x.endswith("✓") for x in bars["x"]] == [i == question.answer for i in range(len(question.choices))]
+    assert [y.endswith("✓") for y in bars["y"]] == [i == question.answer for i in range(len(question.choices))]
 
 
 def test_the_room_code_is_large_on_the_projector(tabs):  # noqa: F811

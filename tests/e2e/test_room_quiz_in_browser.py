@@ -6,6 +6,8 @@
 - The projector: the room code in the room's dialog is at least 48 px.
 - The phone (390 x 844): the follower page and the room's quiz, before and after the reveal, fit the screen's
   width (nothing wider than the screen, no sideways scroll).
+- The class's tally, on the teacher's projector (1280 x 720, presenter) and phone: every choice's label whole inside
+  the chart, nothing over other text, ticks at the projector's size.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from bench.streamlit_server import wait_idle
+from dashboard.figures.layout import PRESENTER_MIN_TICK
 from tests.e2e.conftest import watched_page
-from tests.e2e.dom import flip_toggle, horizontal_overflow, wait_charts_drawn, widget
-from tests.e2e.test_projector_and_phone import PHONE, assert_phone_readable
+from tests.e2e.dom import charts, flip_toggle, horizontal_overflow, text_overlaps, wait_charts_drawn, widget
+from tests.e2e.test_projector_and_phone import PHONE, PROJECTOR, assert_phone_readable
 
 pytestmark = pytest.mark.e2e
 
@@ -29,10 +32,13 @@ FOLLOW_MS = 15_000
 ROOM_CODE_LEAST_PX = 48
 
 
-def start_room(page: Page, server: str, query: str) -> str:
-    """The teacher opens ``query``, starts a room and closes the dialog; the room's code."""
+def start_room(page: Page, server: str, query: str, *, open_sidebar: bool = False) -> str:
+    """The teacher opens ``query``, starts a room and closes the dialog; the room's code. ``open_sidebar``: a
+    phone's sidebar, where "Start a room" is, starts collapsed."""
     page.goto(f"{server}/?{query}")
     wait_idle(page)
+    if open_sidebar:
+        page.get_by_test_id("stExpandSidebarButton").click()
     wait_idle(page, page.get_by_role("button", name="Start a room", exact=True).first.click)
     page.get_by_role("dialog").wait_for()
     code = re.search(r"room=([A-Z0-9]{6})", page.url).group(1)
@@ -121,3 +127,43 @@ def test_the_follower_page_and_the_quiz_fit_a_phone(server, browser, page):
         page.get_by_role("button", name="Reveal", exact=True).click()
         student.locator(".st-key-quiz_map .js-plotly-plot").wait_for(timeout=FOLLOW_MS)
         assert_fits(student)  # the answer and its map
+
+
+def inside(text: dict, box: dict) -> bool:
+    return (
+        text["x"] >= box["x"] - 0.5
+        and text["y"] >= box["y"] - 0.5
+        and text["x"] + text["w"] <= box["x"] + box["w"] + 0.5
+        and text["y"] + text["h"] <= box["y"] + box["h"] + 0.5
+    )
+
+
+@pytest.mark.parametrize("size", [PROJECTOR, PHONE], ids=["projector", "phone"])
+def test_the_class_s_tally_reads_on_the_teacher_s_projector_and_phone(server, browser, size):
+    """The first question on random weights asks which cells are exactly 0: choices of up to 42 characters. Written
+    under upright bars they stood 350 px tall on a projector, the longest cut at the chart's foot, and the count
+    axis was at 12 px: now each label wraps beside its bar."""
+    phone = size == PHONE
+    with watched_page(browser, size) as teacher, watched_page(browser) as student:
+        code = start_room(teacher, server, f"{'' if phone else 'presenter=true&'}quiz=true", open_sidebar=phone)
+        if phone:
+            teacher.get_by_test_id("stSidebarCollapseButton").click()
+        student.goto(f"{server}/?room={code}")
+        widget(student, "quiz_panel").wait_for()
+        pick(student, 0)
+        teacher_line(teacher, r"The class: 1 of 1 student picked so far")
+        teacher.get_by_role("button", name="Reveal", exact=True).click()
+        teacher.locator(".st-key-room_tally .js-plotly-plot").wait_for()
+        wait_charts_drawn(teacher)
+        teacher.locator(".st-key-room_tally").scroll_into_view_if_needed()
+        drawn = charts(teacher)
+        [tally] = [c for c in drawn if c["key"] == "room_tally"]
+        ticks = [t for t in tally["texts"] if t["kind"] in ("xtick", "ytick")]
+        labels = [t for t in ticks if not t["text"].isdigit()]  # the choices, on whichever axis
+        assert len(labels) >= 3 and max(len(t["text"]) for t in labels) >= 30, "the long choices, one label each"
+        assert [t["text"] for t in tally["texts"] if not inside(t, tally["box"])] == [], "text cut at the chart's edge"
+        assert not text_overlaps([tally]), "text over text"
+        if phone:
+            assert_fits(teacher)
+        else:
+            assert min(t["fs"] for t in ticks) >= PRESENTER_MIN_TICK, "ticks at the projector's size"
