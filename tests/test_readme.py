@@ -28,7 +28,7 @@ from dashboard.classroom.rooms import (
     ROOMS_PER_TAB,
     SEAT_SECONDS,
 )
-from dashboard.figures.layout import PRESENTER_MIN_TICK, PRESENTER_MIN_TITLE
+from dashboard.figures.layout import CELL_PX, PRESENTER_MIN_TICK, PRESENTER_MIN_TITLE
 from dashboard.presenter import PAGE_TEXT_PX
 from dashboard.training_jobs import JOBS_PER_ADDRESS, MAX_JOBS, SESSION_SECONDS, formation
 from tests.conftest import ROOT, skip_or_fail
@@ -141,7 +141,8 @@ def test_the_presenter_and_phone_claims_are_the_browser_tests_constants():
         f"page text is {PAGE_TEXT_PX} px or more, axis ticks {PRESENTER_MIN_TICK} px or more and panel titles "
         f"{PRESENTER_MIN_TITLE} px or more, other chart text {CHART_TEXT_PX} px or more",
         f"On a phone ({PHONE[0]}×{PHONE[1]})",
-        f"each at least {PHONE_MAP_PX} px wide",
+        f"each at least {PHONE_MAP_PX} px wide (the drawn map's width; a map is square, and a cell is at most "
+        f"{CELL_PX} px",
         f"Presenter mode at {PROJECTOR[0]}×{PROJECTOR[1]}: lesson 2's example, {heads} heads of {tokens} tokens",
     ]
     assert not [c for c in claims if c not in text]

@@ -113,7 +113,7 @@ def assert_fits(page: Page, *, charts: bool = True) -> None:
 
 
 def test_the_follower_page_and_the_quiz_fit_a_phone(server, browser, page):
-    code = start_room(page, server, "view=heads")  # the default sentence (a 6-token one draws 230 px maps)
+    code = start_room(page, server, "view=heads")  # the default 8 tokens (6 draw 230 x 230 px maps: 40 px cells)
     with watched_page(browser, PHONE) as student:  # a 390 x 844 touch page, as a student's phone
         student.goto(f"{server}/?room={code}")
         wait_idle(student)
