@@ -73,9 +73,9 @@ if settings.presenter:  # our own constant text: safe as a heading
     presenter_style()  # larger page text: the project's constant style sheet (dashboard/presenter.py says why)
     heading = st.container(horizontal=True, vertical_alignment="center")  # one row: the maps start higher
     heading.subheader(view.teaches, anchor=False, width="content")
-else:
-    st.caption(view.teaches)
-    heading = st.container()
+else:  # the line and class_bar's zero-height component in one row, unwrapped: stacked, it took a 16 px gap
+    heading = st.container(horizontal=True, wrap=False, gap=None)
+    heading.caption(view.teaches)
 with heading:
     class_bar(room, settings.presenter)  # presenter mode: Share with the class, the room's link
 follow_line(room)  # a student who follows: says so in the page, under the heading row

@@ -11,6 +11,7 @@ from dashboard.classroom import room_page
 from dashboard.classroom.tours import load_tours
 from dashboard.settings import SETTING_KEYS, Settings, settings_of
 from dashboard.url_state import read
+from dashboard.views import VIEWS
 from tests.conftest import require_minilm
 from tests.dashboard.conftest import keyed_figures, make_app, no_exception
 from tests.dashboard.test_rooms import start_room, tabs  # noqa: F401  (tabs: the fixture)
@@ -448,3 +449,15 @@ def test_following_again_then_stopping_gives_the_teachers_new_settings_not_the_o
     no_exception(student)
     assert student.number_input(key="seed").value == 11
     assert charts(student)["heads_chart"]["data"] == charts(teacher)["heads_chart"]["data"]
+
+
+def test_the_view_s_line_shares_one_row_with_the_teacher_key_component(tabs):  # noqa: F811
+    """class_bar draws only the zero-height teacher-key component off a projector: in a container of its own under
+    the view's line it took one of Streamlit's 16 px gaps above "Following room CODE" (a phone's first screen;
+    measured in chromium by tests/e2e/test_room_quiz_in_browser.py). The line and the component share a row, with
+    no element added."""
+    _, code, _ = start_room(tabs)
+    student = tabs(make_app(room=code, view="heads"), "s1")
+    no_exception(student)
+    assert VIEWS["heads"].teaches in captions_in_a_row(student.main)
+    assert not [c for c in captions_in_a_row(student.main) if "Following room" in c]  # under the row, as before

@@ -19,6 +19,7 @@ from playwright.sync_api import Page, expect
 
 from bench.streamlit_server import wait_idle
 from dashboard.figures.layout import PRESENTER_MIN_TICK
+from dashboard.views import VIEWS
 from tests.e2e.conftest import watched_page
 from tests.e2e.dom import charts, flip_toggle, horizontal_overflow, text_overlaps, wait_charts_drawn, widget
 from tests.e2e.test_projector_and_phone import PHONE, PROJECTOR, assert_phone_readable
@@ -30,6 +31,8 @@ LIVE_S = 10.0
 FOLLOW_MS = 15_000
 """A student's page shows the teacher's change within 2 s (test_room_in_browser.py measures it); slack here."""
 ROOM_CODE_LEAST_PX = 48
+GAP_PX = 16
+"""Streamlit's gap between two elements of the page."""
 
 
 def start_room(page: Page, server: str, query: str, *, open_sidebar: bool = False) -> str:
@@ -118,6 +121,10 @@ def test_the_follower_page_and_the_quiz_fit_a_phone(server, browser, page):
         student.goto(f"{server}/?room={code}")
         wait_idle(student)
         assert_fits(student)  # the follower page
+        line = student.get_by_text(re.compile(rf"^Following room {code}")).bounding_box()
+        teaches = student.get_by_text(VIEWS["heads"].teaches, exact=True).bounding_box()
+        gap = line["y"] - teaches["y"] - teaches["height"]
+        assert gap <= GAP_PX + 1, f"{gap:.0f} px between the view's line and the follow line"  # was 32: two gaps
         flip_toggle(page, "quiz")
         widget(student, "quiz_panel").wait_for(timeout=FOLLOW_MS)
         assert_fits(student, charts=False)  # the question, before the reveal: no map
