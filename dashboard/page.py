@@ -273,12 +273,6 @@ def show_frame(
         st.dataframe(data, hide_index=True, width="stretch", height=table_height(len(table)), **grid)
 
 
-def show_table(rows: list[dict]) -> None:
-    """``rows`` (one dict per row, keys = column names) as a table with every row visible, no index."""
-    table = pd.DataFrame(rows)
-    st.dataframe(table, hide_index=True, width="stretch", height=table_height(len(table)))
-
-
 def byte_size(n_bytes: int) -> str:
     """A byte count in binary units, one decimal: ``1536 -> "1.5 KiB"``, ``2**30 -> "1.0 GiB"``."""
     for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):

@@ -6,6 +6,7 @@ the sidebar's run, beside the plain run's output it must equal.
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from core.tiled import MEMORY_LENGTHS, score_memory, tiles
@@ -19,7 +20,7 @@ from dashboard.page import (
     served_tokens,
     shape_text,
     show_code,
-    show_table,
+    show_frame,
 )
 from dashboard.settings import Settings
 
@@ -100,10 +101,10 @@ def render(settings: Settings) -> None:
     else:
         st.error(f"The tiled output differs from plain attention by up to {result.max_diff:.2e}.")
     show_code(tiles, f"blocks = list(tiles(q, k, v, mask, block={block}))  # q, k, v of head {head + 1}")
-    _memory(t, block)
+    _memory(t, block, settings.presenter)
 
 
-def _memory(t: int, block: int) -> None:
+def _memory(t: int, block: int, presenter: bool) -> None:
     """The largest score array alive: (T, T) for plain attention, (T, B_c) tiled, per head in float32."""
     rows = []
     for length in (t, *MEMORY_LENGTHS):
@@ -120,4 +121,4 @@ def _memory(t: int, block: int) -> None:
         "Per head, float32: plain attention holds every score at once, the tiled loop one block of them. "
         "On a GPU this is what keeps long contexts in fast on-chip memory."
     )
-    show_table(rows)
+    show_frame(pd.DataFrame(rows), presenter=presenter)  # page text on a projector: the grid's canvas is 13 px

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import pandas as pd
 import streamlit as st
 
 from core.kv_cache import (
@@ -28,7 +29,7 @@ from dashboard.page import (
     served_tokens,
     shape_text,
     show_code,
-    show_table,
+    show_frame,
 )
 from dashboard.settings import Settings
 
@@ -140,4 +141,4 @@ def _memory(settings: Settings, kv_heads: int, d_k: int) -> None:
         "fewer K/V heads; a sliding window keeps only its last w tokens, so it saves nothing until the context "
         "is longer than the window. Shapes from the models' published configs."
     )
-    show_table(rows)
+    show_frame(pd.DataFrame(rows), presenter=settings.presenter)  # page text on a projector (canvas: 13 px)

@@ -170,7 +170,9 @@ def test_axis_titles_are_sized_for_the_projector_not_left_to_the_theme(view):
     assert not small, small
 
 
-@pytest.mark.parametrize("view", ["shapes", "cross", "permutation", "positions", "scaling", "summary"])
+@pytest.mark.parametrize(
+    "view", ["shapes", "cross", "permutation", "positions", "scaling", "summary", "kv_cache", "flash"]
+)
 def test_a_projector_gets_the_tables_as_page_text_with_the_same_cells(view):
     """st.dataframe draws on a canvas at 13 px whatever presenter mode's style sheet says; on a projector each
     table of the page's own words and numbers is an st.table (page text, 20 px there:
