@@ -85,7 +85,7 @@ def test_a_teacher_and_two_students_run_the_quiz(server, browser, page):
         reveal.click()
         chart = page.locator(".st-key-quiz_panel .st-key-room_tally .js-plotly-plot")  # under the question
         chart.wait_for()
-        assert sum(chart.evaluate("(gd) => gd.data[0].y.map(Number)")) == 2
+        assert sum(chart.evaluate("(gd) => gd.data[0].x.map(Number)")) == 2  # the bars lie down: counts on x
         body = page.inner_text("body")
         assert "Not this time" not in body and "your pick" not in body.lower()  # the projector has no pick
         for s in students:
