@@ -335,7 +335,7 @@ async def quiz_round(tab: Tab, rec: Record, rng: random.Random, n: int) -> None:
         await asyncio.sleep(0.05)
     page = await tab.change(quiz_reveal=True)
     tallies = [f for f in page.figures() if f["data"] and f["data"][0].get("type") == "bar" and "guesses" in str(f)]
-    total = int(sum(decode_array(tallies[-1]["data"][0]["y"]))) if tallies else -1
+    total = int(sum(decode_array(tallies[-1]["data"][0]["x"]))) if tallies else -1  # the bars lie down: counts on x
     rec.quiz_counts.append((total, rec.picks()))
     await asyncio.sleep(2)
     await change_and_record(tab, rec, {"quiz": False})
