@@ -73,7 +73,8 @@ if settings.presenter:  # our own constant text: safe as a heading
     presenter_style()  # larger page text: the project's constant style sheet (dashboard/presenter.py says why)
     heading = st.container(horizontal=True, vertical_alignment="center")  # one row: the maps start higher
     heading.subheader(view.teaches, anchor=False, width="content")
-else:  # the line and class_bar's zero-height component in one row, unwrapped: stacked, it took a 16 px gap
+else:  # the line and class_bar's zero-height component (or nothing) in one unwrapped row: a container of its own
+    # under the line took a 16 px gap, empty or not
     heading = st.container(horizontal=True, wrap=False, gap=None)
     heading.caption(view.teaches)
 with heading:

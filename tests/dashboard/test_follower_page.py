@@ -452,10 +452,10 @@ def test_following_again_then_stopping_gives_the_teachers_new_settings_not_the_o
 
 
 def test_the_view_s_line_shares_one_row_with_the_teacher_key_component(tabs):  # noqa: F811
-    """class_bar draws only the zero-height teacher-key component off a projector: in a container of its own under
-    the view's line it took one of Streamlit's 16 px gaps above "Following room CODE" (a phone's first screen;
-    measured in chromium by tests/e2e/test_room_quiz_in_browser.py). The line and the component share a row, with
-    no element added."""
+    """Off a projector class_bar draws at most the zero-height teacher-key component (a follower's later runs:
+    nothing): in a container of its own under the view's line it took one of Streamlit's 16 px gaps above
+    "Following room CODE", empty or not (a phone's first screen; measured in chromium by
+    tests/e2e/test_room_quiz_in_browser.py). The line shares the container's row instead, with no element added."""
     _, code, _ = start_room(tabs)
     student = tabs(make_app(room=code, view="heads"), "s1")
     no_exception(student)
