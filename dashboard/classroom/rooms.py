@@ -220,8 +220,8 @@ class RoomStore(ABC):
     @abstractmethod
     def _guess(self, code: str, question: str, session: str, answer: int, now: float) -> str:
         """Record the guess in one atomic step if ``session`` holds a seat seen within ``SEAT_SECONDS``, and
-        ``question`` is the room's current question, not revealed: "" then, else why not ("seat", "question",
-        "revealed")."""
+        ``question`` is the room's current question, not revealed: "" then, else why not ("room": it closed or went
+        idle, "seat", "question", "revealed")."""
 
     @abstractmethod
     def _delete(self, code: str, why: str) -> None:
@@ -483,6 +483,8 @@ class RoomStore(ABC):
         question, answer = _question(question_id), _answer(answer)
         gone = self._alive(session_id) is False  # this process's runtime knows the tab closed
         why = "seat" if gone else self._guess(code, question, session_id, answer, self._clock())
+        if why == "room":
+            raise RoomError("This room has closed: your guess was not sent.")
         if why == "seat":
             raise RoomError("Join the room to send your guess: your seat was freed while your page was away.")
         if why == "question":
@@ -551,7 +553,9 @@ class MemoryRoomStore(RoomStore):
     def _guess(self, code: str, question: str, session: str, answer: int, now: float) -> str:
         with self._lock:
             room = self._load(code)
-            seen = None if room is None or now - room.touched > IDLE_SECONDS else room.seats.get(session)
+            if room is None or now - room.touched > IDLE_SECONDS:
+                return "room"
+            seen = room.seats.get(session)
             if seen is None or now - seen > SEAT_SECONDS:
                 return "seat"
             if question != room.question:
@@ -605,7 +609,7 @@ return {version, redis.call('HGET', KEYS[1], 'touched'), seated}
 
 GUESS_SCRIPT = """
 local head = redis.call('HMGET', KEYS[1], 'touched', 'question', 'revealed')
-if not head[1] or tonumber(head[1]) < tonumber(ARGV[5]) then return 'seat' end
+if not head[1] or tonumber(head[1]) < tonumber(ARGV[5]) then return 'room' end
 local seen = redis.call('HGET', KEYS[2], ARGV[2])
 if not seen or tonumber(seen) < tonumber(ARGV[4]) then return 'seat' end
 if head[2] ~= ARGV[1] then return 'question' end

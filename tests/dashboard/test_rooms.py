@@ -433,6 +433,17 @@ def test_one_guess_per_student_for_the_current_question_and_the_last_one_counts(
     assert store.tally(code, key, "next") == {} and store.tally(code, key, "q") == {}
 
 
+def test_a_guess_sent_to_a_closed_room_says_the_room_closed_not_that_the_seat_was_freed(store):
+    code, key = open_room(store)
+    store.publish(code, key, SETTINGS, "q")
+    store.join(code, "s1")
+    store.close(code, key)
+    with pytest.raises(RoomError, match="This room has closed"):
+        store.record_guess(code, "q", "s1", 1)
+    with pytest.raises(RoomError, match="This room has closed"):  # one never opened: the same
+        store.record_guess("ZZZZZZ", "q", "s1", 1)
+
+
 def test_students_own_questions_cannot_evict_the_teachers(store):
     """Issue 18: a student under 50 seeds evicted the teacher's question, and the class's 3 guesses became 0."""
     code, key = open_room(store)
