@@ -48,7 +48,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.exceptions import ConnectionClosed
 
 from bench.expected import Mismatch, expected_weights
@@ -239,7 +238,7 @@ def shows(page: Page, digest: bytes, typed: dict) -> bool:
 
 def check_student(page: Page, values: dict) -> None:
     """The page ran cleanly and, outside the quiz, draws exactly core's maps for ``values`` (one chart per head)."""
-    if page.status != 0 or page.of("exception"):
+    if not page.finished or page.of("exception"):
         raise Mismatch(f"status {page.status}, {len(page.of('exception'))} exceptions")
     if values.get("quiz"):
         return
@@ -371,11 +370,11 @@ async def student(
                         break
                     due += interval
                     page = await tab.poll(fragment)
-                if page.status == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
+                if not page.redrew:
                     continue  # the page's own check (or its end, come late): nothing redrawn
                 rec.redraws += 1
                 now = time.monotonic()
-                if page.status != 0 or page.of("exception"):
+                if not page.finished or page.of("exception"):
                     raise Mismatch(f"status {page.status}, {len(page.of('exception'))} exceptions")
                 # what the student showed last, or any change since: the newest may be recorded but not yet sent
                 index = shown_change(page, rec.changes, max(seen - 1, 0))

@@ -55,7 +55,7 @@ def expected_weights(values: dict) -> tuple[list[str], np.ndarray, np.ndarray | 
 
 def check_page(page: Page, values: dict) -> None:
     """Raise ``Mismatch`` unless the heads view's maps are exactly the ones for ``values``."""
-    if page.status != 0:
+    if not page.finished:
         raise Mismatch(f"script finished with status {page.status}")
     if page.of("exception"):
         raise Mismatch(f"exception on the page: {page.of('exception')[0].exception.message[:200]}")

@@ -45,9 +45,9 @@ POLLING = 1.0
 async def redrawn(tab: Tab, timeout: float = 60) -> Page:
     """The student's next whole run: on its poll (a polling page), or the one the server pushes."""
     polls = [(f, s) for f, s in tab.auto_reruns.items() if s <= POLLING]
-    if not polls:  # the server's push (a fragment's run it finished on its own redraws nothing: wait on)
+    if not polls:  # the server's push (a timer's look it finished on its own redraws nothing: wait on)
         end = time.monotonic() + timeout
-        while (page := await tab.next_run(max(0.0, end - time.monotonic()))).status == FRAGMENT_RUN:
+        while not (page := await tab.next_run(max(0.0, end - time.monotonic()))).redrew:
             pass
         return page
     [(fragment, interval)] = polls
@@ -116,7 +116,7 @@ async def rounds(url: str, students: int, changes: int, cpu, loop_cpu, measuring
             for _ in range(changes):
                 seed += 1
                 pages = (await asyncio.gather(teacher.change(seed=seed), *(redrawn(t) for t in tabs)))[1:]
-                fails += sum(p.status != 0 or not shows_seed(p, t, seed) for p, t in zip(pages, tabs, strict=True))
+                fails += sum(not p.finished or not shows_seed(p, t, seed) for p, t in zip(pages, tabs, strict=True))
                 received += sum(p.received for p in pages)
                 elements += sum(len(p.elements) for p in pages)
             total, loop, wall = cpu() - c0, loop_cpu() - l0, time.monotonic() - t0

@@ -172,6 +172,16 @@ class Page:
     """Seconds from sending the rerun to the first ``plotly_chart`` element."""
     auto_reruns: dict[str, float] = field(default_factory=dict)
     """Fragments that asked to rerun by themselves (``st.fragment(run_every=...)``): fragment id -> seconds."""
+    owners: dict[tuple[int, ...], str] = field(default_factory=dict)
+    """Delta path -> the fragment that drew the element there (elements a fragment did not draw are absent)."""
+    redrew: bool = False
+    """The tab's page is this run's: a whole run, or a fragment's run the server pushed (a following page's body),
+    merged into the page the tab had (``Tab.next_run``); not a self-rerunning fragment's look (``poll``)."""
+
+    @property
+    def finished(self) -> bool:
+        """The run ended as it should: a whole run's end, or a fragment's (a pushed body, merged: ``redrew``)."""
+        return self.status in (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
 
     def of(self, kind: str) -> list[Element]:
         return [e for _, e in sorted(self.elements.items()) if e.WhichOneof("type") == kind]
@@ -363,9 +373,11 @@ class Tab:
         once it has started (``new_session``), read it to its end, as the browser does. ``NoRun`` (a TimeoutError)
         only while no run has started, so a run is never cut in half and a run that starts but never finishes
         fails as the ``TimeoutError`` of ``_read_run``; what comes between runs (``session_status_changed`` after
-        the tab's own run, say) is read and left. A fragment's run may come too (one whose poll a push overtook):
-        it is returned with its status, ``FINISHED_FRAGMENT_RUN_SUCCESSFULLY``, and leaves ``self.page`` as it was.
-        ``seconds`` then counts from the call."""
+        the tab's own run, say) is read and left. A fragment's run may come too, with its status,
+        ``FINISHED_FRAGMENT_RUN_SUCCESSFULLY``: one the server pushed (a following page's body, which draws the
+        room's new version) is merged into ``self.page`` and returned merged, ``redrew`` True, as the browser
+        replaces that fragment's elements; one of the page's own timers (whose poll a push overtook) leaves
+        ``self.page`` as it was. ``seconds`` then counts from the call."""
         start = time.perf_counter()
         try:
             async with asyncio.timeout(timeout if timeout is not None else self.timeout):
@@ -379,13 +391,35 @@ class Tab:
             raise NoRun(f"no run started within {timeout} s") from None
         page = await self._read_run(start, FRAGMENT_DONE, first)
         if page.status == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
-            return page  # a fragment's run the server finished (one a push overtook): the page keeps the rest
+            ran = set(page.owners.values())
+            if not ran or ran <= set(self.auto_reruns):
+                return page  # a timer's look the server finished (one a push overtook): the page keeps the rest
+            page = self._merged(page, ran)
         self._took(page)
         await self._answer_keys()
         return page
 
+    def _merged(self, run: Page, ran: set[str]) -> Page:
+        """The tab's page with the fragments in ``ran`` drawn as ``run`` drew them (their older elements gone)."""
+        old = self.page
+        kept = {p: e for p, e in old.elements.items() if old.owners.get(p) not in ran}
+        owners = {p: f for p, f in old.owners.items() if p in kept} | run.owners
+        return Page(
+            elements=dict(sorted((kept | run.elements).items())),
+            status=run.status,
+            seconds=run.seconds,
+            received=run.received,
+            deflated=run.deflated,
+            references=run.references,
+            first_chart=run.first_chart,
+            auto_reruns=old.auto_reruns | run.auto_reruns,
+            owners=owners,
+        )
+
     def _took(self, page: Page) -> Page:
-        """A whole run's page becomes this tab's page; widgets the run set or added take the values shown."""
+        """A whole run's page (or a pushed fragment's, merged) becomes this tab's page; widgets the run set or added
+        take the values shown."""
+        page.redrew = True
         self.page = page
         self.auto_reruns = dict(page.auto_reruns)
         for k, el in self.page.widgets().items():
@@ -424,6 +458,8 @@ class Tab:
                 page = Page()  # a run (re)started: what came before belongs to an older run
             elif kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
                 page.elements[tuple(fm.metadata.delta_path)] = fm.delta.new_element
+                if fm.delta.fragment_id:
+                    page.owners[tuple(fm.metadata.delta_path)] = fm.delta.fragment_id
                 if page.first_chart is None and fm.delta.new_element.WhichOneof("type") == "plotly_chart":
                     page.first_chart = time.perf_counter() - start
             elif kind == "ref_hash":  # only reached without a cache: the tab announced no hashes

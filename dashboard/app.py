@@ -27,14 +27,14 @@ import streamlit as st
 
 from dashboard.address import hold as hold_address
 from dashboard.address import send as send_address
-from dashboard.classroom.room_page import class_bar, enter_room, follow_line, publish_room, room_panel
+from dashboard.classroom.room_page import RoomState, class_bar, enter_room, follow_line, publish_room, room_panel
 from dashboard.classroom.room_quiz import join_quiz
 from dashboard.classroom.tours import open_tour_link, tour_bar, tour_picker
-from dashboard.follower_page import follower_settings, follower_sidebar, take_controls
+from dashboard.follower_page import follow_room, follower_settings, take_controls
 from dashboard.link_notes import show_link_notes
 from dashboard.long_text import offer_prefix
 from dashboard.presenter import presenter_style
-from dashboard.settings import apply_recommended, sidebar
+from dashboard.settings import Settings, apply_recommended, sidebar
 from dashboard.url_state import read_address, remember_address
 from dashboard.views import DEFAULT_VIEW, choose_view
 from dashboard.weight_notes import show_weights_note
@@ -62,29 +62,41 @@ with st.sidebar:  # where a lecturer looks first: the welcome and the lessons' t
 if settings is None:
     take_controls()  # just stopped following: the widgets start from the teacher's settings
     settings = sidebar(trains=st.session_state.get("view", link.get("view")) == "train")
-else:
-    follower_sidebar(settings)  # the teacher's settings as one read-only line
+teacher_line = st.sidebar.container() if room.following else None  # the body writes the teacher's settings here
 welcome()  # a bare address: what this is and three ways in, above the live default view
-view = choose_view()
-tour_bar(settings)  # during a tour: its note (numbers read from this page's run), Back and Next above the view
 with st.sidebar:
     room_panel(room, settings.presenter)  # the room code, start a room, follow the teacher
-if settings.presenter:  # our own constant text: safe as a heading
+if settings.presenter:
     presenter_style()  # larger page text: the project's constant style sheet (dashboard/presenter.py says why)
-    heading = st.container(horizontal=True, vertical_alignment="center")  # one row: the maps start higher
-    heading.subheader(view.teaches, anchor=False, width="content")
-else:  # the line and class_bar's zero-height component (or nothing) in one unwrapped row: a container of its own
-    # under the line took a 16 px gap, empty or not
-    heading = st.container(horizontal=True, wrap=False, gap=None)
-    heading.caption(view.teaches)
-with heading:
-    class_bar(room, settings.presenter)  # presenter mode: Share with the class, the room's link
+top = st.container()  # the view bar, a tour's bar and the view's heading: drawn by the body, above the follow line
 follow_line(room)  # a student who follows: says so in the page, under the heading row
-show_link_notes(link, settings)
-show_weights_note(settings.weights, settings.sentence, settings.config)
-join_quiz(room)  # in a room, the quiz is the teacher's: it reveals for the class, students pick
-view.render(settings)
-offer_prefix(settings)  # a sentence too long for the weights: under the view's refusal, one click keeps its beginning
+
+
+def body(room: RoomState, settings: Settings) -> None:
+    """Everything the settings decide; on a following page, a fragment the room's push reruns alone."""
+    with top:
+        view = choose_view()
+        tour_bar(settings)  # during a tour: its note (numbers read from this page's run), Back and Next
+        if settings.presenter:  # our own constant text: safe as a heading
+            heading = st.container(horizontal=True, vertical_alignment="center")  # one row: the maps start higher
+            heading.subheader(view.teaches, anchor=False, width="content")
+        else:  # the line and class_bar's zero-height component (or nothing) in one unwrapped row: a container of
+            # its own under the line took a 16 px gap, empty or not
+            heading = st.container(horizontal=True, wrap=False, gap=None)
+            heading.caption(view.teaches)
+        with heading:
+            class_bar(room, settings.presenter)  # presenter mode: Share with the class, the room's link
+    show_link_notes(link, settings)
+    show_weights_note(settings.weights, settings.sentence, settings.config)
+    join_quiz(room)  # in a room, the quiz is the teacher's: it reveals for the class, students pick
+    view.render(settings)
+    offer_prefix(settings)  # a sentence too long for the weights: under the view's refusal, one click keeps its start
+
+
+if teacher_line is not None:
+    follow_room(room, body, teacher_line)  # the room's settings line in the sidebar, then the body, as a fragment
+else:
+    body(room, settings)
 publish_room(room, settings)  # the teacher's page, last: its settings (and training) become the room's
 send_address(OWNED_DEFAULTS, push=not room.following)  # one history entry if the run moved; a follower: none
 remember_address()  # last: what the page wrote to the address is its own, not a new link

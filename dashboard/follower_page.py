@@ -16,12 +16,16 @@ view's switches, the quiz switch, the head pickers) read the room's values throu
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
 
 from core import Run
 from dashboard import compute, followed
-from dashboard.classroom.room_page import RoomState
+from dashboard.classroom.room_page import RoomState, follow_on, watch_room
 from dashboard.page import scaled
 from dashboard.settings import SETTING_KEYS, Settings, settings_of
 
@@ -55,10 +59,30 @@ def take_controls() -> None:
                 st.session_state[key] = st.session_state.get(key, shown[key])
 
 
-def follower_sidebar(settings: Settings) -> None:
-    """The lean sidebar's top, under the app's name: the teacher's settings in one read-only line."""
-    with st.sidebar:
-        st.caption(settings_line(settings))
+def follow_room(state: RoomState, body: Callable[[RoomState, Settings], None], line: DeltaGenerator) -> None:
+    """A following page's ``body(state, settings)``, with the teacher's settings as one read-only line in ``line``
+    (the lean sidebar's top, under the app's name), as one fragment.
+
+    The teacher's change reruns this fragment alone (``push.watch`` gets its id): the room's new settings, its
+    line and the body, not the sidebar's room section, the follow line's fragment or ``enter_room``, which were
+    about a third of each follower redraw (``python -m bench.follower --profile``). A click in the body (a quiz
+    pick, an expander) reruns it alone too. A rerun that finds more than a new version (``room_page.follow_on``:
+    the room closed, following stopped, the student changed a control) reruns the whole page, which says why."""
+    st.fragment(_followed_body)(state, body, line)
+
+
+def _followed_body(state: RoomState, body: Callable[[RoomState, Settings], None], line: DeltaGenerator) -> None:
+    ctx = get_script_run_ctx()
+    if ctx is not None and ctx.fragment_ids_this_run:  # this fragment's own rerun: read the room again
+        newest = follow_on(state.code or "")
+        if newest is None:
+            st.rerun(scope="app")
+        state = newest
+    settings = follower_settings(state)
+    assert settings is not None, "follow_room is for a following page"
+    line.caption(settings_line(settings))
+    watch_room(state, ThreadState.get().fragment_id)  # private: tests/dashboard/test_push.py pins it
+    body(state, settings)
 
 
 LINES_KEPT = 32

@@ -5,9 +5,12 @@ students took most of a core). Now each follower's run registers here, ``watch(s
 and one daemon thread per process, the watcher, reads the version of each followed room every ``WATCH_SECONDS``
 (one store read per room, not per student: a dict lookup under a lock, or one Redis round trip, which is how a
 teacher on process A reaches students on process B). A page that shows an older version is asked to rerun, once;
-its rerun registers the new version. The teacher's publish on this process wakes the watcher at once
-(``changed()``), so in-process rooms do not wait for the tick; so does a publish on another process, through the
-Redis store's pub/sub listener (``RoomStore.on_change``), which falls back to the tick while Redis is away.
+its rerun registers the new version. A following page names the fragment that draws it (``follower_page``'s body,
+everything the room's settings decide): a new version reruns that fragment alone, and a closed room, a lost seat or
+a fragment the session no longer holds reruns the whole page. The teacher's publish on this process wakes the
+watcher at once (``changed()``), so in-process rooms do not wait for the tick; so does a publish on another process,
+through the Redis store's pub/sub listener (``RoomStore.on_change``), which falls back to the tick while Redis is
+away.
 
 The watcher also keeps the followers' seats (``rooms.SEAT_SECONDS``): every ``SEAT_TOUCH_SECONDS`` it tells the room
 each live follower is still there, takes a seat freed meanwhile again, and reruns a page whose room has closed or is
@@ -43,6 +46,8 @@ _LOGGER = logging.getLogger(__name__)
 
 _followers: dict[str, dict[str, int | None]] = {}
 """Room code -> session id -> the version its page shows (None once a rerun was asked for another version)."""
+_bodies: dict[str, str] = {}
+"""Session id -> the fragment that draws its following page (``watch``'s ``body``), for the sessions that named one."""
 _stores: dict[str, RoomStore] = {}
 """Room code -> its store, for the rooms in ``_followers`` only."""
 _lock = threading.Lock()
@@ -52,16 +57,22 @@ _logged = 0.0
 """When the watcher last logged a room it could not read (``time.monotonic``)."""
 
 
-def watch(store: RoomStore, session_id: str, following: tuple[str, int] | None) -> None:
-    """Every run of a page in a room: ``(code, version)`` it shows while it follows, None when it does not."""
+def watch(
+    store: RoomStore, session_id: str, following: tuple[str, int] | None, body: str | None = None
+) -> None:
+    """Every run of a page in a room: ``(code, version)`` it shows while it follows, None when it does not; ``body``,
+    the id of the fragment that draws what the room's version decides (a new version reruns only it)."""
     global _thread
     with _lock:
         for code in list(_followers):
             _forget(code, session_id)
+        _bodies.pop(session_id, None)
         if following is None:
             return
         code, version = following
         _followers.setdefault(code, {})[session_id] = version
+        if body is not None:
+            _bodies[session_id] = body
         _stores[code] = store
         store.on_change(changed)  # another process's publish wakes the watcher too (Redis), once per store
         if _thread is None or not _thread.is_alive():
@@ -80,8 +91,9 @@ def followers(code: str) -> int:
         return len(_followers.get(code, {}))
 
 
-def rerun(session_id: str) -> bool:
-    """Ask session ``session_id``'s page to rerun, as it last ran (its URL, its widgets); False: no such session."""
+def rerun(session_id: str, fragment_id: str | None = None) -> bool:
+    """Ask session ``session_id``'s page to rerun, as it last ran (its URL, its widgets): only fragment
+    ``fragment_id`` when the session still holds it, else the whole page; False: no such session."""
     if not Runtime.exists():
         return False
     sessions = getattr(Runtime.instance(), "_session_mgr", None)  # private: see the module docstring
@@ -89,11 +101,13 @@ def rerun(session_id: str) -> bool:
     if info is None:
         return False
     session = info.session
+    if fragment_id is not None and not session.has_fragment(fragment_id):  # a whole run since dropped it
+        fragment_id = None
 
     def again() -> None:  # on the session's event loop, where its client state is written
         state = ClientState()
         state.CopyFrom(session._client_state)
-        state.fragment_id = ""  # the whole page, whatever ran last
+        state.fragment_id = fragment_id or ""  # "": the whole page, whatever ran last
         state.is_auto_rerun = False
         session.request_rerun(state)
 
@@ -136,8 +150,11 @@ def _look(store: RoomStore, code: str, sessions: dict[str, int | None], touch: b
             continue
         if shown is None:  # a rerun was asked for: it registers what the page shows then
             continue
-        stale = room is None or shown != room.version or (touch and not _keep_seat(store, code, session_id))
-        if stale and _asked(code, session_id, shown) and not rerun(session_id):
+        whole = room is None or (touch and not _keep_seat(store, code, session_id))  # the page says why
+        if not whole and shown == room.version:
+            continue
+        body = None if whole else _bodies.get(session_id)
+        if _asked(code, session_id, shown) and not rerun(session_id, body):
             _drop(code, session_id)
 
 
@@ -173,6 +190,7 @@ def _forget(code: str, session_id: str) -> None:
     """Under ``_lock``: the page no longer follows room ``code``; a room nobody follows is forgotten whole."""
     sessions = _followers.get(code, {})
     sessions.pop(session_id, None)
+    _bodies.pop(session_id, None)
     if not sessions:
         _followers.pop(code, None)
         _stores.pop(code, None)

@@ -220,14 +220,39 @@ def _still_following(code: str, room: Snapshot) -> bool:
         return True
     if not st.session_state.get(FOLLOW, True):
         return False
-    applied = st.session_state.get(APPLIED)
-    if applied and applied[0] == code and applied[1] == room.version:
-        mine = {k: st.session_state[k] for k in applied[2] if k in st.session_state}
-        if any(not _same(mine[k], applied[2][k]) for k in mine):
-            st.session_state[FOLLOW] = False
-            st.toast("You are exploring on your own. Turn on “Follow the teacher” to come back.", icon="🧭")
-            return False
+    if _explored(code, room.version):
+        st.session_state[FOLLOW] = False
+        st.toast("You are exploring on your own. Turn on “Follow the teacher” to come back.", icon="🧭")
+        return False
     return True
+
+
+def _explored(code: str, version: int | None = None) -> bool:
+    """The student changed a control the room set on this page (a "Try one" example's sentence, say): since the
+    room's ``version`` was applied, or since whatever version was applied last (None)."""
+    applied = st.session_state.get(APPLIED)
+    if not applied or applied[0] != code or version not in (None, applied[1]):
+        return False
+    mine = {k: st.session_state[k] for k in applied[2] if k in st.session_state}
+    return any(not _same(mine[k], applied[2][k]) for k in mine)
+
+
+def follow_on(code: str) -> RoomState | None:
+    """In a rerun of the following page's body alone (the room's push, a click in it): the room's newest state,
+    its settings written into the page's state; None when the page must run whole instead, to say or draw what
+    changed: the room closed, this browser became its teacher, following was turned off, the teacher brought
+    everyone back, or the student changed a control (``enter_room`` then says so)."""
+    room = store().snapshot(code)
+    if (
+        room is None
+        or _teacher_of(code) is not None
+        or not st.session_state.get(FOLLOW, True)
+        or st.session_state.get(RECALLED) != (code, room.recall)
+        or _explored(code)
+    ):
+        return None
+    _apply(code, room)
+    return RoomState(code, following=True, room=room)
 
 
 def _same(mine: object, room: object) -> bool:
@@ -427,18 +452,25 @@ def class_bar(state: RoomState, presenter: bool) -> None:
         _room_dialog(state.code, with_key)
 
 
+def watch_room(state: RoomState, body: str | None) -> None:
+    """On a following page, in each run of its body (fragment ``body``): the push reruns it at the room's next
+    version (``dashboard.classroom.push``)."""
+    if state.following and state.room is not None:
+        push.watch(store(), session_id(), (state.room.code, state.room.version), body)
+
+
 def follow_line(state: RoomState) -> None:
     """On a following page, under the view's heading: "Following room CODE" in the page itself (a phone's sidebar is
     collapsed), drawn by the ``_check`` fragment, push's fallback; one element for both. Not in presenter mode's
     heading row: beside a long heading it was squeezed into a column of five lines."""
     if state.following and state.room is not None:
-        st.fragment(_check, run_every=CHECK_SECONDS)(state.room.code, state.room.version)
+        st.fragment(_check, run_every=CHECK_SECONDS)(state.room.code)
 
 
 def room_panel(state: RoomState, presenter: bool) -> None:
     """The sidebar's room section: the code box, then start / follow / leave as this page's place allows."""
-    following = state.following and state.room is not None and state.code is not None
-    push.watch(store(), session_id(), (state.room.code, state.room.version) if following else None)
+    if not (state.following and state.room is not None):  # a following page's body registers (``watch_room``)
+        push.watch(store(), session_id(), None)
     st.subheader("Room", anchor=False)
     st.text_input(
         "Room code",
@@ -493,11 +525,13 @@ def room_panel(state: RoomState, presenter: bool) -> None:
         start_button()
 
 
-def _check(code: str, version: int) -> None:
+def _check(code: str) -> None:
     """Every ``CHECK_SECONDS``: a change the push missed reruns the page. Its timer also makes the browser rerun
     the whole page after it reconnects to a restarted server (Streamlit's frontend does so for a page with
-    self-rerunning fragments), where the page then says the room is gone."""
-    if _seen(code) != version:
+    self-rerunning fragments), where the page then says the room is gone. The version the page shows is the one
+    applied last (``_apply``): the push reruns the page's body alone, so this fragment's own arguments are older."""
+    applied = st.session_state.get(APPLIED)
+    if _seen(code) != (applied[1] if applied and applied[0] == code else None):
         st.rerun(scope="app")
     st.caption(f"Following room {code}: your page changes when the teacher's does.")
 

@@ -14,6 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 import streamlit
+from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.runtime import Runtime
 from streamlit.runtime.app_session import AppSession
 from streamlit.runtime.websocket_session_manager import WebsocketSessionManager
@@ -27,14 +28,15 @@ from tests.dashboard.conftest import subscribed
 def room(request, monkeypatch):
     """A room with one follower page ("s1") registered at the room's version, in each backend (Redis: a real
     redis-server, ``tests/conftest.py``); reruns are recorded, not sent."""
-    asked: list[str] = []
-    monkeypatch.setattr(push, "rerun", lambda session_id: asked.append(session_id) or True)
+    asked = Asked()
+    monkeypatch.setattr(push, "rerun", asked.rerun)
     monkeypatch.setattr(push, "_thread", object.__new__(AliveThread))  # the test drives the watcher itself
     # and no other: a watcher thread an earlier test's page started (an AppTest's room_panel) reads these rooms too,
     # woken by a Redis publish through the listener; it looks at nothing now (the tests call TICK)
     monkeypatch.setattr(push, "_tick", lambda touch: None)
     monkeypatch.setattr(push, "_followers", {})
     monkeypatch.setattr(push, "_stores", {})
+    monkeypatch.setattr(push, "_bodies", {})
     if request.param == "memory":
         store = MemoryRoomStore(alive=lambda session: None)
     else:
@@ -45,6 +47,19 @@ def room(request, monkeypatch):
     yield store, code, key, asked
     if isinstance(store, RedisRoomStore):
         store.stopped.set()  # its listener (``watch`` started it) ends with the test
+
+
+class Asked(list):
+    """The sessions asked to rerun, in order; ``bodies``: the fragment each was asked for (None: the whole page)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bodies: list[str | None] = []
+
+    def rerun(self, session_id: str, fragment_id: str | None = None) -> bool:
+        self.append(session_id)
+        self.bodies.append(fragment_id)
+        return True
 
 
 TICK = push._tick
@@ -116,6 +131,39 @@ def test_a_follower_who_cannot_get_a_seat_back_is_rerun_to_be_told(room, monkeyp
     monkeypatch.setattr(store, "join", lambda code, session: (_ for _ in ()).throw(push.RoomError("This room is full")))
     look(store, code, touch=True)
     assert asked == ["s1"]
+
+
+def test_a_new_version_reruns_the_body_a_follower_named_and_the_whole_page_of_one_that_named_none(room):
+    store, code, key, asked = room
+    push.watch(store, "s2", (code, store.snapshot(code).version), "body-2")
+    store.publish(code, key, {"seed": 2})
+    look(store, code)
+    assert dict(zip(asked, asked.bodies, strict=True)) == {"s1": None, "s2": "body-2"}
+
+
+def test_a_closed_room_reruns_a_followers_whole_page_not_its_body(room):
+    store, code, key, asked = room
+    push.watch(store, "s1", (code, store.snapshot(code).version), "body-1")
+    store.close(code, key)
+    look(store, code)
+    assert asked == ["s1"] and asked.bodies == [None]  # the page says the room closed: its room section too
+
+
+def test_a_follower_who_loses_its_seat_at_a_new_version_reruns_whole_to_be_told(room, monkeypatch):
+    store, code, key, asked = room
+    push.watch(store, "s1", (code, store.snapshot(code).version), "body-1")
+    store.publish(code, key, {"seed": 2})
+    store.leave(code, "s1")
+    monkeypatch.setattr(store, "join", lambda code, session: (_ for _ in ()).throw(push.RoomError("This room is full")))
+    look(store, code, touch=True)
+    assert asked == ["s1"] and asked.bodies == [None]
+
+
+def test_a_page_that_stops_following_forgets_its_body(room):
+    store, code, _, _ = room
+    push.watch(store, "s1", (code, store.snapshot(code).version), "body-1")
+    push.watch(store, "s1", None)
+    assert push._bodies == {}
 
 
 class Sessions:
@@ -202,6 +250,36 @@ def test_a_publish_on_another_process_wakes_this_processs_watcher_at_once(redis_
         student_side.stopped.set()
 
 
+class FakeSession:
+    """An ``AppSession`` as ``push.rerun`` uses it: its client state, its fragments, its event loop (called now)."""
+
+    def __init__(self, fragments) -> None:
+        self._client_state = ClientState(query_string="room=ABC234", fragment_id="check")
+        self.fragments = set(fragments)
+        self.asked: list[ClientState] = []
+
+    def has_fragment(self, fragment_id: str) -> bool:
+        return fragment_id in self.fragments
+
+    def request_rerun(self, state: ClientState) -> None:
+        self.asked.append(state)
+
+    def _call_soon_on_event_loop(self, callback) -> None:
+        callback()
+
+
+@pytest.mark.parametrize(("held", "sent"), [({"body"}, "body"), (set(), "")])
+def test_rerun_asks_for_the_body_while_the_session_holds_it_else_the_whole_page(monkeypatch, held, sent):
+    session = FakeSession(held)
+    info = SimpleNamespace(session=session)
+    manager = SimpleNamespace(get_active_session_info=lambda sid: info if sid == "s1" else None)
+    runtime = SimpleNamespace(exists=lambda: True, instance=lambda: SimpleNamespace(_session_mgr=manager))
+    monkeypatch.setattr(push, "Runtime", runtime)
+    assert push.rerun("s1", "body") and not push.rerun("gone", "body")
+    (state,) = session.asked
+    assert state.fragment_id == sent and state.query_string == "room=ABC234" and not state.is_auto_rerun
+
+
 def test_without_a_runtime_nothing_is_rerun():
     assert not Runtime.exists() and push.rerun("any") is False
 
@@ -216,5 +294,7 @@ def test_streamlits_rerun_api_is_where_push_calls_it():
     assert "self.request_rerun(self._client_state)" in inspect.getsource(AppSession._on_source_file_changed)
     assert "call_soon_threadsafe" in inspect.getsource(AppSession._call_soon_on_event_loop)
     assert list(inspect.signature(AppSession.request_rerun).parameters) == ["self", "client_state"]
+    assert list(inspect.signature(AppSession.has_fragment).parameters) == ["self", "fragment_id"]
+    assert "fragment_id and not self.has_fragment(fragment_id)" in inspect.getsource(AppSession.request_rerun)
     source = inspect.getsource(push.rerun)
     assert all(name in source for name in ("_session_mgr", "_client_state", "_call_soon_on_event_loop"))
