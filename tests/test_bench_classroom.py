@@ -215,3 +215,103 @@ def test_fetch_reads_every_body_over_few_connections(files_url):
 def test_fetch_fails_on_a_missing_file(files_url):
     with pytest.raises(OSError, match="404"):
         asyncio.run(fetch(files_url, ["nothing.js"]))
+
+
+class _Clock:
+    """A fake monotonic clock: the teacher's sleeps move it at once, so a 90 s run takes no real time."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.now += seconds
+        await asyncio.sleep(0)
+
+
+class _TeacherPage:
+    def __init__(self, values: dict) -> None:
+        self.status, self.quiz = 0, bool(values.get("quiz"))
+
+    def of(self, kind: str) -> list:
+        return []
+
+    def widgets(self) -> dict:
+        return {"quiz_reveal": None} if self.quiz else {}
+
+    def figures(self) -> list:
+        return []
+
+
+class _TeacherTab:
+    """What ``teacher`` asks of its ``Tab``: a page, its values, a room code once the room is started."""
+
+    def __init__(self, url: str, **_) -> None:
+        self.values = {"sentence": "", "d_model": 64, "n_heads": 4, "causal": False, "positional": "rope", "seed": 0}
+
+    async def __aenter__(self) -> _TeacherTab:
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        pass
+
+    async def open(self, params: dict) -> _TeacherPage:
+        self.values |= params
+        return _TeacherPage(self.values)
+
+    async def change(self, **change) -> _TeacherPage:
+        self.values |= {"room": "ABCD"} if change.pop("room_start", False) else {}
+        self.values |= change
+        return _TeacherPage(self.values)
+
+
+def _teach(monkeypatch, join_seconds: float) -> Record:
+    """The teacher's whole 90 s run on the fake clock, with a class that takes ``join_seconds`` to join."""
+    import random
+    from types import SimpleNamespace
+
+    clock = _Clock()
+    monkeypatch.setattr(classroom, "time", SimpleNamespace(monotonic=clock.monotonic))
+    monkeypatch.setattr(classroom, "asyncio", SimpleNamespace(sleep=clock.sleep))
+    monkeypatch.setattr(classroom, "Tab", _TeacherTab)
+    monkeypatch.setattr(classroom, "QUIZ_PICK_S", 1.0)  # nobody picks here: the teacher reveals after the wait
+
+    async def run() -> Record:
+        rec, ready = Record(deadline=clock.now + classroom.HALL_SECONDS), asyncio.Event()
+
+        async def the_class() -> None:  # one student, seated ``join_seconds`` after the link went out
+            await ready.wait()
+            while clock.now < rec.link_out + join_seconds:
+                await asyncio.sleep(0)
+            rec.joined.append(clock.now - rec.link_out)
+
+        await asyncio.gather(classroom.teacher("u", rec, random.Random(0), ready, 1, lambda: 0.0), the_class())
+        return rec
+
+    return asyncio.run(run())
+
+
+def test_a_slow_join_takes_none_of_the_changes_and_quiz_rounds_time(monkeypatch):
+    """The join storm's last first map came 57 s after the link went out; counted against the run's 90 s, that left
+    the teacher one change and no quiz round, so ``--lecture-hall`` failed its quiz check for the storm's own time."""
+    quick, storm = _teach(monkeypatch, 0.5), _teach(monkeypatch, 57.0)
+    assert not quick.errors and not storm.errors
+    assert storm.quiz_counts and len(storm.quiz_counts) == len(quick.quiz_counts)
+    assert len(storm.changes) == len(quick.changes) >= 4  # the room's start, a change, the quiz on and off
+    assert storm.deadline - quick.deadline == pytest.approx(57.0 - 0.5, abs=0.2)  # the teacher looks every 0.2 s
+
+
+def test_an_early_student_waits_while_the_class_is_still_joining():
+    rec = Record(deadline=190.0, link_out=103.0)
+    assert rec.time_left(150.0) == pytest.approx(40.0)
+    assert rec.time_left(195.0) == 1.0  # past the run's unmoved end, but the join is not over: the deadline will move
+    rec.join_done(200.0)
+    assert rec.deadline == pytest.approx(287.0) and rec.time_left(287.5) < 0
+
+
+def test_a_run_with_failures_or_no_redraw_measured_is_not_a_pass():
+    failed = classroom.Result("one process, join storm", 200, 3, 0.5, 0.9, 57.0, 0.2, 60.0, 8.0, 240.0, quiz=[(1, 1)])
+    nothing = classroom.Result("one process", 200, 0, float("nan"), float("nan"), 5.0, 0.2, 30.0, 4.0, 200.0)
+    assert not failed.ok and not nothing.ok
