@@ -32,7 +32,7 @@ import base64
 import json
 import time
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -324,7 +324,8 @@ class Tab:
         """Rerun one fragment as the browser's timer does (``is_auto_rerun``), with every widget's state.
 
         Returns the fragment's own run, or the whole page's run when the fragment called ``st.rerun(scope="app")``;
-        only a whole run replaces ``self.page``.
+        a whole run replaces ``self.page``, and a run that drew more than the timers' fragments (a push the server
+        ran with this look) is merged into it (``_ran``).
         """
         widgets = self.page.widgets()
         states = [encode(el, self.values[k]) for k, el in widgets.items() if self.values.get(k) is not None]
@@ -346,8 +347,18 @@ class Tab:
         start = time.perf_counter()
         await self._ws.send(msg.SerializeToString())
         page = await self._read_run(start, FRAGMENT_DONE if fragment_id is not None else DONE)
+        return await self._ran(page)
+
+    async def _ran(self, page: Page) -> Page:
+        """A run read to its end becomes what the browser shows. A fragment's run draws its own elements only: one
+        that drew a fragment other than the page's timers (a pushed body, even one that came in the same run as the
+        timer's look asked for: Streamlit runs both fragments in one run) is merged into ``self.page`` and returned
+        merged, ``redrew`` True; a timer's look alone leaves ``self.page`` as it was."""
         if page.status == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
-            return page  # a fragment's elements only: the page keeps the rest
+            ran = set(page.owners.values())
+            if not ran or ran <= set(self.auto_reruns):
+                return page
+            page = self._merged(page, ran)
         self._took(page)
         await self._answer_keys()
         return page
@@ -389,29 +400,16 @@ class Tab:
                         break
         except TimeoutError:
             raise NoRun(f"no run started within {timeout} s") from None
-        page = await self._read_run(start, FRAGMENT_DONE, first)
-        if page.status == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
-            ran = set(page.owners.values())
-            if not ran or ran <= set(self.auto_reruns):
-                return page  # a timer's look the server finished (one a push overtook): the page keeps the rest
-            page = self._merged(page, ran)
-        self._took(page)
-        await self._answer_keys()
-        return page
+        return await self._ran(await self._read_run(start, FRAGMENT_DONE, first))
 
     def _merged(self, run: Page, ran: set[str]) -> Page:
         """The tab's page with the fragments in ``ran`` drawn as ``run`` drew them (their older elements gone)."""
         old = self.page
         kept = {p: e for p, e in old.elements.items() if old.owners.get(p) not in ran}
         owners = {p: f for p, f in old.owners.items() if p in kept} | run.owners
-        return Page(
+        return replace(
+            run,
             elements=dict(sorted((kept | run.elements).items())),
-            status=run.status,
-            seconds=run.seconds,
-            received=run.received,
-            deflated=run.deflated,
-            references=run.references,
-            first_chart=run.first_chart,
             auto_reruns=old.auto_reruns | run.auto_reruns,
             owners=owners,
         )

@@ -12,6 +12,7 @@ from typing import ClassVar
 
 import pytest
 import streamlit
+from streamlit.proto.Element_pb2 import Element
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.exceptions import ConnectionClosedError
 
@@ -19,7 +20,7 @@ import bench.classroom as classroom
 from bench.classroom import STARVED_LAG_S, LoopLag, Record, page_digest, shows, starved
 from bench.expected import Mismatch
 from bench.page_assets import AssetPlan, fetch, lazy_imports, named_in_index, static_imports
-from bench.protocol import Page
+from bench.protocol import Page, Tab
 
 
 def test_a_time_out_while_the_clients_were_late_is_their_starvation():
@@ -315,3 +316,37 @@ def test_a_run_with_failures_or_no_redraw_measured_is_not_a_pass():
     failed = classroom.Result("one process, join storm", 200, 3, 0.5, 0.9, 57.0, 0.2, 60.0, 8.0, 240.0, quiz=[(1, 1)])
     nothing = classroom.Result("one process", 200, 0, float("nan"), float("nan"), 5.0, 0.2, 30.0, 4.0, 200.0)
     assert not failed.ok and not nothing.ok
+
+
+def _markdown(body: str) -> Element:
+    element = Element()
+    element.markdown.body = body
+    return element
+
+
+def test_a_push_that_came_with_the_pages_own_check_is_drawn():
+    """Streamlit runs a pushed body and the page's 30 s check, asked for at once, as one fragment run: the browser
+    draws both, so the tab must too. The old ``poll`` returned that run unmerged, and the student showed the
+    teacher's change only at its next check (the hall's 42 s maxima)."""
+    tab = Tab("http://127.0.0.1:1")  # never connected: ``_ran`` only reads what a run sent
+    tab.page = Page(
+        elements={(0,): _markdown("sidebar"), (1, 0): _markdown("check: following"), (1, 1): _markdown("seed 1")},
+        status=ForwardMsg.FINISHED_SUCCESSFULLY,
+        owners={(1, 0): "check", (1, 1): "body"},
+    )
+    tab.auto_reruns = {"check": 30.0}
+    timer_only = Page(
+        elements={(1, 0): _markdown("check: still following")},
+        status=ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY,
+        owners={(1, 0): "check"},
+    )
+    assert not asyncio.run(tab._ran(timer_only)).redrew
+    assert [e.markdown.body for e in tab.page.elements.values()] == ["sidebar", "check: following", "seed 1"]
+    with_push = Page(
+        elements={(1, 0): _markdown("check: following"), (1, 1): _markdown("seed 2")},
+        status=ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY,
+        owners={(1, 0): "check", (1, 1): "body"},
+    )
+    drawn = asyncio.run(tab._ran(with_push))
+    assert drawn.redrew and drawn.finished and tab.page is drawn
+    assert [e.markdown.body for e in tab.page.elements.values()] == ["sidebar", "check: following", "seed 2"]

@@ -10,6 +10,7 @@ import json
 import time
 
 import pytest
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from bench.follower import shows_seed
 from bench.protocol import TEACHER_KEY_COMPONENT, Tab
@@ -39,8 +40,10 @@ async def follow(student: Tab, seed: int) -> tuple[int, float]:
     assert list(student.auto_reruns.values()) == [CHECK_SECONDS], "a following page polls again"
     start = time.monotonic()
     for runs in range(1, 4):
-        await student.next_run(timeout=30)
+        run = await student.next_run(timeout=30)
         if shows_seed(student.page, student, seed):  # a following page has no seed box: its settings line
+            # the push reran the page's body fragment alone (room_page.follow_on), merged into the page as browsers do
+            assert run.status == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY and run.redrew, run.status
             return runs, time.monotonic() - start
     raise AssertionError(f"the student's page does not show seed {seed} after 3 pushed runs")
 
