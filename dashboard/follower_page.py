@@ -25,7 +25,7 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
 
 from core import Run
 from dashboard import compute, followed
-from dashboard.classroom.room_page import RoomState, follow_on, watch_room
+from dashboard.classroom.room_page import RoomState, drawn, follow_on, watch_room
 from dashboard.page import scaled
 from dashboard.settings import SETTING_KEYS, Settings, settings_of
 
@@ -83,6 +83,7 @@ def _followed_body(state: RoomState, body: Callable[[RoomState, Settings], None]
     line.caption(settings_line(settings))
     watch_room(state, ThreadState.get().fragment_id)  # private: tests/dashboard/test_push.py pins it
     body(state, settings)
+    drawn(state)  # not reached when Streamlit ends this run early: the page's check then reruns it whole
 
 
 LINES_KEPT = 32

@@ -38,6 +38,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from dashboard import clients
 from dashboard.classroom import push, quiz_panel, teacher_key
@@ -72,6 +73,9 @@ TEACHER = "_room_teacher"
 """Session: (code, key) of the room this session runs (the browser keeps it too: ``teacher_key``)."""
 APPLIED = "_room_applied"
 """Session: (code, version, settings) of the room state last written into this student's widgets."""
+DRAWN = "_room_drawn"
+"""Session: (code, version) the following page's body last drew to its end (``drawn``). A body run cut short
+(Streamlit ended it early for another rerun) has applied its version without drawing it all: the check sees that."""
 SHOW_KEY_ONCE = "_room_show_key"
 """Session: set when a room starts; the dialog pops it, so it opens by itself once (with the teacher link's warning)."""
 SHOW_LINK = "_room_show_link"
@@ -452,6 +456,12 @@ def class_bar(state: RoomState, presenter: bool) -> None:
         _room_dialog(state.code, with_key)
 
 
+def drawn(state: RoomState) -> None:
+    """Last in each run of a following page's body: it drew the room's version to the end (``_check`` reads it)."""
+    if state.following and state.room is not None:
+        st.session_state[DRAWN] = (state.room.code, state.room.version)
+
+
 def watch_room(state: RoomState, body: str | None) -> None:
     """On a following page, in each run of its body (fragment ``body``): the push reruns it at the room's next
     version (``dashboard.classroom.push``)."""
@@ -528,10 +538,15 @@ def room_panel(state: RoomState, presenter: bool) -> None:
 def _check(code: str) -> None:
     """Every ``CHECK_SECONDS``: a change the push missed reruns the page. Its timer also makes the browser rerun
     the whole page after it reconnects to a restarted server (Streamlit's frontend does so for a page with
-    self-rerunning fragments), where the page then says the room is gone. The version the page shows is the one
-    applied last (``_apply``): the push reruns the page's body alone, so this fragment's own arguments are older."""
-    applied = st.session_state.get(APPLIED)
-    if _seen(code) != (applied[1] if applied and applied[0] == code else None):
+    self-rerunning fragments), where the page then says the room is gone. The version the page shows is the one its
+    body drew to the end last (``drawn``): the push reruns the page's body alone, so this fragment's own arguments
+    are older, and a body run that Streamlit ended early (a rerun asked for while it drew; 10% of 100 students per
+    change in ``bench.load --classroom``) applied a version it did not finish drawing."""
+    seen = _seen(code)
+    shown = st.session_state.get(DRAWN)
+    ctx = get_script_run_ctx()
+    own_run = ctx is not None and bool(ctx.fragment_ids_this_run)  # in a whole run the body draws after this
+    if seen is None or (own_run and seen != (shown[1] if shown and shown[0] == code else None)):
         st.rerun(scope="app")
     st.caption(f"Following room {code}: your page changes when the teacher's does.")
 

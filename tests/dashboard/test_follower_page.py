@@ -59,6 +59,22 @@ def test_a_follower_follows_the_teachers_next_change(tabs):  # noqa: F811
     assert "seed 42" in " ".join(c.value for c in student.sidebar.caption)
 
 
+def test_a_following_page_marks_the_version_its_body_drew_to_the_end(tabs):  # noqa: F811
+    """The page's 30 s check compares the room with what the body drew to its end (``room_page.DRAWN``), not with
+    the version a run applied: a body run Streamlit cut short (10% of 100 students per change in bench.load
+    --classroom) applied its version and drew part of it, and the old check then saw nothing to redraw."""
+    teacher, code, _ = start_room(tabs)
+    student = tabs(make_app(room=code), "s1")
+    first = room_page.store().snapshot(code).version
+    assert student.session_state[room_page.DRAWN] == (code, first)
+    teacher.number_input(key="seed").set_value(42)
+    tabs(teacher, "teacher")
+    newer = room_page.store().snapshot(code).version
+    assert newer != first and student.session_state[room_page.DRAWN] == (code, first)  # not drawn yet
+    tabs(student, "s1")
+    assert student.session_state[room_page.DRAWN] == (code, newer)
+
+
 def test_stopping_following_gives_the_controls_back_at_the_teachers_settings(tabs):  # noqa: F811
     teacher, code, _ = start_room(tabs, seed="7", n_heads="2")
     student = tabs(make_app(room=code), "s1")
