@@ -20,12 +20,11 @@ from collections.abc import Callable
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
 
 from core import Run
 from dashboard import compute, followed
-from dashboard.classroom.room_page import RoomState, drawn, follow_on, watch_room
+from dashboard.classroom.room_page import RoomState, drawn, follow_on, fragment_rerun, watch_room
 from dashboard.page import scaled
 from dashboard.settings import SETTING_KEYS, Settings, settings_of
 
@@ -72,8 +71,7 @@ def follow_room(state: RoomState, body: Callable[[RoomState, Settings], None], l
 
 
 def _followed_body(state: RoomState, body: Callable[[RoomState, Settings], None], line: DeltaGenerator) -> None:
-    ctx = get_script_run_ctx()
-    if ctx is not None and ctx.fragment_ids_this_run:  # this fragment's own rerun: read the room again
+    if fragment_rerun():  # this fragment's own rerun: read the room again
         newest = follow_on(state.code or "")
         if newest is None:
             st.rerun(scope="app")

@@ -456,6 +456,12 @@ def class_bar(state: RoomState, presenter: bool) -> None:
         _room_dialog(state.code, with_key)
 
 
+def fragment_rerun() -> bool:
+    """This run reruns fragments alone (a push, a timer, a click in one), not the whole page."""
+    ctx = get_script_run_ctx()
+    return ctx is not None and bool(ctx.fragment_ids_this_run)
+
+
 def drawn(state: RoomState) -> None:
     """Last in each run of a following page's body: it drew the room's version to the end (``_check`` reads it)."""
     if state.following and state.room is not None:
@@ -544,9 +550,8 @@ def _check(code: str) -> None:
     change in ``bench.load --classroom``) applied a version it did not finish drawing."""
     seen = _seen(code)
     shown = st.session_state.get(DRAWN)
-    ctx = get_script_run_ctx()
-    own_run = ctx is not None and bool(ctx.fragment_ids_this_run)  # in a whole run the body draws after this
-    if seen is None or (own_run and seen != (shown[1] if shown and shown[0] == code else None)):
+    # in a whole run the body draws after this: only a closed room is news then
+    if seen is None or (fragment_rerun() and seen != (shown[1] if shown and shown[0] == code else None)):
         st.rerun(scope="app")
     st.caption(f"Following room {code}: your page changes when the teacher's does.")
 
