@@ -4,6 +4,7 @@ teacher's values; "Follow the teacher" off gives the controls back, starting fro
 from __future__ import annotations
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from core import AttentionConfig
 from dashboard import follower_page
@@ -73,6 +74,56 @@ def test_a_following_page_marks_the_version_its_body_drew_to_the_end(tabs):  # n
     assert newer != first and student.session_state[room_page.DRAWN] == (code, first)  # not drawn yet
     tabs(student, "s1")
     assert student.session_state[room_page.DRAWN] == (code, newer)
+
+
+def _check_once(code: str) -> None:
+    """A page that runs the following page's check (``room_page._check``) in its first run only, counting runs: a
+    second run is the check's ``st.rerun(scope="app")``."""
+    import streamlit as st
+
+    from dashboard.classroom import room_page
+
+    st.session_state["runs"] = st.session_state.get("runs", 0) + 1
+    if st.session_state["runs"] == 1:
+        room_page._check(code)
+
+
+@pytest.mark.parametrize(
+    ("pushed", "drew_it", "closed", "reruns"),
+    [
+        (True, False, False, True),  # a pushed body applied the new version but Streamlit ended it before its end
+        (True, True, False, False),  # the body drew it: nothing to redraw
+        (False, False, False, False),  # a whole run: the body draws after the check
+        (False, True, True, True),  # a whole run, the room closed: the page says so
+        (True, True, True, True),
+    ],
+)
+def test_the_pages_check_reruns_a_page_its_body_did_not_draw_to_the_end(
+    tabs,  # noqa: F811
+    monkeypatch,
+    pushed,
+    drew_it,
+    closed,
+    reruns,
+):
+    """The 30 s check compares the room with what the body drew to its end (``DRAWN``), not with what a cut-short
+    run applied (``APPLIED``, here the newest version either way): compared with ``APPLIED``, the first case passes
+    no rerun, and the student showed the change only at the teacher's next one."""
+    teacher, code, key = start_room(tabs)
+    first = room_page.store().snapshot(code).version
+    teacher.number_input(key="seed").set_value(42)
+    tabs(teacher, "teacher")
+    room = room_page.store().snapshot(code)
+    assert room.version != first
+    if closed:
+        room_page.store().close(code, key)
+    monkeypatch.setattr(room_page, "fragment_rerun", lambda: pushed)
+    page = AppTest.from_function(_check_once, args=(code,), default_timeout=30)
+    page.session_state[room_page.APPLIED] = (code, room.version, dict(room.settings))
+    page.session_state[room_page.DRAWN] = (code, room.version if drew_it else first)
+    tabs(page, "s1")
+    no_exception(page)
+    assert page.session_state["runs"] == (2 if reruns else 1)
 
 
 def test_stopping_following_gives_the_controls_back_at_the_teachers_settings(tabs):  # noqa: F811
