@@ -426,7 +426,13 @@ class Tab:
         return self.page
 
     async def _read_run(self, start: float, done: set[int] = DONE, first: bytes | None = None) -> Page:
+        """Read messages up to the end of a run in ``done``. A fragment's run that another run's start overtook in
+        the server's queue before it was sent (a pushed body, then the page's own check) arrives with its elements
+        whole but its end rewritten to ``FINISHED_EARLY_FOR_RERUN`` (``ForwardMsgQueue.clear``, which keeps other
+        fragments' deltas); the browser draws those elements, so a fragment run that ends in ``done`` returns them
+        too, under the fragments that drew them, except where it redrew that fragment itself."""
         page = Page()
+        cut: dict[tuple[int, ...], tuple[Element, str]] = {}  # fragments' elements of runs that ended early
         deadline = time.monotonic() + self.timeout
         trail: list[str] = []  # the kinds of message read, for the error when the run does not end
         while True:
@@ -469,9 +475,16 @@ class Tab:
             if kind == "new_session" and self.cache is not None:
                 self.cache.max_age = fm.new_session.config.max_cached_message_age
             early = fm.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN
+            if kind == "script_finished" and early:
+                cut |= {p: (e, page.owners[p]) for p, e in page.elements.items() if p in page.owners}
             if kind == "script_finished" and not early and self.cache is not None:
                 self.cache.run_finished()
             if kind == "script_finished" and fm.script_finished in done:
+                if fm.script_finished == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY and cut:
+                    redrawn = set(page.owners.values())
+                    kept = {p: eo for p, eo in cut.items() if eo[1] not in redrawn and p not in page.elements}
+                    page.elements = dict(sorted((page.elements | {p: e for p, (e, _) in kept.items()}).items()))
+                    page.owners |= {p: owner for p, (_, owner) in kept.items()}
                 page.status = fm.script_finished
                 page.seconds = time.perf_counter() - start
                 return page

@@ -350,3 +350,75 @@ def test_a_push_that_came_with_the_pages_own_check_is_drawn():
     drawn = asyncio.run(tab._ran(with_push))
     assert drawn.redrew and drawn.finished and tab.page is drawn
     assert [e.markdown.body for e in tab.page.elements.values()] == ["sidebar", "check: following", "seed 2"]
+
+
+FRAGMENT_END = ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY
+
+
+class _Wire:
+    """A websocket that has already received ``msgs``: ``recv`` hands them out in order."""
+
+    def __init__(self, msgs: list[ForwardMsg]) -> None:
+        self._raw = [m.SerializeToString() for m in msgs]
+
+    async def recv(self) -> bytes:
+        return self._raw.pop(0)
+
+
+def _delta(path: tuple[int, ...], body: str, fragment: str) -> ForwardMsg:
+    fm = ForwardMsg()
+    fm.metadata.delta_path[:] = path
+    fm.delta.new_element.CopyFrom(_markdown(body))
+    fm.delta.fragment_id = fragment
+    return fm
+
+
+def _run_of(*deltas: ForwardMsg, status: int) -> list[ForwardMsg]:
+    start, end = ForwardMsg(), ForwardMsg()
+    start.new_session.page_script_hash = "page"
+    end.script_finished = status
+    return [start, *deltas, end]
+
+
+def test_a_pushed_body_whose_end_the_next_run_rewrote_is_drawn():
+    """A pushed body run whose messages were still queued when the page's own check started comes with its elements
+    whole but its end rewritten to ``FINISHED_EARLY_FOR_RERUN`` (Streamlit's ``ForwardMsgQueue.clear``); a browser
+    draws them. The old ``_read_run`` dropped them at the check's ``new_session`` and returned the check's run
+    alone: 4 of 100 students never saw the teacher's quiz (a 34 s maximum, the next push)."""
+    tab = Tab("http://127.0.0.1:1")  # never connected: the wire below is what the server sent
+    tab.page = Page(
+        elements={(1, 0): _markdown("check: following"), (1, 1): _markdown("seed 1"), (1, 2): _markdown("old map")},
+        status=ForwardMsg.FINISHED_SUCCESSFULLY,
+        owners={(1, 0): "check", (1, 1): "body", (1, 2): "body"},
+    )
+    tab.auto_reruns = {"check": 30.0}
+    tab._ws = _Wire(
+        _run_of(
+            _delta((1, 1), "quiz", "body"),
+            _delta((1, 2), "pick box", "body"),
+            status=ForwardMsg.FINISHED_EARLY_FOR_RERUN,
+        )
+        + _run_of(_delta((1, 0), "check: still following", "check"), status=FRAGMENT_END)
+    )
+    page = asyncio.run(tab.next_run(timeout=1))
+    assert page.redrew and tab.page is page
+    assert [e.markdown.body for e in page.elements.values()] == ["check: still following", "quiz", "pick box"]
+    assert page.owners == {(1, 0): "check", (1, 1): "body", (1, 2): "body"}
+
+
+@pytest.mark.parametrize("whole", [False, True])
+def test_a_cut_run_leaves_nothing_that_the_run_after_it_drew_again(whole):
+    """A body Streamlit cut and ran again (or a whole run after it): only the later run's elements are drawn."""
+    tab = Tab("http://127.0.0.1:1")
+    tab.page = Page(
+        elements={(1, 1): _markdown("seed 1")}, status=ForwardMsg.FINISHED_SUCCESSFULLY, owners={(1, 1): "body"}
+    )
+    cut = _run_of(
+        _delta((1, 1), "seed 2", "body"),
+        _delta((1, 2), "half a map", "body"),
+        status=ForwardMsg.FINISHED_EARLY_FOR_RERUN,
+    )
+    again = _delta((1, 1), "seed 3", "" if whole else "body")
+    tab._ws = _Wire(cut + _run_of(again, status=ForwardMsg.FINISHED_SUCCESSFULLY if whole else FRAGMENT_END))
+    page = asyncio.run(tab.next_run(timeout=1))
+    assert [e.markdown.body for e in page.elements.values()] == ["seed 3"] and page.redrew
