@@ -305,11 +305,14 @@ class Tab:
         return await self._rerun([])
 
     async def change(self, **values: Any) -> Page:
-        """Set some widgets (by key) and rerun, sending every widget's state as the browser does."""
+        """Set some widgets (by key) and rerun, sending every widget's state as the browser does: widgets a fragment
+        drew rerun that fragment alone (its id in the request), any other the whole page."""
         widgets = self.page.widgets()
         unknown = set(values) - set(widgets)
         if unknown:
             raise KeyError(f"no widget with key {sorted(unknown)} on the page")
+        drew = {self.page.owners.get(p) for p, el in self.page.elements.items() if widget_key(el) in values}
+        fragment = drew.pop() if len(drew) == 1 else None
         self.values.update(values)
         states = [encode(el, self.values[k]) for k, el in widgets.items() if self.values.get(k) is not None]
         for k, el in widgets.items():  # a button press lasts one rerun, as in the browser
@@ -318,7 +321,7 @@ class Tab:
         for k, v in values.items():  # a bound widget writes its value into the URL, as the frontend does
             if getattr(_proto(widgets[k]), "query_param_key", ""):  # a button has none
                 self.query[k] = str(v).lower() if isinstance(v, bool) else str(v)
-        return await self._rerun(states)
+        return await self._rerun(states, fragment_id=fragment, auto=False)
 
     async def poll(self, fragment_id: str) -> Page:
         """Rerun one fragment as the browser's timer does (``is_auto_rerun``), with every widget's state.
@@ -331,14 +334,16 @@ class Tab:
         states = [encode(el, self.values[k]) for k, el in widgets.items() if self.values.get(k) is not None]
         return await self._rerun(states, fragment_id=fragment_id)
 
-    async def _rerun(self, states: list[WidgetState], fragment_id: str | None = None) -> Page:
+    async def _rerun(self, states: list[WidgetState], fragment_id: str | None = None, auto: bool = True) -> Page:
+        """Send one rerun and read it to its end: the whole page, or fragment ``fragment_id`` (a timer's look,
+        ``auto``, or a widget the fragment drew)."""
         msg = BackMsg()
         cs = msg.rerun_script
         cs.query_string = urlencode(self.query)
         cs.widget_states.widgets.extend(states)
         if fragment_id is not None:
             cs.fragment_id = fragment_id
-            cs.is_auto_rerun = True
+            cs.is_auto_rerun = auto
         cs.context_info.url = f"{self.page_url}/?{cs.query_string}"
         cs.context_info.timezone = "UTC"
         cs.context_info.locale = "en-US"
@@ -347,16 +352,17 @@ class Tab:
         start = time.perf_counter()
         await self._ws.send(msg.SerializeToString())
         page = await self._read_run(start, FRAGMENT_DONE if fragment_id is not None else DONE)
-        return await self._ran(page)
+        return await self._ran(page, asked=None if auto else fragment_id)
 
-    async def _ran(self, page: Page) -> Page:
+    async def _ran(self, page: Page, asked: str | None = None) -> Page:
         """A run read to its end becomes what the browser shows. A fragment's run draws its own elements only: one
         that drew a fragment other than the page's timers (a pushed body, even one that came in the same run as the
         timer's look asked for: Streamlit runs both fragments in one run) is merged into ``self.page`` and returned
-        merged, ``redrew`` True; a timer's look alone leaves ``self.page`` as it was."""
+        merged, ``redrew`` True; a timer's look alone leaves ``self.page`` as it was. ``asked``: the fragment whose
+        widget this tab changed, which the browser redraws even when it is one of the timers'."""
         if page.status == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
-            ran = set(page.owners.values())
-            if not ran or ran <= set(self.auto_reruns):
+            ran = set(page.owners.values()) | ({asked} if asked else set())
+            if asked is None and (not ran or ran <= set(self.auto_reruns)):
                 return page
             page = self._merged(page, ran)
         self._took(page)

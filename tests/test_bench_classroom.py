@@ -12,6 +12,7 @@ from typing import ClassVar
 
 import pytest
 import streamlit
+from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.Element_pb2 import Element
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.exceptions import ConnectionClosedError
@@ -356,10 +357,17 @@ FRAGMENT_END = ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY
 
 
 class _Wire:
-    """A websocket that has already received ``msgs``: ``recv`` hands them out in order."""
+    """A websocket that has already received ``msgs``: ``recv`` hands them out in order; ``sent`` keeps what the tab
+    sent."""
 
     def __init__(self, msgs: list[ForwardMsg]) -> None:
         self._raw = [m.SerializeToString() for m in msgs]
+        self.sent: list[BackMsg] = []
+
+    async def send(self, raw: bytes) -> None:
+        msg = BackMsg()
+        msg.ParseFromString(raw)
+        self.sent.append(msg)
 
     async def recv(self) -> bytes:
         return self._raw.pop(0)
@@ -422,3 +430,34 @@ def test_a_cut_run_leaves_nothing_that_the_run_after_it_drew_again(whole):
     tab._ws = _Wire(cut + _run_of(again, status=ForwardMsg.FINISHED_SUCCESSFULLY if whole else FRAGMENT_END))
     page = asyncio.run(tab.next_run(timeout=1))
     assert [e.markdown.body for e in page.elements.values()] == ["seed 3"] and page.redrew
+
+
+def _selectbox(key: str, options: list[str]) -> Element:
+    element = Element()
+    element.selectbox.id = f"$$ID-0123abcd-{key}"
+    element.selectbox.options[:] = options
+    return element
+
+
+@pytest.mark.parametrize("in_body", [True, False])
+def test_a_widget_a_fragment_drew_reruns_that_fragment_as_the_browser_does(in_body):
+    """The quiz's pick box is in the following page's body fragment: the browser sends that fragment's id, and the
+    server reruns the body alone. The old ``change`` sent every pick as a whole-page run (the bench's quiz round cost
+    the server 100 whole runs). A widget outside any fragment still reruns the page."""
+    tab = Tab("http://127.0.0.1:1")
+    tab.page = Page(
+        elements={(1, 0): _markdown("check: following"), (1, 1): _selectbox("quiz_pick_q1", ["the", "cat"])},
+        status=ForwardMsg.FINISHED_SUCCESSFULLY,
+        owners={(1, 0): "check", (1, 1): "body"} if in_body else {(1, 0): "check"},
+    )
+    tab.auto_reruns = {"check": 30.0}
+    after = _delta((1, 1), "your pick: cat", "body" if in_body else "")
+    tab._ws = _Wire(_run_of(after, status=FRAGMENT_END if in_body else ForwardMsg.FINISHED_SUCCESSFULLY))
+    page = asyncio.run(tab.change(quiz_pick_q1="cat"))
+    [sent] = tab._ws.sent
+    assert sent.rerun_script.fragment_id == ("body" if in_body else "")
+    assert not sent.rerun_script.is_auto_rerun
+    assert [w.string_value for w in sent.rerun_script.widget_states.widgets] == ["cat"]
+    assert page.redrew and tab.page is page and "your pick: cat" in page.texts("markdown")
+    if in_body:  # the check's element stays: the run drew the body alone
+        assert page.texts("markdown") == ["check: following", "your pick: cat"]
