@@ -126,6 +126,48 @@ def test_the_pages_check_reruns_a_page_its_body_did_not_draw_to_the_end(
     assert page.session_state["runs"] == (2 if reruns else 1)
 
 
+def _follow_on_once(code: str) -> None:
+    """A page whose run is a following body's rerun: ``follow_on`` reads the room; the test reads what it said."""
+    import streamlit as st
+
+    from dashboard.classroom import room_page
+
+    state = room_page.follow_on(code)
+    st.session_state["followed"] = None if state is None else state.room.version
+
+
+@pytest.mark.parametrize("reason", [None, "closed", "teacher", "follow off", "brought back", "explored"])
+def test_a_body_rerun_runs_the_page_whole_for_each_thing_only_a_whole_run_shows(tabs, reason):  # noqa: F811
+    """``follow_on`` keeps a pushed body run only while nothing outside the body changed: a closed room, this browser
+    now the room's teacher, Follow turned off, "Bring everyone back" and a control the student changed each make it
+    return None (the page then runs whole, and says so). Otherwise it applies the room's newest settings."""
+    teacher, code, key = start_room(tabs)
+    shown = room_page.store().snapshot(code)  # what the student's page drew last
+    teacher.number_input(key="seed").set_value(42)
+    tabs(teacher, "teacher")
+    room = room_page.store().snapshot(code)
+    assert shown.settings["seed"] != 42
+    page = AppTest.from_function(_follow_on_once, args=(code,), default_timeout=30)
+    page.session_state[room_page.RECALLED] = (code, room.recall)
+    page.session_state[room_page.APPLIED] = (code, shown.version, dict(shown.settings))
+    page.session_state["seed"] = shown.settings["seed"]
+    if reason == "closed":
+        room_page.store().close(code, key)
+    elif reason == "teacher":
+        page.session_state[room_page.TEACHER] = (code, key)
+    elif reason == "follow off":
+        page.session_state[room_page.FOLLOW] = False
+    elif reason == "brought back":
+        room_page.store().recall_students(code, key)
+    elif reason == "explored":
+        page.session_state["seed"] = 3
+    tabs(page, "s1")
+    no_exception(page)
+    assert page.session_state["followed"] == (None if reason else room.version)
+    if reason is None:  # the newest settings are the page's
+        assert page.session_state["seed"] == 42 and page.session_state[room_page.APPLIED][1] == room.version
+
+
 def test_stopping_following_gives_the_controls_back_at_the_teachers_settings(tabs):  # noqa: F811
     teacher, code, _ = start_room(tabs, seed="7", n_heads="2")
     student = tabs(make_app(room=code), "s1")
