@@ -38,6 +38,9 @@ from bench.streamlit_server import ROOT, streamlit_server
 IDLE_S = 10.0
 """Seconds nobody changes anything, at the end: what idle students cost."""
 FRAGMENT_RUN = ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY
+FOLLOWER_RUN = "_followed_body"
+"""The function every run of a following page's body calls (``dashboard.follower_page``): ``--profile`` keeps the
+runs that called it, a student's redraws, not the teacher's."""
 POLLING = 1.0
 """A page whose fragment reruns itself this often (or faster) follows by polling; a slower one is pushed."""
 
@@ -145,7 +148,7 @@ def measure(args: argparse.Namespace, root: Path = ROOT) -> dict[str, float]:
     """One server (``root``'s app), one class: the rounds' figures; with ``--profile``, the profile file written."""
     extra = {}
     if args.profile:
-        env = {"ATTENTION_LAB_PROFILE": args.profile, "ATTENTION_LAB_PROFILE_ONLY": "follower_sidebar"}
+        env = {"ATTENTION_LAB_PROFILE": args.profile, "ATTENTION_LAB_PROFILE_ONLY": FOLLOWER_RUN}
         extra = {"module": "bench.profiled", "env": env}
     with streamlit_server(root=root, **extra) as (url, proc), PeakRss(proc.pid) as rss:
 
@@ -227,7 +230,7 @@ def main() -> int:
     report(r, args)
     if args.profile:
         stats = pstats.Stats(args.profile)
-        runs = sum(n for (_, _, f), (_, n, *_) in stats.stats.items() if f == "follower_sidebar")
+        runs = sum(n for (_, _, f), (_, n, *_) in stats.stats.items() if f == FOLLOWER_RUN)
         print(f"profile: {runs} follower runs, {1000 * stats.total_tt / max(runs, 1):.1f} ms profiled CPU per run")
         stats.sort_stats("cumulative").print_stats(45)
     return 0 if r["fails"] == 0 else 1

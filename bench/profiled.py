@@ -4,7 +4,7 @@ Each ScriptRunner thread (one per session's run chain) gets its own ``cProfile.P
 ``time.thread_time``: CPU the script itself spent, not time it waited for the GIL other sessions held. On
 ``SIGUSR1`` every profile is merged and written to ``$ATTENTION_LAB_PROFILE`` (a ``pstats`` file); ``SIGUSR2``
 forgets the runs so far (warm-up, imports). With ``$ATTENTION_LAB_PROFILE_ONLY`` set to a function's name, only the
-runs that called it are merged (``follower_sidebar``: a following student's runs, not the teacher's). Used by
+runs that called it are merged (``bench.follower.FOLLOWER_RUN``: a following student's runs, not the teacher's). Used by
 ``bench.follower``; not part of the app.
 """
 

@@ -7,8 +7,9 @@ student may not change was about a quarter of each follower redraw (``python -m 
 read-only line read from the run, and the room panel, whose "Follow the teacher" toggle gives the controls back:
 the next run draws the full sidebar, starting from the teacher's settings (``take_controls``).
 
-The app calls ``follower_settings(room)`` after ``enter_room``; when it returns settings, ``follower_sidebar`` draws
-the lean sidebar instead of ``settings.sidebar``; when it returns None, ``take_controls()`` runs before the sidebar.
+The app calls ``follower_settings(room)`` after ``enter_room``; when it returns settings, ``follow_room`` draws the
+page's body as a fragment (``_followed_body``, which the push reruns alone) instead of the full sidebar and body;
+when it returns None, ``take_controls()`` runs before the sidebar.
 The page's other controls a follower cannot use (the view bar, the tour picker and the tour's buttons, the heads
 view's switches, the quiz switch, the head pickers) read the room's values through ``dashboard.followed`` instead.
 """

@@ -461,3 +461,15 @@ def test_a_widget_a_fragment_drew_reruns_that_fragment_as_the_browser_does(in_bo
     assert page.redrew and tab.page is page and "your pick: cat" in page.texts("markdown")
     if in_body:  # the check's element stays: the run drew the body alone
         assert page.texts("markdown") == ["check: following", "your pick: cat"]
+
+
+def test_the_follower_profile_keeps_the_runs_of_a_function_the_following_page_calls():
+    """``bench.follower --profile`` keeps the runs that called ``FOLLOWER_RUN``: after a rename it kept none and
+    wrote no profile at all (it named ``follower_sidebar``, gone since the body became a fragment)."""
+    import inspect
+
+    from bench.follower import FOLLOWER_RUN
+    from dashboard import follower_page
+
+    assert inspect.isfunction(getattr(follower_page, FOLLOWER_RUN, None))
+    assert f"st.fragment({FOLLOWER_RUN})" in inspect.getsource(follower_page.follow_room)
