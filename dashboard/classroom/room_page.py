@@ -92,7 +92,7 @@ SEAT_TOUCH_SECONDS = push.SEAT_TOUCH_SECONDS
 assert SEAT_TOUCH_SECONDS * 2 < SEAT_SECONDS, "a seat must survive one late poll"
 TALLY_SECONDS = 2.0
 """The teacher's count of seated students, and of picks until the reveal, redraws every 2 s."""
-FOLLOW_P95_SECONDS = ((30, 1.69), (100, 2.12), (200, 3.6))
+FOLLOW_P95_SECONDS = ((30, 0.41), (100, 0.98), (200, 2.09), (300, 3.92))
 """(students, seconds): 95% of students' pages showed the teacher's change within this, on one server process
 (``python -m bench.load --classroom`` and ``--lecture-hall``, recorded in bench/README.md). What "Start a room"
 promises is read from here, so a class bigger than the first row is not told 2 s."""
