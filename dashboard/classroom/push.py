@@ -57,9 +57,7 @@ _logged = 0.0
 """When the watcher last logged a room it could not read (``time.monotonic``)."""
 
 
-def watch(
-    store: RoomStore, session_id: str, following: tuple[str, int] | None, body: str | None = None
-) -> None:
+def watch(store: RoomStore, session_id: str, following: tuple[str, int] | None, body: str | None = None) -> None:
     """Every run of a page in a room: ``(code, version)`` it shows while it follows, None when it does not; ``body``,
     the id of the fragment that draws what the room's version decides (a new version reruns only it)."""
     global _thread
