@@ -473,3 +473,36 @@ def test_the_follower_profile_keeps_the_runs_of_a_function_the_following_page_ca
 
     assert inspect.isfunction(getattr(follower_page, FOLLOWER_RUN, None))
     assert f"st.fragment({FOLLOWER_RUN})" in inspect.getsource(follower_page.follow_room)
+
+
+class _Picker:
+    """A tab whose page asks question ``quiz_pick_q1`` (or nothing): ``change`` records the pick sent."""
+
+    def __init__(self, asks: bool) -> None:
+        elements = {(1, 1): _selectbox("quiz_pick_q1", ["the", "cat"])} if asks else {}
+        self.page = Page(elements=elements, status=ForwardMsg.FINISHED_SUCCESSFULLY)
+        self.sent: list[dict] = []
+
+    async def change(self, **values) -> Page:
+        self.sent.append(values)
+        return self.page
+
+
+@pytest.mark.parametrize(
+    ("asks", "open_", "picked_before", "picks"),
+    [(True, True, False, True), (False, True, False, False), (True, False, False, False), (True, True, True, False)],
+)
+def test_a_student_picks_once_only_while_the_page_still_asks_and_the_quiz_is_open(asks, open_, picked_before, picks):
+    """A student picks after reading the question (``READ_S``); by then the teacher may have revealed (the quiz is
+    closed) or the page moved on (no pick box): no pick then, and never a second pick for one question."""
+    import random
+
+    rec = Record(deadline=100.0)
+    rec.quiz_open = open_
+    if picked_before:
+        rec.picked["quiz_pick_q1"] = {7}
+    tab = _Picker(asks)
+    asyncio.run(classroom._pick(tab, 7, "quiz_pick_q1", rec, random.Random(0)))
+    assert (tab.sent != []) == picks and rec.picking == 0
+    if picks:
+        assert tab.sent[0]["quiz_pick_q1"] in ("the", "cat") and rec.picked == {"quiz_pick_q1": {7}}
