@@ -35,6 +35,23 @@ the heads view's, one chart each; more (MiniLM's 72) are small multiples on one 
 small multiples were 64 px on a laptop, 110 px on a projector, their "H1" over the page's middle."""
 
 
+def _what_is_shown(n_layers: int, h: int, t: int, layer: int | None, large: bool) -> str:
+    """The line over the maps: how many, of what size, how they are laid out; ``layer``: one layer shown alone."""
+    maps = f"map{'s' * (h > 1)} of {t}×{t}"
+    if layer is not None and n_layers > 1:
+        return f"Layer {layer} of {n_layers}: {h} head {maps}. Hover a cell for its tokens and weight."
+    if layer is not None:
+        return f"{h} head {maps}. Hover a cell for its tokens and weight."
+    where = (
+        "each titled with its layer and head" if large else "rows are layers (the first at the top), columns are heads"
+    )
+    phone = "" if large else " On a phone they are too small to read: turn on One layer at a time."
+    return (
+        f"{n_layers} layers × {h} head{'s' * (h > 1)} = {n_layers * h} map{'s' * (n_layers * h > 1)} of {t}×{t}: "
+        f"{where}. Hover a cell for its tokens and weight.{phone}"
+    )
+
+
 def render(settings: Settings) -> None:
     pretrained_examples(settings)
     source = source_or_message(settings)
@@ -47,13 +64,6 @@ def render(settings: Settings) -> None:
     n_layers, h, t = weights.shape[0], weights.shape[1], weights.shape[-1]
     mask = runs[0].trace.mask
     large = n_layers * h <= LARGE_MAPS  # a tiny trained model: maps to read, not small multiples
-    where = (
-        "each titled with its layer and head" if large else "rows are layers (the first at the top), columns are heads"
-    )
-    st.caption(
-        f"{n_layers} layer{'s' * (n_layers > 1)} × {h} head{'s' * (h > 1)} = {n_layers * h} "
-        f"map{'s' * (n_layers * h > 1)} of {t}×{t}: {where}. Hover a cell for its tokens and weight."
-    )
     one_layer = n_layers == 1 or st.toggle(
         "One layer at a time",
         key="one_layer",
@@ -61,6 +71,7 @@ def render(settings: Settings) -> None:
         help="Show only the sidebar's layer, each head as a large map with its tokens (one per row on a phone), "
         "instead of every layer at once as small maps.",
     )
+    st.caption(_what_is_shown(n_layers, h, t, min(settings.layer, n_layers) if one_layer else None, large))
     if one_layer:
         shown = min(settings.layer, n_layers)
         title = f"layer {shown}, head {{n}}" if n_layers > 1 else "head {n}"

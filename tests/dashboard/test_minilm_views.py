@@ -57,6 +57,25 @@ def test_model_view_draws_every_layer_and_head(model):
     np.testing.assert_allclose(small[5 * 12 + 11], runs[5].trace.weights[11], rtol=0, atol=1e-7)  # L6 H12
 
 
+@pytest.mark.parametrize("one_layer", [False, True])
+def test_the_model_views_line_says_what_it_draws_and_how_to_read_it_on_a_phone(model, one_layer):
+    """The line over the maps counts what is drawn: 72 small maps, which a phone cannot show readably (it says to
+    draw one layer), or one layer's 12 heads large. It said "72 maps" with one layer on too."""
+    sentence = "the cat sat on the mat"
+    t = len(layer_runs(model, sentence)[0].tokens)
+    at = page(view="model", sentence=sentence, layer="4", one_layer=str(one_layer).lower())
+    lines = [c.value for c in at.caption if "Hover a cell" in c.value]
+    if one_layer:
+        assert lines == [f"Layer 4 of 6: 12 head maps of {t}×{t}. Hover a cell for its tokens and weight."]
+        assert len(grids(charts(at)["model_chart"])) == 12
+    else:
+        assert lines == [
+            f"6 layers × 12 heads = 72 maps of {t}×{t}: rows are layers (the first at the top), columns are heads. "
+            "Hover a cell for its tokens and weight. "
+            "On a phone they are too small to read: turn on One layer at a time."
+        ]
+
+
 def test_the_model_fixes_its_shape_and_a_link_gets_a_note(model):
     at = page(d_model="64", n_heads="4", positional="none")
     notes = [w.value for w in at.warning]
