@@ -17,7 +17,10 @@ A class of 30 pressing Train on the teacher's link must not start 30 trainings o
 - A job no open tab watches any more (every session that asked for it has closed: Streamlit's runtime
   says so, ``dashboard.clients.alive``) is cancelled before its next step, and its result dropped.
 - Finished results are kept, oldest dropped first, up to ``KEEP_FINISHED`` and
-  ``KEEP_BYTES`` (a 2-layer, 16-head, 2000-step run keeps ~50 MB of snapshots).
+  ``KEEP_BYTES`` (a 2-layer, 16-head, 2000-step run keeps ~50 MB of snapshots). Why a job was dropped (cancelled
+  or evicted) is remembered for a while (``Registry.dropped``), so a page that showed it can say so.
+- A job's every change of state (it starts training, ends, is cancelled or dropped) is reported to the callbacks
+  given to ``Registry.when_changed``: a following student's page, which does not poll the job, redraws then.
 
 ``Registry`` is plain Python (tested without a server); ``registry()`` is the one
 instance (``st.cache_resource``); ``trained_source_or_message`` is what ``dashboard/source.py``
@@ -29,8 +32,10 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import io
+import logging
 import threading
 import time
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -61,6 +66,10 @@ MAX_SESSIONS = 10_000
 JOBS_PER_ADDRESS = 3
 """Trainings running or waiting that were started from one address (of the ``MAX_JOBS``)."""
 CANCELLED = "Cancelled: no open page was watching this training any more. Press Train to start it again."
+DROPPED_KEPT = 64
+"""Settings whose dropped job's reason is remembered (``Registry.dropped``), the oldest forgotten first."""
+
+_LOGGER = logging.getLogger(__name__)
 
 Trainer = Callable[..., TrainResult]
 Alive = Callable[[str], "bool | None"]
@@ -212,6 +221,8 @@ class Registry:
         self._jobs: OrderedDict[TrainSettings, Job] = OrderedDict()
         self._used: OrderedDict[str, float] = OrderedDict()
         self._pretrained: dict[str, Trained] = {}
+        self._dropped: OrderedDict[TrainSettings, str] = OrderedDict()
+        self._listeners: set[Callable[[], None]] = set()
 
     # --- reading ---------------------------------------------------------------------------------------------
 
@@ -227,6 +238,13 @@ class Registry:
         """The job training (or that trained) ``settings``, if the registry still holds it."""
         with self._lock:
             return self._jobs.get(settings)
+
+    def dropped(self, settings: TrainSettings) -> str | None:
+        """Why the registry no longer holds the job it had for ``settings``: "cancelled" (no open page watched it)
+        or "evicted" (newer runs took its room); None while it holds one, or when it never had one (or has
+        forgotten: it remembers the last ``DROPPED_KEPT``)."""
+        with self._lock:
+            return self._dropped.get(settings)
 
     def seconds_left(self, session: str) -> float:
         """Training seconds ``session`` may still use, counting its running job."""
@@ -265,7 +283,10 @@ class Registry:
                 return problem
             job = Job(settings, owner=session, address=address, watchers={session})
             self._jobs[settings] = job
-            self._evict()
+            self._dropped.pop(settings, None)
+            evicted = self._evict()
+        if evicted:
+            self._changed()
         threading.Thread(target=self._run, args=(job,), name=f"train-{settings.task}", daemon=True).start()
         return job
 
@@ -299,10 +320,29 @@ class Registry:
             job.stop.set()
             return True
 
+    def when_changed(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` whenever a job starts training, ends (trained, stopped, failed or cancelled) or is
+        dropped, from the thread that changed it: a page that shows a job without polling it redraws then
+        (``room_page.watch_room`` gives ``push.redraw_all``). Giving the same callback again changes nothing."""
+        with self._lock:
+            self._listeners.add(callback)
+
+    def _changed(self) -> None:
+        """Outside the lock: tell every ``when_changed`` callback; one that fails is logged, never raised into a
+        training thread or a page."""
+        with self._lock:
+            listeners = tuple(self._listeners)
+        for callback in listeners:
+            try:
+                callback()
+            except Exception:
+                _LOGGER.warning("A training job's change could not be reported", exc_info=True)
+
     def _run(self, job: Job) -> None:
         """The background thread: wait for a slot, train, measure, count the seconds; drop what no one watches."""
         with self._slots:
             job.started, job.state = time.monotonic(), "training"
+            self._changed()
             try:
                 if not self._watched(job):  # every asker left while it waited: nothing to train
                     raise _Cancelled
@@ -326,9 +366,10 @@ class Registry:
                         self._used.popitem(last=False)
                     job.state = "done"
                     if job.error == CANCELLED and self._jobs.get(job.settings) is job:
-                        del self._jobs[job.settings]  # its weights and snapshots go now, not when evicted
+                        self._drop(job.settings, "cancelled")  # its weights and snapshots go now, not when evicted
                     self._evict()
                 release_memory()
+                self._changed()
 
     def _watched(self, job: Job) -> bool:
         """False once every session that asked for the job is known to have closed its tab."""
@@ -341,12 +382,24 @@ class Registry:
         with self._lock:
             return self._used.get(job.owner, 0.0) + job.elapsed() >= self.session_seconds
 
-    def _evict(self) -> None:
-        """Drop the oldest finished jobs beyond ``keep_finished`` or ``keep_bytes`` (running ones stay)."""
+    def _evict(self) -> bool:
+        """Under the lock: drop the oldest finished jobs beyond ``keep_finished`` or ``keep_bytes`` (running ones
+        stay); True when it dropped one."""
         finished = [s for s, j in self._jobs.items() if not j.active]
         sizes = {s: self._jobs[s].trained.nbytes if self._jobs[s].trained else 0 for s in finished}
+        evicted = False
         while finished and (len(finished) > self._keep_finished or sum(sizes[s] for s in finished) > self._keep_bytes):
-            del self._jobs[finished.pop(0)]
+            self._drop(finished.pop(0), "evicted")
+            evicted = True
+        return evicted
+
+    def _drop(self, settings: TrainSettings, why: str) -> None:
+        """Under the lock: forget ``settings``' job, and remember ``why`` (``dropped``)."""
+        del self._jobs[settings]
+        self._dropped[settings] = why
+        self._dropped.move_to_end(settings)
+        while len(self._dropped) > DROPPED_KEPT:
+            self._dropped.popitem(last=False)
 
 
 class _Cancelled(Exception):
@@ -407,18 +460,57 @@ def registry() -> Registry:
     return Registry(alive=alive)
 
 
+PROCESS = uuid.uuid4().hex[:8]
+"""This server process's id, new at every start: ``TEACHER_TRAINING`` names the process that holds the teacher's
+job, so a follower tells a run on another process (Redis rooms) from one this process had and no longer has."""
 TEACHER_TRAINING = "_teacher_training"
-"""A room's value beside the teacher's settings: "training" or "trained" while this server process holds the
-teacher's job for them (absent: none). It changes as the teacher's run starts and ends, and so does the room's
-version: the followers' pages redraw then (``room_page.publish_room``)."""
+"""A room's value beside the teacher's settings: "STATE@PROCESS" (``training_state``) while this server process
+holds a job for them, absent when none. The teacher's page publishes it at the end of each of its whole runs, and
+the room's version grows when it changes: the followers' pages redraw then (``room_page.publish_room``); a change
+the teacher's page does not publish (its tab closed, the job dropped) redraws this process's followers through
+``Registry.when_changed``."""
+TRAINING_STATES = ("waiting", "training", "trained", "stopped", "failed")
+"""A job's states as ``TEACHER_TRAINING`` names them: waiting for a slot, training, trained to its last step,
+stopped before it (the Stop button, or its session's seconds), failed (ended with an error)."""
+
+
+@dataclass(frozen=True)
+class TeacherTraining:
+    """``TEACHER_TRAINING``'s value, read (``read_teacher_training``)."""
+
+    state: str
+    """One of ``TRAINING_STATES``, as the teacher's page last published it."""
+    process: str
+    """The id (``PROCESS``) of the server process that holds the job."""
+
+    @property
+    def here(self) -> bool:
+        """The job is (or was) this process's."""
+        return self.process == PROCESS
 
 
 def training_state(training: TrainSettings) -> str | None:
-    """``TEACHER_TRAINING``'s value for ``training`` on this server process (None: no job, or a pre-trained run)."""
+    """``TEACHER_TRAINING``'s value for ``training`` on this server process, "STATE@PROCESS" (e.g.
+    "training@1f2e3d4c"); None: no job here, or a pre-trained run."""
     job = registry().job(training)
     if job is None:
         return None
-    return "training" if job.active else "trained" if job.trained is not None else None
+    if job.active:
+        state = job.state  # "waiting" or "training"
+    elif job.trained is None:
+        state = "failed"
+    else:
+        state = "stopped" if job.trained.result.stopped else "trained"
+    return f"{state}@{PROCESS}"
+
+
+def read_teacher_training(value: object) -> TeacherTraining | None:
+    """``TEACHER_TRAINING``'s value ("STATE@PROCESS", ``training_state``) as its two parts; None for no value, or
+    for anything else (rooms live for hours, never across a change of this format: there is no older one to read)."""
+    if not isinstance(value, str):
+        return None
+    state, at, process = value.partition("@")
+    return TeacherTraining(state, process) if at and process and state in TRAINING_STATES else None
 
 
 NOT_TRAINED = (

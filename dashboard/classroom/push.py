@@ -10,7 +10,9 @@ everything the room's settings decide): a new version reruns that fragment alone
 a fragment the session no longer holds reruns the whole page. The teacher's publish on this process wakes the
 watcher at once (``changed()``), so in-process rooms do not wait for the tick; so does a publish on another process,
 through the Redis store's pub/sub listener (``RoomStore.on_change``), which falls back to the tick while Redis is
-away.
+away. What a following page shows can also change outside its room: a training job of this process starts or ends
+(``training_jobs.Registry.when_changed``). Then ``redraw_all()`` reruns every follower's body once, and only then:
+the pages are never polled for it.
 
 The watcher also keeps the followers' seats (``rooms.SEAT_SECONDS``): every ``SEAT_TOUCH_SECONDS`` it tells the room
 each live follower is still there, takes a seat freed meanwhile again, and reruns a page whose room has closed or is
@@ -39,6 +41,8 @@ WATCH_SECONDS = 0.5
 """The watcher reads each followed room's version this often (a change on another process shows within it)."""
 SEAT_TOUCH_SECONDS = 10.0
 """The watcher tells each room every 10 s that its live followers still hold their seats."""
+STALE = -1
+"""The version ``redraw_all`` marks a follower with: no room has it (versions start at 1), so the watcher reruns it."""
 LOG_SECONDS = 60.0
 """A room the watcher cannot read (Redis away, a bug) is logged at most once a minute, not every look."""
 
@@ -80,6 +84,18 @@ def watch(store: RoomStore, session_id: str, following: tuple[str, int] | None, 
 
 def changed() -> None:
     """A room on this process changed (the teacher published): look now rather than at the next tick."""
+    _wake.set()
+
+
+def redraw_all() -> None:
+    """Something a following page of this process may show changed outside its room (a training job started or
+    ended): each follower whose rerun is not asked for already is marked ``STALE``, and the watcher, woken now,
+    reruns its body once (its rerun registers the room's version again)."""
+    with _lock:
+        for sessions in _followers.values():
+            for session_id, shown in sessions.items():
+                if shown is not None:
+                    sessions[session_id] = STALE
     _wake.set()
 
 

@@ -60,7 +60,7 @@ from dashboard.classroom.tally_csv import tally_csv
 from dashboard.compute import secret
 from dashboard.page import session_id
 from dashboard.settings import LINK_KEYS, Settings
-from dashboard.training_jobs import TEACHER_TRAINING, training_state
+from dashboard.training_jobs import TEACHER_TRAINING, registry, training_state
 
 REDIS_URL = "ATTENTION_LAB_REDIS_URL"
 """Environment variable (or Streamlit secret) with a Redis URL: rooms then live there, shared by every process."""
@@ -285,7 +285,8 @@ def _follow_again() -> None:
 
 def publish_room(state: RoomState, settings: Settings) -> None:
     """On the teacher's page, last in the run: the widgets' values become the room's settings, with the state of
-    the teacher's training of them (``training_jobs.TEACHER_TRAINING``: the followers redraw as it starts and ends)."""
+    the teacher's training of them and the process that holds it (``training_jobs.TEACHER_TRAINING``: the followers
+    redraw as it starts and ends)."""
     if not state.teacher or state.code is None:
         return
     values = {k: st.session_state[k] for k in FOLLOWED_KEYS if k in st.session_state}
@@ -470,8 +471,10 @@ def drawn(state: RoomState) -> None:
 
 def watch_room(state: RoomState, body: str | None) -> None:
     """On a following page, in each run of its body (fragment ``body``): the push reruns it at the room's next
-    version (``dashboard.classroom.push``)."""
+    version (``dashboard.classroom.push``), and when a training job of this process starts or ends (the train view
+    shows the teacher's run without polling it: ``Registry.when_changed``, given the same callback every time)."""
     if state.following and state.room is not None:
+        registry().when_changed(push.redraw_all)
         push.watch(store(), session_id(), (state.room.code, state.room.version), body)
 
 

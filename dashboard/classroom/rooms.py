@@ -6,9 +6,10 @@ token, spent the first time a page presents it (``claim``); the teacher's page s
 (``claim_token``). The rule and why: ``dashboard/classroom/teacher_key.py``. Every call that changes a room's
 settings, reveals a question's answer or reads its tally takes the key and raises ``Forbidden`` without the right one.
 
-What a room holds, and nothing more: the teacher's widget values keyed by URL key (``settings.LINK_KEYS``) and
-whether the teacher's training of them runs or ran (``training_jobs.TEACHER_TRAINING``), a
-version number that grows with every change (students poll it), the teacher's current question, one seat per
+What a room holds, and nothing more: the teacher's widget values keyed by URL key (``settings.LINK_KEYS``), the
+state of the teacher's training of them with the id of the server process that holds it
+(``training_jobs.TEACHER_TRAINING``), a version number that grows with every change (students poll it), the
+teacher's current question, one seat per
 student (Streamlit's random per-tab session id and when its page was last seen), one integer guess per seat for
 the current question, the revealed answers with the class's counts at each reveal (and that question's text and
 choices, computed from the teacher's settings, for the teacher's download), and how often the teacher called

@@ -5,12 +5,16 @@ causal mask, positions and seed plus the task's controls (``Settings.training``)
 Jobs live in ``dashboard.training_jobs``: identical settings train once for the
 whole server, recommended settings come pre-trained, and each session has a
 training-time budget. While a job runs, a fragment redraws its progress every
-``LIVE_SECONDS``; while the replay plays, another fragment moves the step slider.
+``LIVE_SECONDS``; while the replay plays, another fragment moves the step slider. A student's page that follows
+the teacher has no Train button: until the teacher's run shows, one line says what it is doing (waiting for a slot,
+training, ended without a result, dropped, on another server process, not started) and what the student can do; the
+page is redrawn when that changes, never polled.
 """
 
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -29,13 +33,16 @@ from dashboard.page import PLOTLY_CONFIG, session_id, show_code, table_height
 from dashboard.probes import ablation_panel, predictions_panel
 from dashboard.settings import Settings, recommended_state, widget_state
 from dashboard.training_jobs import (
+    CANCELLED,
     MAX_RUNNING,
     SESSION_SECONDS,
     TEACHER_TRAINING,
     Answer,
     Job,
+    TeacherTraining,
     Trained,
     answer,
+    read_teacher_training,
     registry,
     result_npz,
 )
@@ -92,7 +99,7 @@ def render(settings: Settings) -> None:
     if followed.following():  # the teacher trains: no Train button (it made a student the class run's owner)
         trained = registry().trained(training)
         if trained is None:
-            st.info(_while_the_teacher_trains(registry().job(training)))
+            st.info(_teachers_run(training), icon=":material/model_training:")
         else:
             _results(settings, trained)
         return
@@ -112,19 +119,74 @@ def render(settings: Settings) -> None:
 # --- before training ---------------------------------------------------------------------------------------------
 
 
-def _while_the_teacher_trains(job: Job | None) -> str:
-    """A following page's line until its results show. The room's version changes as the teacher's run starts and
-    ends (``training_jobs.TEACHER_TRAINING``), and the page redraws then; a run elsewhere it cannot show."""
-    if job is not None and job.active:
-        return "This model is training: its curves, maps and replay show here when the run ends."
-    if job is not None and job.error:
-        return job.error
-    if followed.room_value(TEACHER_TRAINING) is not None:  # the teacher's job is on another server process
+TAKE_OVER = "turn off “Follow the teacher” and press Train"
+"""What a following student can do when the teacher's run will not show: train it, as their own run."""
+OWN_RUN = f"To train these settings yourself, {TAKE_OVER}."
+THERE = {
+    "waiting": "waiting for a training slot",
+    "training": "training",
+    "trained": "trained",
+    "stopped": "stopped early",
+    "failed": "failed",
+}
+"""A run's state on another process (``TRAINING_STATES``), in words."""
+
+
+def _teachers_run(training: TrainSettings) -> str:
+    """A following page's line until the run's results show. The page redraws when the room's version changes (the
+    teacher's page publishes the run's state: ``TEACHER_TRAINING``) and when a job of this process changes state
+    (``Registry.when_changed``), so the line is this process's news, never a guess from the room alone."""
+    reg = registry()
+    said = read_teacher_training(followed.room_value(TEACHER_TRAINING))
+    return _teachers_run_line(reg.job(training), said, reg.dropped(training), reg.max_running)
+
+
+def _teachers_run_line(job: Job | None, said: TeacherTraining | None, dropped: str | None, slots: int) -> str:
+    """What a following student is told of the run of the teacher's settings, and what they can do: plain text,
+    the page's own words (a job's error is escaped). ``job``: this process's job for the settings; ``said``: the
+    room's ``TEACHER_TRAINING``; ``dropped``: why this process let go of its job (``Registry.dropped``)."""
+    if job is not None and job.state == "waiting":
         return (
-            "Your teacher's run of this model is on another server process, and this page cannot show runs from there. "
-            "Turn off “Follow the teacher” and press **Train** to train the same settings here."
+            f"The run of your teacher's settings is waiting for a free training slot on this server (at most {slots} "
+            "trainings run at once). This page shows the run by itself once it has trained: its curves, maps "
+            "and replay."
         )
-    return "Your teacher trains this model: when they press **Train**, its curves, maps and replay show here."
+    if job is not None and job.active:
+        return (
+            "The run of your teacher's settings is training on this server now. This page shows the run by itself "
+            "when it ends: its curves, maps and replay."
+        )
+    if job is not None and job.error and job.error != CANCELLED:
+        error = _plain(job.error.rstrip("."))
+        return f"The run of your teacher's settings failed, so it has no result: {error}. {OWN_RUN}"
+    if job is None and said is not None and not said.here:
+        return (
+            f"Your teacher's run of these settings is on another server process ({THERE[said.state]} when their "
+            "page last drew, unless that process has restarted since), and this page can show only the runs of "
+            "its own process. To see the model here, turn off “Follow the teacher” and press Train: the same "
+            "settings then train on this process."
+        )
+    if dropped == "cancelled" or (job is not None and job.error == CANCELLED):
+        return (
+            "The run of your teacher's settings was cancelled before it ended: every page that had pressed Train "
+            f"for it had closed, so the server stopped it and kept nothing. {OWN_RUN}"
+        )
+    if dropped == "evicted":
+        return (
+            "The run of your teacher's settings has ended, and this server has since dropped it to make room for "
+            f"newer runs. {OWN_RUN}"
+        )
+    if said is not None:
+        return f"This server process had the run of your teacher's settings and no longer holds it. {OWN_RUN}"
+    return (
+        "Your teacher has not pressed Train for these settings yet. When they do, this page shows the run by "
+        f"itself. {OWN_RUN}"
+    )
+
+
+def _plain(text: str) -> str:
+    """``text`` shown as written by Streamlit's Markdown: every ASCII punctuation mark backslash-escaped."""
+    return re.sub(r"([!-/:-@\[-`{-~])", r"\\\1", text)
 
 
 def _recommendation(settings: Settings, training: TrainSettings) -> None:
@@ -237,9 +299,12 @@ def _outcome(trained: Trained) -> None:
     source = "pre-trained, loaded from its file" if trained.pretrained else f"trained in {result.seconds:.1f} s"
     st.markdown(f"Held-out accuracy **{result.final_accuracy:.1%}** after {result.steps_done} steps{where}: {source}.")
     if result.stopped:
+        steps, following = result.settings.steps, followed.following()  # a follower: the teacher's run, not theirs
+        forward = f" To train all {steps} steps yourself, {TAKE_OVER}." if following else ""
         st.warning(
-            f"This run stopped at step {result.steps_done} of {result.settings.steps} (the Stop button, or this "
-            f"session's {SESSION_SECONDS:.0f} s of training): what it learned so far is shown.",
+            f"This run stopped at step {result.steps_done} of {steps} (the Stop button, or "
+            f"{'its' if following else 'this'} session's {SESSION_SECONDS:.0f} s of training): what it learned so "
+            f"far is shown.{forward}",
             icon=":material/stop_circle:",
         )
 

@@ -78,6 +78,50 @@ def test_a_job_no_open_tab_watches_is_cancelled_and_keeps_nothing():
     wait_done(again)
 
 
+def test_every_change_of_a_jobs_state_is_reported_and_a_dropped_job_says_why():
+    """A following page does not poll the teacher's job: it is redrawn when ``when_changed`` reports a job starting
+    to train, ending, cancelled (every tab closed) or evicted. Once per change, however often a callback is given."""
+    calls, gate, tabs = [], threading.Event(), {"first": True, "second": True, "third": False}
+    reg = Registry(gated(calls, gate), keep_finished=1, alive=tabs.get)
+    seen, runs = [], [small(1), small(2), small(3)]
+
+    def report() -> None:  # each run's state as the callback finds it: its job's, or why the registry dropped it
+        seen.append(tuple(job.state if (job := reg.job(s)) else reg.dropped(s) for s in runs))
+
+    reg.when_changed(report)
+    reg.when_changed(report)  # every following page's run gives it again: still one report per change
+
+    def reported(n: int) -> None:
+        deadline = time.monotonic() + WAIT
+        while len(seen) < n:
+            assert time.monotonic() < deadline, f"{len(seen)} of {n} changes reported"
+            time.sleep(0.02)
+
+    first = reg.start(runs[0], "first", HALL)
+    reported(1)  # it trains (the gate holds it there)
+    gate.set()
+    wait_done(first)
+    reported(2)
+    second = reg.start(runs[1], "second", HALL)
+    wait_done(second)
+    reported(4)  # its end evicts the first (one finished run is kept)
+    third = reg.start(runs[2], "third", HALL)  # its tab has closed already
+    wait_done(third)
+    reported(6)
+    assert seen == [
+        ("training", None, None),
+        ("done", None, None),
+        ("done", "training", None),
+        ("evicted", "done", None),
+        ("evicted", "done", "training"),
+        ("evicted", "done", "cancelled"),
+    ]
+    again = reg.start(runs[0], "first", HALL)  # trained afresh: no longer a dropped run
+    assert reg.dropped(runs[0]) is None and reg.job(runs[0]) is again
+    reg.stop(runs[0], "first")
+    wait_done(again)
+
+
 def test_a_job_trains_on_while_one_of_its_askers_watches_and_only_once():
     calls, gate, tabs = [], threading.Event(), {"first": True, "second": True}
     reg = Registry(gated(calls, gate), alive=tabs.get)

@@ -166,6 +166,33 @@ def test_a_page_that_stops_following_forgets_its_body(room):
     assert push._bodies == {}
 
 
+def test_redraw_all_reruns_each_followers_body_once_without_a_new_version(room, monkeypatch):
+    """A training job of this process started or ended (``Registry.when_changed``): every follower's body reruns
+    once, the watcher woken now; a page whose rerun is under way is not asked twice."""
+    store, code, _, asked = room
+    version = store.snapshot(code).version
+    push.watch(store, "s2", (code, version), "body-2")
+    push.watch(store, "s3", (code, version), "body-3")
+    push._followers[code]["s3"] = None  # its rerun was asked for already
+
+    class Woken(threading.Event):
+        woke = False
+
+        def set(self) -> None:
+            self.woke = True
+            super().set()
+
+    monkeypatch.setattr(push, "_wake", Woken())
+    push.redraw_all()
+    assert push._wake.woke
+    look(store, code)
+    look(store, code)  # the reruns are under way: not asked again
+    assert dict(zip(asked, asked.bodies, strict=True)) == {"s1": None, "s2": "body-2"} and len(asked) == 2
+    push.watch(store, "s1", (code, version))  # s1's rerun registers the room's version again
+    look(store, code)
+    assert len(asked) == 2
+
+
 class Sessions:
     """Streamlit's session manager as ``clients.alive`` reads it: ``active`` are connected, ``stored`` wait for a
     reconnect; any other session it no longer knows (closed, not resumable, or evicted from its store)."""
