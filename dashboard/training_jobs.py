@@ -323,7 +323,8 @@ class Registry:
     def when_changed(self, callback: Callable[[], None]) -> None:
         """Call ``callback()`` whenever a job starts training, ends (trained, stopped, failed or cancelled) or is
         dropped, from the thread that changed it: a page that shows a job without polling it redraws then
-        (``room_page.watch_room`` gives ``push.redraw_all``). Giving the same callback again changes nothing."""
+        (``room_page.watch_room`` gives ``room_page._redraw_training_pages``). The same callback again changes
+        nothing."""
         with self._lock:
             self._listeners.add(callback)
 

@@ -11,8 +11,9 @@ a fragment the session no longer holds reruns the whole page. The teacher's publ
 watcher at once (``changed()``), so in-process rooms do not wait for the tick; so does a publish on another process,
 through the Redis store's pub/sub listener (``RoomStore.on_change``), which falls back to the tick while Redis is
 away. What a following page shows can also change outside its room: a training job of this process starts or ends
-(``training_jobs.Registry.when_changed``). Then ``redraw_all()`` reruns every follower's body once, and only then:
-the pages are never polled for it.
+(``training_jobs.Registry.when_changed``). Then ``redraw(shows)`` reruns once the body of every follower whose room
+``shows`` such a job (``room_page``: the train view or trained weights), and only then: the pages are never polled
+for it.
 
 The watcher also keeps the followers' seats (``rooms.SEAT_SECONDS``): every ``SEAT_TOUCH_SECONDS`` it tells the room
 each live follower is still there, takes a seat freed meanwhile again, and reruns a page whose room has closed or is
@@ -30,6 +31,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable, Mapping
 
 from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.runtime import Runtime
@@ -42,7 +44,7 @@ WATCH_SECONDS = 0.5
 SEAT_TOUCH_SECONDS = 10.0
 """The watcher tells each room every 10 s that its live followers still hold their seats."""
 STALE = -1
-"""The version ``redraw_all`` marks a follower with: no room has it (versions start at 1), so the watcher reruns it."""
+"""The version ``redraw`` marks a follower with: no room has it (versions start at 1), so the watcher reruns it."""
 LOG_SECONDS = 60.0
 """A room the watcher cannot read (Redis away, a bug) is logged at most once a minute, not every look."""
 
@@ -87,12 +89,24 @@ def changed() -> None:
     _wake.set()
 
 
-def redraw_all() -> None:
+def redraw(shows: Callable[[Mapping[str, object]], bool]) -> None:
     """Something a following page of this process may show changed outside its room (a training job started or
-    ended): each follower whose rerun is not asked for already is marked ``STALE``, and the watcher, woken now,
-    reruns its body once (its rerun registers the room's version again)."""
+    ended): each follower of a room whose settings ``shows`` (a room the store cannot read too), and whose rerun is
+    not asked for already, is marked ``STALE``; the watcher, woken now, reruns its body once (its rerun registers
+    the room's version again). Followers of other rooms are not rerun: a job's start or end is not their news."""
     with _lock:
-        for sessions in _followers.values():
+        rooms = {code: _stores[code] for code in _followers}
+    picked = []
+    for code, store in rooms.items():
+        try:
+            room = store.snapshot(code)
+        except Exception:  # Redis away: rerun them, as for any room the watcher cannot read
+            room = None
+        if room is None or shows(room.settings):
+            picked.append(code)
+    with _lock:
+        for code in picked:
+            sessions = _followers.get(code, {})
             for session_id, shown in sessions.items():
                 if shown is not None:
                     sessions[session_id] = STALE

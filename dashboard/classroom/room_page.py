@@ -469,12 +469,23 @@ def drawn(state: RoomState) -> None:
         st.session_state[DRAWN] = (state.room.code, state.room.version)
 
 
+def _shows_a_job(settings: Mapping[str, object]) -> bool:
+    """A room whose page can show a training job: the train view, or any view of trained weights."""
+    return settings.get("view") == "train" or settings.get("weights") == "trained"
+
+
+def _redraw_training_pages() -> None:
+    """``Registry.when_changed``: a job of this process started or ended; the followers of rooms that can show one
+    redraw (``push.redraw``), the rest of a lecture hall does not."""
+    push.redraw(_shows_a_job)
+
+
 def watch_room(state: RoomState, body: str | None) -> None:
     """On a following page, in each run of its body (fragment ``body``): the push reruns it at the room's next
     version (``dashboard.classroom.push``), and when a training job of this process starts or ends (the train view
     shows the teacher's run without polling it: ``Registry.when_changed``, given the same callback every time)."""
     if state.following and state.room is not None:
-        registry().when_changed(push.redraw_all)
+        registry().when_changed(_redraw_training_pages)
         push.watch(store(), session_id(), (state.room.code, state.room.version), body)
 
 

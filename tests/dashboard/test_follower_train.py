@@ -186,3 +186,22 @@ def test_before_the_teacher_presses_train_the_student_is_told_what_to_do(tabs, g
     assert room_value(code) is None
     line = told(tabs(make_app(room=code), "s1"))
     assert "Your teacher has not pressed Train for these settings yet" in line and TAKE_OVER in line
+
+
+@pytest.mark.parametrize(
+    ("settings", "shows"),
+    [
+        ({"view": "train", "task": "shift"}, True),
+        ({"view": "heads", "weights": "trained", "task": "shift"}, True),
+        ({"view": "heads", "weights": "random"}, False),
+        ({"view": "model", "weights": "minilm"}, False),
+    ],
+)
+def test_a_job_s_start_or_end_redraws_only_the_rooms_that_can_show_one(monkeypatch, settings, shows):
+    """The registry's callback reruns the followers of rooms on the train view or trained weights: a job that any
+    student of the server starts or ends would otherwise redraw a 200-student hall on the heads view (~2 s of
+    server CPU each time)."""
+    named = []
+    monkeypatch.setattr(push, "redraw", lambda which: named.append(which(settings)))
+    room_page._redraw_training_pages()
+    assert named == [shows]

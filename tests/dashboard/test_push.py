@@ -166,14 +166,18 @@ def test_a_page_that_stops_following_forgets_its_body(room):
     assert push._bodies == {}
 
 
-def test_redraw_all_reruns_each_followers_body_once_without_a_new_version(room, monkeypatch):
-    """A training job of this process started or ended (``Registry.when_changed``): every follower's body reruns
-    once, the watcher woken now; a page whose rerun is under way is not asked twice."""
+def test_a_redraw_reruns_the_bodies_of_the_rooms_it_names_once_without_a_new_version(room, monkeypatch):
+    """A training job of this process started or ended (``Registry.when_changed``): every follower's body in a room
+    whose settings ``shows`` reruns once, the watcher woken now; a page whose rerun is under way is not asked twice,
+    and the followers of another room (a lecture hall on the heads view) are not rerun at all."""
     store, code, _, asked = room
     version = store.snapshot(code).version
     push.watch(store, "s2", (code, version), "body-2")
     push.watch(store, "s3", (code, version), "body-3")
     push._followers[code]["s3"] = None  # its rerun was asked for already
+    other, _ = store.open({"seed": 2}, Client("192.0.2.2", "teacher 2"))
+    store.join(other, "s4")
+    push.watch(store, "s4", (other, store.snapshot(other).version), "body-4")
 
     class Woken(threading.Event):
         woke = False
@@ -183,10 +187,11 @@ def test_redraw_all_reruns_each_followers_body_once_without_a_new_version(room, 
             super().set()
 
     monkeypatch.setattr(push, "_wake", Woken())
-    push.redraw_all()
+    push.redraw(lambda settings: settings.get("seed") == 1)
     assert push._wake.woke
-    look(store, code)
-    look(store, code)  # the reruns are under way: not asked again
+    for _ in range(2):  # the second look: the reruns are under way, not asked again
+        look(store, code)
+        look(store, other)
     assert dict(zip(asked, asked.bodies, strict=True)) == {"s1": None, "s2": "body-2"} and len(asked) == 2
     push.watch(store, "s1", (code, version))  # s1's rerun registers the room's version again
     look(store, code)
