@@ -49,6 +49,7 @@ from core.training import HeadPatterns, Progress, TrainResult, TrainSettings, lo
 from core.training.patterns import answer_weight, named_pattern, previous_at_source
 from core.training.pretrain import circuit
 from core.training.runs import runs_of
+from dashboard import followed
 from dashboard.clients import alive
 
 SESSION_SECONDS = 60.0
@@ -525,13 +526,24 @@ def _open_train_view() -> None:
     st.session_state["view"] = "train"
 
 
+NOT_TRAINED_FOLLOWING = (
+    "Your teacher's model has not been trained here yet: {what}. Its maps show here when their run ends; or turn off "
+    "“Follow the teacher”, open the train view and press Train to train the same settings yourself."
+)
+"""A following student's line: the view and the Train button are the teacher's (``dashboard.followed``)."""
+
+
 def trained_source_or_message(settings: TrainSettings) -> TrainedSource | None:
-    """The trained model's source (its runs on the task's fixed example), or None after saying how to train it."""
+    """The trained model's source (its runs on the task's fixed example), or None after saying how to train it: on
+    a following page, that the teacher's run shows when it ends (the follower has no view bar and no Train)."""
     trained = registry().trained(settings)
     if trained is not None:
         return trained.source
     job = registry().job(settings)
     what = "it is training now" if job is not None and job.active else f"{settings.task}, these settings"
+    if followed.following():
+        st.info(NOT_TRAINED_FOLLOWING.format(what=what), icon=":material/model_training:")
+        return None
     st.info(NOT_TRAINED.format(what=what), icon=":material/model_training:")
     st.button("Open the train view", key="open_train", on_click=_open_train_view, icon=":material/arrow_forward:")
     return None

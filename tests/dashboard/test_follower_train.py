@@ -205,3 +205,17 @@ def test_a_job_s_start_or_end_redraws_only_the_rooms_that_can_show_one(monkeypat
     monkeypatch.setattr(push, "redraw", lambda which: named.append(which(settings)))
     room_page._redraw_training_pages()
     assert named == [shows]
+
+
+def test_a_follower_on_untrained_weights_is_not_told_to_press_train_it_has_not(tabs):  # noqa: F811
+    """The heads view of trained weights nobody has trained: the teacher's page says to open the train view and
+    press Train (a button); a following page has neither the view bar nor Train, so it says the teacher's run shows
+    when it ends, or how to train it oneself, and draws no button."""
+    teacher, code, _ = start_room(tabs, view="heads", weights="trained", task="shift", seed="7")
+    assert teacher.button(key="open_train")  # the teacher's way on
+    student = tabs(make_app(room=code), "s1")
+    no_exception(student)
+    [line] = [i.value for i in student.info if "not been trained" in i.value]
+    assert line.startswith("Your teacher's model has not been trained here yet: shift, these settings.")
+    assert "turn off “Follow the teacher”, open the train view and press Train" in line
+    assert not [b for b in student.button if b.key == "open_train"]
