@@ -456,10 +456,17 @@ def result_npz(result: TrainResult) -> bytes:
     return buffer.getvalue()
 
 
+def _alive_here(session: str) -> bool | None:
+    """``clients.alive`` for a session that asked for a job: it ran on this process (the registry is this process's),
+    so one the runtime has forgotten has gone. Without ``here`` a closed tab Streamlit had already forgotten read as
+    "cannot tell", and its job trained on for nobody."""
+    return alive(session, here=True)
+
+
 @st.cache_resource(max_entries=1, show_spinner=False)  # no arguments: one registry
 def registry() -> Registry:
     """The one registry of this server process, shared by every session; it cancels jobs whose tabs closed."""
-    return Registry(alive=alive)
+    return Registry(alive=_alive_here)
 
 
 PROCESS = uuid.uuid4().hex[:8]

@@ -177,3 +177,15 @@ def test_alive_tells_a_forgotten_session_of_this_process_from_one_of_another(mon
     assert clients.alive("closed") is False and clients.alive("closed", here=True) is False
     assert clients.alive("forgotten") is None
     assert clients.alive("forgotten", here=True) is False
+
+
+def test_the_servers_registry_counts_a_forgotten_tab_as_gone(monkeypatch):
+    """Every session that asks the registry for a job ran on this process, so one Streamlit no longer knows has
+    closed (``clients.alive(..., here=True)``); asked without ``here``, such a tab read as "cannot tell", and a job
+    whose every asker had gone trained on."""
+    from dashboard import training_jobs
+
+    asked = []
+    monkeypatch.setattr(training_jobs, "alive", lambda session, here=False: asked.append((session, here)) or False)
+    assert training_jobs.registry()._alive("s1") is False
+    assert asked == [("s1", True)]
