@@ -5,7 +5,8 @@
     run.encoding.tokens                            # ('[CLS]', 'the', 'bank', ..., '[SEP]')
     run.output.traces[0].weights                   # (12, T, T): layer 1's heads
 
-The numbers match Hugging Face's ``transformers`` run of the same checkpoint (``tests/core/test_pretrained_reference.py``).
+The numbers match Hugging Face's ``transformers`` run of the same checkpoint
+(``tests/core/test_pretrained_reference.py``).
 """
 
 from __future__ import annotations

@@ -14,7 +14,6 @@ page is redrawn when that changes, never polled.
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 import pandas as pd
@@ -29,7 +28,7 @@ from core.training.train import snapshot
 from dashboard import clients, followed
 from dashboard.figures.train import curves_figures, formation_figure, layers_charts
 from dashboard.map_columns import show_charts, show_grid
-from dashboard.page import PLOTLY_CONFIG, session_id, show_code, table_height
+from dashboard.page import PLOTLY_CONFIG, plain_cell, session_id, show_code, table_height
 from dashboard.probes import ablation_panel, predictions_panel
 from dashboard.settings import Settings, recommended_state, widget_state
 from dashboard.training_jobs import (
@@ -157,7 +156,7 @@ def _teachers_run_line(job: Job | None, said: TeacherTraining | None, dropped: s
             "when it ends: its curves, maps and replay."
         )
     if job is not None and job.error and job.error != CANCELLED:
-        error = _plain(job.error.rstrip("."))
+        error = plain_cell(job.error.rstrip("."))
         return f"The run of your teacher's settings failed, so it has no result: {error}. {OWN_RUN}"
     if job is None and said is not None and not said.here:
         return (
@@ -182,11 +181,6 @@ def _teachers_run_line(job: Job | None, said: TeacherTraining | None, dropped: s
         "Your teacher has not pressed Train for these settings yet. When they do, this page shows the run by "
         f"itself. {OWN_RUN}"
     )
-
-
-def _plain(text: str) -> str:
-    """``text`` shown as written by Streamlit's Markdown: every ASCII punctuation mark backslash-escaped."""
-    return re.sub(r"([!-/:-@\[-`{-~])", r"\\\1", text)
 
 
 def _recommendation(settings: Settings, training: TrainSettings) -> None:
