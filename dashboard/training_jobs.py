@@ -534,8 +534,8 @@ def _open_train_view() -> None:
 
 
 NOT_TRAINED_FOLLOWING = (
-    "Your teacher's model has not been trained here yet: {what}. Its maps show here when their run ends; or turn off "
-    "“Follow the teacher”, open the train view and press Train to train the same settings yourself."
+    "Your teacher's model ({task}, these settings) {state} on this server. Its maps show here when the run ends; "
+    "or turn off “Follow the teacher”, open the train view and press Train to train the same settings yourself."
 )
 """A following student's line: the view and the Train button are the teacher's (``dashboard.followed``)."""
 
@@ -549,7 +549,8 @@ def trained_source_or_message(settings: TrainSettings) -> TrainedSource | None:
     job = registry().job(settings)
     what = "it is training now" if job is not None and job.active else f"{settings.task}, these settings"
     if followed.following():
-        st.info(NOT_TRAINED_FOLLOWING.format(what=what), icon=":material/model_training:")
+        state = "is training now" if job is not None and job.active else "has not been trained yet"
+        st.info(NOT_TRAINED_FOLLOWING.format(task=settings.task, state=state), icon=":material/model_training:")
         return None
     st.info(NOT_TRAINED.format(what=what), icon=":material/model_training:")
     st.button("Open the train view", key="open_train", on_click=_open_train_view, icon=":material/arrow_forward:")

@@ -216,6 +216,6 @@ def test_a_follower_on_untrained_weights_is_not_told_to_press_train_it_has_not(t
     student = tabs(make_app(room=code), "s1")
     no_exception(student)
     [line] = [i.value for i in student.info if "not been trained" in i.value]
-    assert line.startswith("Your teacher's model has not been trained here yet: shift, these settings.")
+    assert line.startswith("Your teacher's model (shift, these settings) has not been trained yet on this server.")
     assert "turn off “Follow the teacher”, open the train view and press Train" in line
     assert not [b for b in student.button if b.key == "open_train"]
