@@ -49,9 +49,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from streamlit.runtime.state.query_params import QueryParams
 from streamlit.runtime.state.session_state_proxy import get_session_state
 
-from dashboard.classroom.share import url_value
 from dashboard.classroom.teacher_key import CLAIM_PARAM
-from dashboard.settings import OWNED_KEYS
 
 _HELD = "_al_held"
 """Attribute on the session's QueryParams: its messages are held for the end of the run."""
@@ -59,6 +57,8 @@ _SENT = "_al_sent"
 """Attribute on the session's QueryParams: the addresses it sent lately, newest last (``sent_before``)."""
 KEPT_SENDS = 64
 """How many sent addresses ``sent_before`` remembers: far more than can be on their way at once."""
+_REPLACE = "_address_replace"
+"""Session: an address the next run opens as it is, as a link would be (``replace``)."""
 
 
 def _hold_messages(qp: QueryParams) -> None:
@@ -82,15 +82,21 @@ def hold() -> None:
             setattr(qp, _SENT, deque(maxlen=KEPT_SENDS))
 
 
+def replace(address: Mapping[str, str]) -> None:
+    """The next run opens ``address`` as a link would (every key it leaves out at its default), keeping this
+    screen's own keys (``url_state.OWN_KEYS``): a tour step. Call it from a callback, or before ``url_state.settle``."""
+    st.session_state[_REPLACE] = dict(address)
+
+
+def replaced() -> dict[str, str] | None:
+    """The address ``replace`` asked for, once (None when nothing did)."""
+    return st.session_state.pop(_REPLACE, None)
+
+
 def going_back() -> bool:
     """This run was started by the browser's Back or Forward: the address wins over the session."""
     ctx = get_script_run_ctx()
     return ctx is not None and ctx.is_history_navigation
-
-
-def owned_values(values: Mapping[str, object], defaults: Mapping[str, object]) -> dict[str, str | None]:
-    """The address text of each owned key (None: the key leaves the address, as a widget's default does)."""
-    return {k: None if values.get(k) in (None, "", defaults[k]) else str(values[k]) for k in OWNED_KEYS}
 
 
 def sent_before(key: str, text: str) -> bool:
@@ -109,27 +115,25 @@ def sends(query: Mapping[str, str], *, push: bool) -> bool:
     return push and CLAIM_PARAM not in query
 
 
-def send(defaults: Mapping[str, object], *, push: bool = True) -> None:
-    """Last in the run: the owned keys from the session, no parameter of a control the run did not draw, and the
-    address sent once (``sends``): the browser pushes it as one entry if it differs from its own address."""
+def drawn_keys() -> frozenset[str]:
+    """The query parameters of the bound controls this run drew (Streamlit's record of the run's widgets)."""
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return frozenset()
+    drawn = ctx.shared.widget_ids_this_run
+    with get_session_state().query_params() as qp:
+        return frozenset(b.param_key for widget_id, b in qp._bindings_by_widget.items() if widget_id in drawn)
+
+
+def send(address: Mapping[str, str], *, push: bool = True) -> None:
+    """Last in the run: the address is ``address`` (and a teacher link's claim token, while the page holds one), sent
+    once (``sends``): the browser pushes it as one entry if it differs from its own address."""
     ctx = get_script_run_ctx()
     if ctx is None:
         return
-    drawn = ctx.shared.widget_ids_this_run
     with get_session_state().query_params() as qp:
-        params = qp._query_params
-        for key, text in owned_values(st.session_state, defaults).items():
-            if text is None:
-                params.pop(key, None)
-            else:
-                params[key] = text
-        for widget_id, binding in list(qp._bindings_by_widget.items()):
-            key = binding.param_key
-            if widget_id not in drawn:  # Streamlit would drop it after the run, in a message of its own
-                params.pop(key, None)
-            elif key in params and st.session_state.get(key) is not None:  # a click can race a send: the control wins
-                params[key] = url_value(st.session_state[key])
-        qp._query_params = dict(sorted(params.items()))  # the browser's own order (it sorts when it writes)
+        claim = {CLAIM_PARAM: qp._query_params[CLAIM_PARAM]} if CLAIM_PARAM in qp._query_params else {}
+        qp._query_params = dict(sorted({**address, **claim}.items()))  # the browser's own order (it sorts too)
         ctx.query_string = urlencode(qp._query_params, doseq=True)
         if sends(qp._query_params, push=push):
             QueryParams._send_query_param_msg(qp)  # the one message: the browser pushes one entry if it moved

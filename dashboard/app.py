@@ -25,43 +25,40 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `core` lives at 
 
 import streamlit as st
 
+from dashboard.address import drawn_keys
 from dashboard.address import hold as hold_address
 from dashboard.address import send as send_address
 from dashboard.classroom.room_page import RoomState, class_bar, enter_room, follow_line, publish_room, room_panel
 from dashboard.classroom.room_quiz import join_quiz
 from dashboard.classroom.tours import open_tour_link, tour_bar, tour_picker
-from dashboard.follower_page import follow_room, follower_settings, take_controls
+from dashboard.follower_page import follow_room, follower_settings, room_address
 from dashboard.link_notes import show_link_notes
 from dashboard.long_text import offer_prefix
 from dashboard.presenter import presenter_style
-from dashboard.settings import Settings, apply_recommended, sidebar
-from dashboard.url_state import read_address, remember_address
-from dashboard.views import DEFAULT_VIEW, choose_view
+from dashboard.settings import SHOWN_SETTINGS, Settings, settings_from, sidebar
+from dashboard.url_state import finish, read_address, remember_address, settle
+from dashboard.views import choose_view
 from dashboard.weight_notes import show_weights_note
 from dashboard.welcome import open_on_first_visit, welcome, welcome_button
-
-OWNED_DEFAULTS = {"view": DEFAULT_VIEW, "tour": None}
-"""The page's own URL keys (``settings.OWNED_KEYS``) at their defaults: the address leaves them out."""
 
 st.set_page_config(page_title="Attention Lab", page_icon="🔎", layout="wide")
 
 hold_address()  # first: what the run writes to the address is sent once, at its end (one history entry)
 open_on_first_visit()  # a bare address: the welcome
 link = read_address()  # every rerun, before any widget: what is new in the address, every value usable
-open_tour_link(link)  # ?tour=...&tour_step=... alone: that step's settings, before the widgets exist
+open_tour_link(link)  # ?tour=...&tour_step=... alone: that step's address
 if link.get("presenter") == "true":  # a projector link: the maps get the whole width
     st.set_page_config(initial_sidebar_state="collapsed")
-apply_recommended(link)  # a link to the train view: the task's recommendation for what the link leaves unset
-link, room = enter_room(link)  # a student's page takes its room's settings; a teacher key leaves the link
-settings = follower_settings(room)  # a student who follows: the room's settings, and no controls (dashboard.followed)
+link, room = enter_room(link)  # a student's place in a room; a teacher link's token leaves the link
+page = settle(link, room_address(room))  # before any widget: the page's values, from one address (url_state)
+settings = follower_settings(room) or settings_from(page.context)  # a follower's: the room's address, no controls
+st.session_state[SHOWN_SETTINGS] = settings  # what this run draws from, for the tests to compare
 with st.sidebar:  # where a lecturer looks first: the welcome and the lessons' tours, above the controls
     st.header("Attention Lab")
-    if settings is None:  # a follower's tour and view are the teacher's: the page says them, no picker
+    if not room.following:  # a follower's tour and view are the teacher's: the page says them, no picker
         welcome_button()
         tour_picker()
-if settings is None:
-    take_controls()  # just stopped following: the widgets start from the teacher's settings
-    settings = sidebar(trains=st.session_state.get("view", link.get("view")) == "train")
+        sidebar(page.context, page.defaults)  # the controls, each showing its value in ``page``
 teacher_line = st.sidebar.container() if room.following else None  # the body writes the teacher's settings here
 welcome()  # a bare address: what this is and three ways in, above the live default view
 with st.sidebar:
@@ -98,5 +95,6 @@ if teacher_line is not None:
 else:
     body(room, settings)
 publish_room(room, settings)  # the teacher's page, last: its settings (and training) become the room's
-send_address(OWNED_DEFAULTS, push=not room.following)  # one history entry if the run moved; a follower: none
+address = finish(page, drawn_keys(), following=room.following)  # the values the controls show, as an address
+send_address(address, push=not room.following)  # one history entry if the run moved; a follower: none
 remember_address()  # last: what the page wrote to the address is its own, not a new link

@@ -3,13 +3,14 @@
 While a student follows, every setting is the room's: drawing the ~25 sidebar widgets only to hold values the
 student may not change was about a quarter of each follower redraw (``python -m bench.follower --profile``), and
 200 students redraw on every change the teacher makes. So a following page reads its settings from the room
-(``settings.settings_of``); in place of the settings widgets its sidebar holds the teacher's settings as one
-read-only line read from the run, and the room panel, whose "Follow the teacher" toggle gives the controls back:
-the next run draws the full sidebar, starting from the teacher's settings (``take_controls``).
+(``follower_settings``: the room's address, read as any link is); in place of the settings widgets its sidebar holds
+the teacher's settings as one read-only line read from the run, and the room panel, whose "Follow the teacher"
+toggle gives the controls back: the next run draws the full sidebar, starting from the teacher's settings (the
+page's last values were the room's: ``url_state.settle``).
 
 The app calls ``follower_settings(room)`` after ``enter_room``; when it returns settings, ``follow_room`` draws the
 page's body as a fragment (``_followed_body``, which the push reruns alone) instead of the full sidebar and body;
-when it returns None, ``take_controls()`` runs before the sidebar.
+when it returns None, the page draws its own sidebar.
 The page's other controls a follower cannot use (the view bar, the tour picker and the tour's buttons, the heads
 view's switches, the quiz switch, the head pickers) read the room's values through ``dashboard.followed`` instead.
 """
@@ -27,36 +28,29 @@ from core import Run
 from dashboard import compute, followed
 from dashboard.classroom.room_page import RoomState, drawn, follow_on, fragment_rerun, watch_room
 from dashboard.page import scaled
-from dashboard.settings import SETTING_KEYS, Settings, settings_of
+from dashboard.settings import Settings, settings_from
+from dashboard.url_state import SPEC, address_text, read, with_own
 
-SHOWN = "_follower_settings"
-"""Session: the room's settings the last following page showed. The first run after following stops writes them
-into the widgets' state before the widgets exist, so the controls start from the teacher's view."""
-TAKEN_KEYS = tuple(k for k in SETTING_KEYS if k != "presenter")
-"""The sidebar's widgets that take the teacher's values back (presenter mode is each screen's own)."""
+
+def room_address(state: RoomState) -> dict[str, str] | None:
+    """A following page's address: the room's settings as a link carries them (this screen keeps its own presenter
+    mode and room: ``url_state.with_own``); None on any other page."""
+    if not state.following or state.room is None:
+        return None
+    return {k: address_text(v) for k, v in state.room.settings.items() if k in SPEC and v is not None}
 
 
 def follower_settings(state: RoomState) -> Settings | None:
-    """The room's settings on a student's page that follows its teacher; None on any other page. Call it before
-    any control: the page's controls then show the room's values, not widgets (``dashboard.followed``)."""
-    if not state.following or state.room is None:
+    """The room's settings on a student's page that follows its teacher, read from the room's address as any link
+    is (``url_state.read``, then ``settings.settings_from``); None on any other page. Call it before any control:
+    the page's controls then show the room's values, not widgets (``dashboard.followed``)."""
+    address = room_address(state)
+    if address is None:
         followed.follow(None)
         return None
-    st.session_state[SHOWN] = dict(state.room.settings)
-    followed.follow(state.room.settings)
-    presenter = st.query_params.get("presenter") == "true"  # the student's own screen, never the teacher's
-    return settings_of(state.room.settings, presenter=presenter)
-
-
-def take_controls() -> None:
-    """On a page that does not follow (call it before the sidebar): right after a following page, the sidebar's
-    widgets start from the settings it showed, the teacher's, but for a value the student's click changed to leave
-    (a "Try one" example's sentence and layer: where their exploring starts)."""
-    shown = st.session_state.pop(SHOWN, None)
-    if shown:
-        for key in TAKEN_KEYS:
-            if key in shown:  # the room's value was written into the state (room_page._apply), unless changed since
-                st.session_state[key] = st.session_state.get(key, shown[key])
+    values = read(with_own(address), repair=True).context
+    followed.follow({**state.room.settings, **values})  # and what else the room holds (the teacher's training)
+    return settings_from(values)
 
 
 def follow_room(state: RoomState, body: Callable[[RoomState, Settings], None], line: DeltaGenerator) -> None:

@@ -85,6 +85,8 @@ class Settings:
 
 
 DEFAULTS = Settings()
+SHOWN_SETTINGS = "_settings_shown"
+"""Session: the ``Settings`` the page's last full run drew from (the app writes it; tests read it)."""
 SETTING_KEYS = tuple(  # "weights" is a field of both: one key
     dict.fromkeys(
         (*(f.name for f in fields(AttentionConfig)), *(f.name for f in fields(Settings) if f.name != "config"))
@@ -143,73 +145,67 @@ def nearest_heads(n_heads: int, options: list[int]) -> int:
     return min(options, key=lambda h: (abs(h - n_heads), h))
 
 
-def sidebar(trains: bool = False) -> Settings:
-    """Draw the controls in the sidebar and return the chosen settings; ``trains``: the train view is open."""
-    with st.sidebar:
-        sentence = _sentence_input()
-        weights = _weights()
-        kind = source_class(weights)
-        config_weights = kind.config_weights(weights)
-        fixed = kind.ARCHITECTURE
-        shape, layer = _fixed_shape(fixed) if fixed is not None else (_model_shape(config_weights), 1)
-        task = _training_controls() if kind.TRAINS or trains else {}
-        if kind.TRAINS and task["train_layers"] > 1:
-            layer = _layer(task["train_layers"])
-        causal, scaled, seed, presenter = _switches(kind)
-        variants = _variants(kind, shape["n_heads"], causal, shape["positional"])
-    config = AttentionConfig(**shape, causal=causal, seed=seed, scaled=scaled, weights=config_weights, **variants)
-    return Settings(sentence=sentence, config=config, weights=weights, layer=layer, presenter=presenter, **task)
-
-
-def settings_of(values: Mapping[str, object], presenter: bool = False) -> Settings:
-    """The settings the sidebar returns when its widgets hold ``values`` (a room's: the teacher's widget values, by
-    key; a key missing takes the widget's default), with this page's own ``presenter``. A follower's page draws no
-    sidebar widgets (``dashboard/follower_page.py``): this is what its views read instead."""
-    get = values.get
-    weights = str(get("weights", DEFAULT_CONFIG.weights))
+def settings_from(values: Mapping[str, object]) -> Settings:
+    """The settings of a page whose keys hold ``values`` (``url_state.read``'s context: every key valid for the
+    others). The one place the page's settings are made: the sidebar's page, a following student's (the room's
+    address), a tour step's and a test's all read their address and call this. A variant the weights cannot run is
+    off, and scaling stays on where the weights have no unscaled run (the page says why)."""
+    weights = str(values["weights"])
     kind = source_class(weights)
-    config_weights = kind.config_weights(weights)
-    fixed = kind.ARCHITECTURE
-    if fixed is not None:
-        shape, layer = fixed_shape(fixed), int(get("layer", 1))
-    else:
-        positional = str(get("positional", DEFAULT_CONFIG.positional))
-        options = head_options(int(get("d_model", DEFAULT_CONFIG.d_model)), positional, config_weights)
-        n_heads = nearest_heads(int(get("n_heads", DEFAULT_CONFIG.n_heads)), options)
-        shape, layer = (
-            dict(d_model=int(get("d_model", DEFAULT_CONFIG.d_model)), n_heads=n_heads, positional=positional),
-            1,
-        )
-    task = {}
-    if kind.TRAINS or get("view") == "train":
-        task = {k: type(getattr(DEFAULTS, k))(get(k, getattr(DEFAULTS, k))) for k in TRAIN_KEYS}
-        if kind.TRAINS and task["train_layers"] > 1:
-            layer = int(get("layer", 1))
-    unscaled = kind.supports("unscaled")
+    d_model, n_heads = int(values["d_model"]), int(values["n_heads"])  # a pretrained model's own, when it fixes them
+    layered = kind.ARCHITECTURE is not None or (kind.TRAINS and int(values["train_layers"]) > 1)
+    task = {k: values[k] for k in TRAIN_KEYS} if kind.TRAINS or values["view"] == "train" else {}
     grouped, windowed, prefixed, biased = (kind.supports(k) for k in ("kv_heads", "window", "prefix", "alibi"))
-    n_heads = shape["n_heads"]
-    kv = nearest_heads(int(get("kv_heads") or n_heads), kv_head_options(n_heads)) if grouped else n_heads
+    kv_heads = int(values["kv_heads"]) if grouped else n_heads
     config = AttentionConfig(
-        **shape,
-        causal=bool(get("causal", DEFAULT_CONFIG.causal)),
-        seed=int(get("seed", DEFAULT_CONFIG.seed)),
-        scaled=bool(get("scaled", DEFAULT_CONFIG.scaled)) or not unscaled,
-        weights=config_weights,
-        kv_heads=None if kv == n_heads else kv,
-        window=int(get("window") or 0) if windowed else 0,
-        prefix=int(get("prefix") or 0) if prefixed else 0,
-        alibi=bool(get("alibi", False)) and bool(biased),
+        d_model=d_model,
+        n_heads=n_heads,
+        positional=str(values["positional"]),
+        causal=bool(values["causal"]),
+        seed=int(values["seed"]),
+        scaled=bool(values["scaled"]) or not kind.supports("unscaled"),
+        weights=kind.config_weights(weights),
+        kv_heads=None if kv_heads == n_heads else kv_heads,
+        window=int(values["window"]) if windowed else 0,
+        prefix=int(values["prefix"]) if prefixed else 0,
+        alibi=bool(values["alibi"]) and bool(biased),
     )
-    sentence = str(get("sentence", DEFAULTS.sentence))
-    return Settings(sentence=sentence, config=config, weights=weights, layer=layer, presenter=presenter, **task)
+    return Settings(
+        sentence=str(values["sentence"]),
+        config=config,
+        weights=weights,
+        layer=int(values["layer"]) if layered else 1,
+        presenter=bool(values["presenter"]),
+        **task,
+    )
+
+
+def sidebar(values: Mapping[str, object], defaults: Mapping[str, object]) -> None:
+    """Draw the controls in the sidebar (call it inside ``st.sidebar``). Each starts from ``values`` (the page's,
+    already in its state: ``url_state.settle``) and has ``defaults`` as its default, so the browser writes a key to
+    the address exactly when the page does: when it differs from the default the address implies."""
+    kind = source_class(str(values["weights"]))
+    _sentence_input()
+    _weights()
+    if kind.ARCHITECTURE is not None:
+        _fixed_shape(kind.ARCHITECTURE)
+    else:
+        _positional(defaults)
+        _width_and_heads(values, defaults)
+    if kind.TRAINS or values["view"] == "train":
+        _training_controls(defaults)
+        if kind.TRAINS and int(values["train_layers"]) > 1:
+            _layer(int(values["train_layers"]))
+    _switches(kind, defaults)
+    _variants(kind, values, defaults)
 
 
 TRAIN_KEYS = ("task", "train_layers", "train_steps", "lr")
 """The training controls' keys (``_training_controls``), each a field of ``Settings``."""
 
 
-def _sentence_input() -> str:
-    return st.text_input(
+def _sentence_input() -> None:
+    st.text_input(
         "Sentence",
         value=DEFAULTS.sentence,
         key="sentence",
@@ -219,7 +215,7 @@ def _sentence_input() -> str:
     )
 
 
-def _weights() -> str:
+def _weights() -> None:
     """The weights, with a caption of what they promise."""
     weights = st.segmented_control(
         "Weights",
@@ -232,29 +228,19 @@ def _weights() -> str:
         "pattern: look-alikes, or the previous token. minilm: a pretrained model's real heads.",
     )
     st.caption(WEIGHT_PROMISES.get(weights, ""))
-    return str(weights)
 
 
-def _positional() -> str:
-    return str(
-        st.segmented_control(
-            "Positional encoding",
-            POSITIONAL_KINDS,
-            default=DEFAULT_CONFIG.positional,
-            required=True,
-            key="positional",
-            bind="query-params",
-            help="sinusoidal and learned add a vector per position to the embeddings; rope rotates each head's "
-            "queries and keys by their position. With none, word order is invisible to attention.",
-        )
+def _positional(defaults: Mapping[str, object]) -> None:
+    st.segmented_control(
+        "Positional encoding",
+        POSITIONAL_KINDS,
+        default=defaults["positional"],
+        required=True,
+        key="positional",
+        bind="query-params",
+        help="sinusoidal and learned add a vector per position to the embeddings; rope rotates each head's "
+        "queries and keys by their position. With none, word order is invisible to attention.",
     )
-
-
-def _model_shape(weights: str) -> dict:
-    """Positional encoding, d_model and heads, as the student picks them."""
-    positional = _positional()
-    d_model, n_heads = _width_and_heads(positional, weights)
-    return dict(d_model=d_model, n_heads=n_heads, positional=positional)
 
 
 def fixed_shape(fixed: Architecture) -> dict:
@@ -262,18 +248,18 @@ def fixed_shape(fixed: Architecture) -> dict:
     return dict(d_model=fixed.d_model, n_heads=fixed.n_heads, positional=fixed.positional)
 
 
-def _fixed_shape(fixed: Architecture) -> tuple[dict, int]:
+def _fixed_shape(fixed: Architecture) -> None:
     """A pretrained model's fixed d_model, heads and positions (said, not offered), and the layer to show."""
     st.caption(
         f"d_model = {fixed.d_model}, {fixed.n_heads} heads, {fixed.positional} positions: "
         "fixed by the pretrained model, whose weights were trained with exactly these shapes."
     )
-    return fixed_shape(fixed), _layer(fixed.n_layers)
+    _layer(fixed.n_layers)
 
 
-def _layer(n_layers: int) -> int:
+def _layer(n_layers: int) -> None:
     """Which layer of a learned model the views show."""
-    layer = st.segmented_control(
+    st.segmented_control(
         "Layer",
         list(range(1, n_layers + 1)),
         default=1,
@@ -282,7 +268,6 @@ def _layer(n_layers: int) -> int:
         bind="query-params",
         help=f"The model stacks {n_layers} attention layers, each with its own heads; every view shows this one.",
     )
-    return int(layer)
 
 
 TRAIN_STEPS = (50, 100, 150, 200, 300, 400, 500, 750, 1000, 1500, MAX_STEPS)
@@ -315,28 +300,14 @@ def trains(weights: str | None) -> bool:
     return kind is not None and kind.TRAINS
 
 
-def apply_recommended(link: dict[str, str]) -> None:
-    """On a link that opens the train view or trained weights: the task's recommendation for what it leaves unset.
-
-    Call it before any widget exists; ``link`` is what is new in the address (``url_state.read_address``),
-    empty on a rerun where the address did not change.
-    """
-    if not link or (link.get("view") != "train" and not trains(link.get("weights"))):
-        return
-    task = link.get("task") if link.get("task") in TASK_NAMES else Settings.task
-    for key, value in recommended_state(task).items():
-        if key not in link:
-            st.session_state[key] = value
-
-
 def _use_recommended() -> None:
     """Task callback: a new task starts from its recommended settings."""
     st.session_state.update(recommended_state(st.session_state["task"]))
 
 
-def _training_controls() -> dict:
+def _training_controls(defaults: Mapping[str, object]) -> None:
     """Task, layers, steps and learning rate of the model the train view trains."""
-    task = st.segmented_control(
+    st.segmented_control(
         "Task",
         TASK_NAMES,
         default=DEFAULTS.task,
@@ -347,75 +318,71 @@ def _training_controls() -> dict:
         help="What the tiny transformer learns: shift (copy the previous token), reverse, sort, or induction "
         "(continue a repeated block). Choosing a task fills in its recommended settings.",
     )
-    train_layers = st.segmented_control(
+    st.segmented_control(
         "Layers",
         (1, 2),
-        default=DEFAULTS.train_layers,
+        default=defaults["train_layers"],
         required=True,
         key="train_layers",
         bind="query-params",
         help="Induction needs 2: one head finds the previous token, the next uses it to copy.",
     )
-    train_steps = st.selectbox(
+    st.selectbox(
         "Training steps",
         TRAIN_STEPS,
-        index=TRAIN_STEPS.index(DEFAULTS.train_steps),
+        index=TRAIN_STEPS.index(defaults["train_steps"]),
         key="train_steps",
         bind="query-params",
         help=f"Adam steps of 64 sequences each, at most {MAX_STEPS}.",
     )
-    lr = st.segmented_control(
+    st.segmented_control(
         "Learning rate",
         SAFE_LRS,
-        default=DEFAULTS.lr,
+        default=defaults["lr"],
         required=True,
         key="lr",
         bind="query-params",
         help="Only rates that trained stably here are offered: 1e-2 diverged in 5 of 12 runs without LayerNorm.",
     )
-    return dict(task=str(task), train_layers=int(train_layers), train_steps=int(train_steps), lr=float(lr))
 
 
-def _width_and_heads(positional: str, weights: str) -> tuple[int, int]:
-    """d_model, then a head count among those core allows for it (moved to the nearest when d_model changes)."""
-    d_model = st.selectbox(
+def _width_and_heads(values: Mapping[str, object], defaults: Mapping[str, object]) -> None:
+    """d_model, then a head count among those core allows for it (``settle`` moves it to the nearest when d_model
+    changes)."""
+    st.selectbox(
         "d_model (width of each token vector)",
         D_MODELS,
-        index=D_MODELS.index(DEFAULT_CONFIG.d_model),
+        index=D_MODELS.index(defaults["d_model"]),
         key="d_model",
         bind="query-params",
         help="Every token becomes a vector of d_model numbers; the heads share them out.",
     )
-    options = head_options(d_model, positional, weights)
-    current = st.session_state.get("n_heads")
-    if current is not None and current not in options:  # before the widget exists, so it can still be moved
-        st.session_state["n_heads"] = nearest_heads(current, options)
-    n_heads = st.segmented_control(
+    weights = source_class(str(values["weights"])).config_weights(str(values["weights"]))
+    st.segmented_control(
         "Heads",
-        options,
-        default=nearest_heads(DEFAULT_CONFIG.n_heads, options),
+        head_options(int(values["d_model"]), str(values["positional"]), weights),
+        default=defaults["n_heads"],
         required=True,
         key="n_heads",
         bind="query-params",
         help="Only head counts that divide d_model are offered (each head gets d_k = d_model / h columns); "
         "RoPE also needs an even d_k, and the previous-token head d_k >= 4.",
     )
-    return int(d_model), int(n_heads)
 
 
-def _switches(kind: type[ModelSource]) -> tuple[bool, bool, int, bool]:
+def _switches(kind: type[ModelSource], defaults: Mapping[str, object]) -> None:
     """Causal mask, scaling, seed and presenter mode; a switch the source cannot serve is disabled, saying why."""
     masked, unscaled, reseeded = kind.supports("causal"), kind.supports("unscaled"), kind.supports("seed")
-    causal = st.toggle(
+    st.toggle(
         "Causal mask (an experiment: this encoder reads both ways)" if masked.reason else "Causal mask",
-        value=DEFAULT_CONFIG.causal,
+        value=defaults["causal"],
         key="causal",
         bind="query-params",
         help=masked.reason or "As in a decoder (GPT): each token may attend only to itself and the tokens before it.",
     )
-    scaled = st.toggle(
+    st.toggle(
         "Scale scores by 1/√d_k",
-        value=DEFAULT_CONFIG.scaled,
+        value=defaults["scaled"],
         key="scaled",
         bind="query-params",
         disabled=not unscaled,
@@ -424,12 +391,11 @@ def _switches(kind: type[ModelSource]) -> tuple[bool, bool, int, bool]:
         else "Divide QKᵀ by √d_k before the softmax, as every transformer does. Turn it off to see the "
         "heads collapse toward one-hot: unscaled scores grow like √d_k.",
     )
-    scaled = scaled or not unscaled  # what a source without an unscaled run computes (link_notes says so)
-    seed = st.number_input(
+    st.number_input(
         "Seed",
         min_value=0,
         max_value=MAX_SEED,
-        value=DEFAULT_CONFIG.seed,
+        value=defaults["seed"],
         step=1,
         key="seed",
         bind="query-params",
@@ -438,15 +404,14 @@ def _switches(kind: type[ModelSource]) -> tuple[bool, bool, int, bool]:
         or "Fixes the random embeddings and weight matrices (and a trained model's start): the same seed always "
         "gives the same maps.",
     )
-    presenter = st.toggle(
+    st.toggle(
         "Presenter mode",
-        value=DEFAULTS.presenter,
+        value=defaults["presenter"],
         key="presenter",
         bind="query-params",
         help="For a projector: larger type and cells in every figure, fewer panels per row. "
         "For the rest of the page use the browser's zoom (Ctrl or Cmd and +).",
     )
-    return bool(causal), bool(scaled), int(seed), bool(presenter)
 
 
 def kv_head_options(n_heads: int) -> list[int]:
@@ -454,11 +419,11 @@ def kv_head_options(n_heads: int) -> list[int]:
     return [kv for kv in range(1, n_heads + 1) if n_heads % kv == 0]
 
 
-def _token_count(label: str, *, key: str, bind: str, supported: Support, help: str) -> int:
+def _token_count(label: str, *, key: str, bind: str, supported: Support, help: str) -> None:
     """A number of tokens, 0 (off) to ``MAX_TOKENS``; disabled, with the source's reason as its help, when the
     source cannot run it. ``key`` and ``bind`` go to the widget as they are (callers write both out, so the check
     of URL-bound keys against ``LINK_KEYS`` finds them at the call)."""
-    return st.number_input(
+    st.number_input(
         label,
         min_value=0,
         max_value=MAX_TOKENS,
@@ -471,19 +436,16 @@ def _token_count(label: str, *, key: str, bind: str, supported: Support, help: s
     )
 
 
-def _variants(kind: type[ModelSource], n_heads: int, causal: bool, positional: str) -> dict:
+def _variants(kind: type[ModelSource], values: Mapping[str, object], defaults: Mapping[str, object]) -> None:
     """Today's variants: K/V heads, a sliding window, a prefix, ALiBi; one the source cannot run is disabled, saying
-    why (and runs off). Returns the ``AttentionConfig`` fields."""
+    why (and runs off: ``settings_from``)."""
     st.subheader("Today's variants", divider="gray")
     grouped, windowed, prefixed, biased = (kind.supports(k) for k in ("kv_heads", "window", "prefix", "alibi"))
-    options = kv_head_options(n_heads)
-    current = st.session_state.get("kv_heads")
-    if current is not None and current not in options:  # n_heads changed: move to the nearest divisor
-        st.session_state["kv_heads"] = nearest_heads(current, options)
-    kv_heads = st.segmented_control(
+    n_heads, causal, positional = int(values["n_heads"]), bool(values["causal"]), str(values["positional"])
+    st.segmented_control(
         "K/V heads",
-        options,
-        default=n_heads,
+        kv_head_options(n_heads),
+        default=defaults["kv_heads"],
         required=True,
         key="kv_heads",
         bind="query-params",
@@ -492,7 +454,7 @@ def _variants(kind: type[ModelSource], n_heads: int, causal: bool, positional: s
         or f"Grouped-query attention (Llama 3, Mistral): each group of {n_heads} / kv_heads query heads shares one "
         f"K and V. {n_heads} is multi-head attention, 1 multi-query; fewer K/V heads, a smaller KV cache.",
     )
-    window = _token_count(
+    _token_count(
         "Sliding window (tokens, 0 = off)",
         key="window",
         bind="query-params",
@@ -500,7 +462,7 @@ def _variants(kind: type[ModelSource], n_heads: int, causal: bool, positional: s
         help="Mistral's sliding window: with the causal mask query i sees keys i-w+1..i; without it, keys with "
         "|i - j| < w.",
     )
-    prefix = _token_count(
+    _token_count(
         "Prefix (tokens, 0 = off)",
         key="prefix",
         bind="query-params",
@@ -508,11 +470,11 @@ def _variants(kind: type[ModelSource], n_heads: int, causal: bool, positional: s
         help="A prefix-LM: with the causal mask the first p tokens see each other both ways, the rest stay causal. "
         "Without the causal mask every key is visible already, so it changes nothing.",
     )
-    if prefixed and prefix and not causal:
+    if prefixed and values["prefix"] and not causal:
         st.caption("Without the causal mask every key is visible already: the prefix changes nothing.")
-    alibi = st.toggle(
+    st.toggle(
         "ALiBi bias",
-        value=False,
+        value=defaults["alibi"],
         key="alibi",
         bind="query-params",
         disabled=not biased,
@@ -521,15 +483,8 @@ def _variants(kind: type[ModelSource], n_heads: int, causal: bool, positional: s
         "each head's scaled scores, slope m_h = 2^(-8h/H). It replaces position embeddings: use it with "
         "positional = none.",
     )
-    if biased and alibi and positional != "none":
+    if biased and values["alibi"] and positional != "none":
         st.caption(
             f"ALiBi replaces position embeddings, so it is meant with positional = none: with {positional} "
             "positions too, the model gets position twice."
         )
-    kv = int(kv_heads) if grouped else n_heads
-    return dict(
-        kv_heads=None if kv == n_heads else kv,
-        window=int(window) if windowed else 0,
-        prefix=int(prefix) if prefixed else 0,
-        alibi=bool(alibi) and bool(biased),
-    )

@@ -29,9 +29,9 @@ from core import MAX_TOKENS, POSITIONAL_KINDS, head_count_problem
 from core.ablation import MODES as ABLATION_MODES
 from core.sources import SOURCES, WEIGHTS, ModelSource
 from core.training import MAX_STEPS, SAFE_LRS, TASK_NAMES
-from dashboard.address import going_back, sent_before
+from dashboard.address import going_back, replaced, sent_before
 from dashboard.classroom.teacher_key import CLAIM_PARAM
-from dashboard.classroom.tours import load_tours
+from dashboard.classroom.tours import TOUR_KEYS, Step, load_tours
 from dashboard.probes import KNOCKOUT_CHOICES, NONE, TEMPERATURES
 from dashboard.settings import (
     D_MODELS,
@@ -42,11 +42,13 @@ from dashboard.settings import (
     MAX_SEED,
     OWNED_KEYS,
     TRAIN_STEPS,
+    Settings,
     fixed_shape,
     head_options,
     kv_head_options,
     nearest_heads,
     recommended_state,
+    settings_from,
 )
 from dashboard.views import DEFAULT_VIEW, VIEWS
 from dashboard.views.cross import DEFAULT_SOURCE
@@ -79,7 +81,8 @@ def _trains(ctx: Context) -> bool:
 
 
 def _default(key: str, fallback: object) -> Callable[[Context], object]:
-    """A sidebar default, or the task's recommended value when the page trains (as ``apply_recommended`` sets)."""
+    """A sidebar default, or the task's recommended value when the page trains (a link to the train view, or a
+    step of a tour there, takes the task's recommendation for what it leaves out)."""
 
     def default(ctx: Context) -> object:
         if _trains(ctx):
@@ -135,6 +138,9 @@ class Spec:
     options: Callable[[Context], Sequence] | Sequence = ()
     default: Callable[[Context], object] | object = None
     """None: the widget's own default (no tour; the last replay step)."""
+    follows: bool = False
+    """The default is another key's value, and the page's own value follows it unless the user chose one: K/V heads
+    follow the head count (no grouping) until grouping is chosen (``settle``)."""
 
     def valid(self, ctx: Context) -> Sequence:
         return self.options(ctx) if callable(self.options) else self.options
@@ -196,7 +202,7 @@ SPECS: tuple[Spec, ...] = (
     Spec("positional", "choice", POSITIONAL_KINDS, _default("positional", DEFAULT_CONFIG.positional)),
     Spec("d_model", "choice", D_MODELS, _default("d_model", DEFAULT_CONFIG.d_model)),
     Spec("n_heads", "choice", _heads, _default_heads),
-    Spec("kv_heads", "choice", lambda ctx: kv_head_options(int(ctx["n_heads"])), lambda ctx: ctx["n_heads"]),
+    Spec("kv_heads", "choice", lambda ctx: kv_head_options(int(ctx["n_heads"])), lambda ctx: ctx["n_heads"], True),
     Spec("causal", "switch", default=_default("causal", DEFAULT_CONFIG.causal)),
     Spec("scaled", "switch", default=DEFAULT_CONFIG.scaled),
     Spec("seed", "whole", range(MAX_SEED + 1), _default("seed", DEFAULT_CONFIG.seed)),
@@ -257,35 +263,70 @@ class Reading:
     """Parameters no control reads."""
     context: Mapping[str, object] | None = None
     """Every key's value after this reading (the link's, or ``known``, or the default)."""
+    defaults: Mapping[str, object] | None = None
+    """Every key's default where it was read: what the key means when the address leaves it out (a control's
+    default, so the browser drops the key from the address at that value, as the page does)."""
+
+    def address(self) -> dict[str, str]:
+        """The address of this reading: every value that differs from the default the address itself implies, as
+        its control writes it. ``read`` of it gives the same context again."""
+        ctx, defaults = self.context or {}, self.defaults or {}
+        return {k: address_text(v) for k, v in ctx.items() if v is not None and not _same(v, defaults.get(k))}
 
 
-def read(link: Mapping[str, str], known: Mapping[str, object] | None = None) -> Reading:
+def _same(a: object, b: object) -> bool:
+    """Equal as the address writes them (``True`` and ``"true"``, 4 and ``"4"``; None and "" are both empty)."""
+    return address_text(a) == address_text(b)
+
+
+def nearest(value: float, options: Sequence) -> object:
+    """The option closest to ``value`` (the smaller on a tie): where a number the options no longer hold moves."""
+    return min(options, key=lambda o: (abs(o - value), o))
+
+
+def _repaired(spec: Spec, raw: str, ctx: Context) -> object:
+    """A value the page itself made (a control, a callback, the room) that is not valid here: the nearest valid number
+    (a head count after d_model changed, K/V heads after the head count did), else the key's default."""
+    valid = spec.valid(ctx)
+    n = number(raw.strip())
+    numeric = [o for o in valid if isinstance(o, int | float) and not isinstance(o, bool)]
+    if n is not None and numeric and len(numeric) == len(valid):
+        return nearest(n, numeric)
+    return spec.fallback(ctx)
+
+
+def read(link: Mapping[str, str], known: Mapping[str, object] | None = None, *, repair: bool = False) -> Reading:
     """Parse ``link`` (key -> the address's text). ``known``: the current values of the keys it leaves out.
 
-    Pure and total: any text for any key gives a valid value; never raises.
+    ``repair``: the values are the page's own, not a link's: one its options no longer hold moves to the nearest valid
+    one (``_repaired``), silently. Pure and total: any text for any key gives a valid value; never raises.
     """
     known = known or {}
     ctx: dict[str, object] = {}
     values: dict[str, object] = {}
     problems: dict[str, str] = {}
+    defaults: dict[str, object] = {}
     ignored = []
     for spec in SPECS:
         key = spec.key
         fixed = fixed_by_weights(ctx)
         if key in fixed:
-            ctx[key] = fixed[key]
+            ctx[key] = defaults[key] = fixed[key]
             if key in link and link[key].strip() != str(fixed[key]):
                 ignored.append(key)
             continue
+        defaults[key] = spec.fallback(ctx)
         if key in link:
             value = spec.parse(link[key], ctx)
-            if value is BAD:
+            if value is BAD and repair:
+                value = _repaired(spec, link[key], ctx)
+            elif value is BAD:
                 problems[key] = _heads_problem(link[key], ctx) if key == "n_heads" else spec.must(ctx)
-                value = spec.fallback(ctx)
+                value = defaults[key]
             ctx[key] = values[key] = value
         else:
-            ctx[key] = known[key] if key in known else spec.fallback(ctx)
-    return Reading(values, problems, tuple(ignored), sum(k not in SPEC for k in link), ctx)
+            ctx[key] = known[key] if key in known else defaults[key]
+    return Reading(values, problems, tuple(ignored), sum(k not in SPEC for k in link), ctx, defaults)
 
 
 def _heads_problem(raw: str, ctx: Context) -> str:
@@ -449,3 +490,100 @@ def pending_notes() -> list[str]:
     said = st.session_state.pop(_NOTES, [])
     reading = Reading({k: value for k, _, value in said}, {k: must for k, must, _ in said})
     return notes(reading, {k: st.session_state[k] for k in reading.problems if k in st.session_state})
+
+
+# -- the page's values: one reading of one address per run ------------------------------------------------------------
+_VALUES = "_url_values"
+"""Session: every key's value as the last full run left it (what its controls showed)."""
+_ADDRESS = "_url_address"
+"""Session: the address the last full run ended with (``Reading.address`` of its values)."""
+_DRAWN = "_url_drawn"
+"""Session: the keys whose controls the last full run drew (or, on a following page, that the room set)."""
+OWN_KEYS = ("presenter", "room")
+"""Each screen's own: a tour step and a room's settings leave them as this screen has them."""
+
+
+def with_own(address: Mapping[str, str]) -> dict[str, str]:
+    """``address`` (a room's, a tour step's) on this screen: with its own presenter mode and room."""
+    own = {k: address_text(st.session_state[k]) for k in OWN_KEYS if st.session_state.get(k) is not None}
+    return {**{k: v for k, v in address.items() if k not in OWN_KEYS}, **own}
+
+
+def settle(link: Mapping[str, str], room: Mapping[str, str] | None = None) -> Reading:
+    """This run's value of every key, each valid for the others, written into the controls' state: call it once,
+    after ``read_address`` and before any control. Settings come from its ``context`` (``settings.settings_from``).
+
+    The values are read from one address, through ``read``:
+    - a following page's: the room's address (``room``), with this screen's own keys (``OWN_KEYS``);
+    - a tour step's (``address.replace``), likewise;
+    - a link opened (the session's first run, Back or Forward): the link, every key it leaves out at its default;
+    - otherwise the last run's values, with what changed since: a control the user moved, a callback (an example,
+      a task's recommendation), a new value in the address. A value a control showed stays, even where its default
+      moves (the train view's recommendation, say), except one that follows another key (``Spec.follows``): K/V heads
+      stay only if the user chose them, else they follow the head count.
+    A value no longer valid moves to the nearest valid one (``read``'s ``repair``), and so does one a client sent that
+    no control offers (None for a required choice, NaN, a list): every control's value passes the address's parser.
+    """
+    state = st.session_state
+    before = state.get(_VALUES)
+    if before is None or going_back():
+        given = {k: v for k, v in link.items() if k in SPEC}
+    else:
+        address, drawn = state.get(_ADDRESS, {}), state.get(_DRAWN, frozenset())
+        given = {
+            k: address_text(v)
+            for k, v in before.items()
+            if v is not None and (k in address or (k in drawn and not SPEC[k].follows))
+        }
+        given |= {k: v for k, v in link.items() if k in SPEC}
+        given |= {k: _text(state[k]) for k in before if k in state and not _same(state[k], before[k])}
+    step = replaced()
+    if room is not None or step is not None:
+        own = {k: given[k] for k in OWN_KEYS if k in given}
+        given = {**{k: v for k, v in (room if room is not None else step).items() if k not in OWN_KEYS}, **own}
+    reading = read(given, repair=True)
+    for key, value in reading.context.items():
+        if value is None:
+            state.pop(key, None)
+        elif key not in state or type(state[key]) is not type(value) or state[key] != value:
+            state[key] = value
+    return reading
+
+
+def _text(value: object) -> str:
+    """A control's value as address text; a value no control has (a list, a dict: a forged widget state) reads as
+    text no key parses, so it is replaced."""
+    return address_text(value) if isinstance(value, str | int | float | bool) or value is None else "\x00"
+
+
+def finish(reading: Reading, drawn: frozenset[str], *, following: bool = False) -> dict[str, str]:
+    """Last in a full run: the address the page ends with, from the values its controls show (``drawn``: the keys
+    of the controls this run drew; the view and the tour always count), remembered for the next run's ``settle``.
+
+    A following page's values are the room's (``reading``), every one shown; its own address stays the room's link
+    (its presenter mode and room only): the page sends it no other. When following stops, the controls start from
+    the teacher's values."""
+    state = st.session_state
+    drawn = frozenset(SPEC) if following else drawn | set(OWNED_KEYS)
+    shown = {k: state[k] if k in drawn and k in state else v for k, v in (reading.context or {}).items()}
+    final = read({k: _text(v) for k, v in shown.items() if k in drawn and v is not None}, repair=True)
+    address = {k: v for k, v in final.address().items() if k in drawn}
+    state[_VALUES] = {**(reading.context or {}), **{k: final.context[k] for k in drawn}}
+    state[_ADDRESS] = address
+    state[_DRAWN] = drawn
+    return {k: v for k, v in address.items() if k in OWN_KEYS} if following else address
+
+
+def settings_at(address: Mapping[str, str]) -> Settings:
+    """The settings of the page a link to ``address`` opens: its values (``read``), then ``settings_from``. The page,
+    a following student's page (the room's address), a tour step and the tests all make settings this one way."""
+    return settings_from(read(address).context or {})
+
+
+def step_state(step: Step) -> dict:
+    """Every key's value a tour step sets, as its link gives them (``read``: the train view's recommendation for what
+    a training step leaves out, K/V heads as many as the step's heads unless it groups them); not the tour's own keys,
+    nor this screen's (presenter mode, the room), nor those a view decides (None: the last replay step)."""
+    address = {k: address_text(v) for k, v in step.settings.items()}
+    skipped = (*OWN_KEYS, *TOUR_KEYS)
+    return {k: v for k, v in (read(address).context or {}).items() if v is not None and k not in skipped}

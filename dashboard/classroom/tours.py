@@ -33,26 +33,16 @@ from functools import cache
 from pathlib import Path
 
 import streamlit as st
-from streamlit.errors import StreamlitAPIException
 
 from dashboard import followed
+from dashboard.address import replace
 from dashboard.classroom.share import url_value
 from dashboard.classroom.tour_facts import fill
-from dashboard.settings import (
-    DEFAULT_CONFIG,
-    DEFAULTS,
-    LINK_KEYS,
-    SETTING_KEYS,
-    Settings,
-    recommended_state,
-    trains,
-)
+from dashboard.settings import LINK_KEYS, Settings
 
 TOURS_DIR = Path(__file__).with_name("tours")
 TOUR_KEYS = ("tour", "tour_step")
 """The tour's own URL keys: a step cannot set them."""
-KEPT = frozenset({"presenter", *TOUR_KEYS})
-"""What a step never resets: the teacher's presenter mode and the tour itself."""
 STEP_FIELDS = {"title", "note", "settings", "pattern", "attends"}
 TOUR_FIELDS = {"title", "lesson", "about", "steps"}
 
@@ -127,64 +117,20 @@ def load_tours(folder: Path = TOURS_DIR) -> dict[str, Tour]:
     return tours
 
 
-DEFAULT_VALUES = {
-    **{
-        k: getattr(DEFAULT_CONFIG, k)
-        for k in ("d_model", "n_heads", "causal", "positional", "seed", "scaled", "window", "prefix", "alibi")
-    },
-    "weights": DEFAULT_CONFIG.weights,
-    **{k: getattr(DEFAULTS, k) for k in SETTING_KEYS if hasattr(DEFAULTS, k) and k != "presenter"},
-    "view": "heads",
-    "quiz": False,
-}
-"""What a step resets the controls it does not name to (the sidebar's defaults, the heads view, no quiz)."""
-
-
-def step_state(step: Step) -> dict:
-    """The session values a step sets, by widget key: its settings, the defaults for what it leaves out,
-    and, for the trained model, the task's recommendation (as a link to the train view gets)."""
-    state = {k: v for k, v in DEFAULT_VALUES.items() if k not in KEPT}
-    if step.settings.get("view") == "train" or trains(step.settings.get("weights")):
-        state |= recommended_state(str(step.settings.get("task", DEFAULTS.task)))
-    state |= step.settings
-    return {"kv_heads": state["n_heads"]} | state  # multi-head unless the step groups its heads
-
-
-def _view_keys_to_clear(step: Step) -> list[str]:
-    """View controls the step does not name: dropped, so their widgets start from their own defaults."""
-    return [k for k in LINK_KEYS - set(SETTING_KEYS) - KEPT - set(DEFAULT_VALUES) if k not in step.settings]
-
-
-def _set_url(key: str, value: object) -> None:
-    """Write (None: remove) ``key`` in the address bar when no widget on the last page owned it.
-
-    A widget drawn on the last page writes its own new value to the URL; one that was not (a control of
-    another view) would start from the step's value without writing it, and a link copied then would miss it.
-    Streamlit refuses direct writes to a parameter a widget owns: that widget writes it.
-    """
-    try:
-        if value is not None:
-            st.query_params[key] = url_value(value)
-        elif key in st.query_params:
-            del st.query_params[key]
-    except StreamlitAPIException:  # bound to a widget on the page: it keeps the URL in step itself
-        pass
+def step_address(slug: str, number: int) -> dict[str, str]:
+    """Step ``number`` (1-based, moved into range) of tour ``slug`` as its link: the step's settings as a link
+    carries them, the tour and the step. Every control the step leaves out is at its default there."""
+    tour = load_tours()[slug]
+    number = max(1, min(number, len(tour.steps)))
+    settings = {k: url_value(v) for k, v in tour.steps[number - 1].settings.items()}
+    return {**settings, "tour": slug, "tour_step": str(number)}
 
 
 def apply_step(slug: str, number: int) -> None:
-    """Set every widget to step ``number`` (1-based) of tour ``slug``; call it before the widgets exist
-    (a button callback, or before the sidebar)."""
-    tour = load_tours()[slug]
-    number = max(1, min(number, len(tour.steps)))
-    step = tour.steps[number - 1]
-    for key in _view_keys_to_clear(step):
-        st.session_state.pop(key, None)  # its widget starts again from its default (and leaves the URL)
-        _set_url(key, None)
-    st.session_state.update(step_state(step))
-    for key, value in step.settings.items():
-        _set_url(key, value)
-    st.session_state["tour"] = slug
-    st.session_state["tour_step"] = number
+    """Open step ``number`` (1-based) of tour ``slug``: the next run reads its address as a link's, so every control
+    starts from the step (``url_state.settle``), and the address takes it as one history entry. Call it from a
+    callback, or before ``settle``."""
+    replace(step_address(slug, number))
 
 
 def open_tour_link(link: dict[str, str]) -> None:

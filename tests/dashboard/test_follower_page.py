@@ -10,8 +10,8 @@ from core import AttentionConfig
 from dashboard import follower_page
 from dashboard.classroom import room_page
 from dashboard.classroom.tours import load_tours
-from dashboard.settings import SETTING_KEYS, Settings, settings_of
-from dashboard.url_state import read
+from dashboard.settings import SETTING_KEYS, Settings
+from dashboard.url_state import address_text, read, settings_at
 from dashboard.views import VIEWS
 from tests.conftest import require_minilm
 from tests.dashboard.conftest import keyed_figures, make_app, no_exception
@@ -183,6 +183,11 @@ def test_stopping_following_gives_the_controls_back_at_the_teachers_settings(tab
     assert room_page.store().snapshot(code).settings["seed"] == 7
 
 
+def settings_of_values(values: dict) -> Settings:
+    """The settings of a page whose controls hold ``values`` (by key; the rest at their defaults)."""
+    return settings_at({k: address_text(v) for k, v in values.items()})
+
+
 @pytest.mark.parametrize(
     "values",
     [
@@ -193,8 +198,8 @@ def test_stopping_following_gives_the_controls_back_at_the_teachers_settings(tab
     ],
 )
 def test_settings_of_the_sidebars_defaults_and_values(values):
-    """What the sidebar returns for these widget values, written out by hand from its rules."""
-    settings = settings_of(values)
+    """What a page with these values shows, written out by hand from the sidebar's rules."""
+    settings = settings_of_values(values)
     if not values:
         assert settings == Settings()
         return
@@ -212,7 +217,7 @@ def test_settings_of_the_sidebars_defaults_and_values(values):
 
 
 def test_the_teacher_line_reads_the_run():
-    settings = settings_of({"sentence": "a b c", "n_heads": 2, "seed": 5})
+    settings = settings_of_values({"sentence": "a b c", "n_heads": 2, "seed": 5})
     run = follower_page._run(settings)
     assert run is not None and len(run.tokens) == 3
     line = follower_page.teacher_line(settings, run)
@@ -222,7 +227,7 @@ def test_the_teacher_line_reads_the_run():
 
 def test_the_teacher_line_of_the_pretrained_model_reads_its_layer():
     require_minilm()
-    settings = settings_of({"weights": "minilm", "layer": 4, "sentence": "the river bank"})
+    settings = settings_of_values({"weights": "minilm", "layer": 4, "sentence": "the river bank"})
     run = follower_page._run(settings)
     assert run is not None and run.layer == 4
     line = follower_page.teacher_line(settings, run)
@@ -235,7 +240,7 @@ def test_a_line_made_while_minilm_failed_gets_its_facts_after_try_again(monkeypa
     from core.pretrained import WeightsNotFound
     from dashboard import compute
 
-    settings = settings_of({"weights": "minilm", "layer": 3, "sentence": "the cat sat"})
+    settings = settings_of_values({"weights": "minilm", "layer": 3, "sentence": "the cat sat"})
 
     def offline(_directory):
         raise WeightsNotFound("offline")
@@ -251,7 +256,7 @@ def test_a_line_made_while_minilm_failed_gets_its_facts_after_try_again(monkeypa
 
 
 def test_a_sentence_the_views_refuse_gives_the_choices_only():
-    settings = settings_of({"sentence": "   "})
+    settings = settings_of_values({"sentence": "   "})
     assert follower_page._run(settings) is None
     assert follower_page.settings_line(settings).startswith("Following the teacher: random weights, seed 18.")
 
@@ -545,8 +550,8 @@ def test_a_follower_sees_the_teachers_permutation_as_it_changes(tabs):  # noqa: 
 
 
 def test_following_again_then_stopping_gives_the_teachers_new_settings_not_the_old_exploration(tabs):  # noqa: F811
-    """take_controls keeps only what the leaving click changed: a value the student explored before following
-    again is not kept over the teacher's."""
+    """Stopping keeps only what the leaving click changed (``url_state.settle``): a value the student explored
+    before following again is not kept over the teacher's."""
     teacher, code, _ = start_room(tabs, seed="7")
     student = tabs(make_app(room=code), "s1")
     student.toggle(key=room_page.FOLLOW).set_value(False)

@@ -10,7 +10,8 @@ import pytest
 
 from core import tokenize
 from dashboard.classroom.tour_facts import MISSING, names
-from dashboard.classroom.tours import load_tours, step_state
+from dashboard.classroom.tours import load_tours
+from dashboard.url_state import step_state
 from tests.dashboard.conftest import make_app, no_exception
 
 SLUG = "todays-models"

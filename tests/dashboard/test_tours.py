@@ -10,8 +10,9 @@ from core.head_summary import SPECIFIC, specificity
 from core.sources import MiniLMSource, source_class
 from dashboard.classroom.quiz import questions
 from dashboard.classroom.tour_facts import unknown_facts
-from dashboard.classroom.tours import TOUR_KEYS, TOURS_DIR, load_tours, parse_tour, step_state
+from dashboard.classroom.tours import TOUR_KEYS, TOURS_DIR, load_tours, parse_tour
 from dashboard.settings import DEFAULT_CONFIG, LINK_KEYS, Settings
+from dashboard.url_state import step_state
 from tests.conftest import require_minilm
 from tests.dashboard.conftest import make_app, no_exception
 

@@ -153,7 +153,7 @@ def test_layers_are_the_models():
 
 
 def test_a_training_link_falls_back_to_the_tasks_recommendation():
-    """As ``apply_recommended`` fills what a train link leaves unset, so a bad value shows the same."""
+    """A train link takes the task's recommendation for what it leaves unset, so a bad value shows the same."""
     induction = widget_state(recommended("induction"))
     keys = ("d_model", "n_heads", "causal", "positional", "seed", "train_layers", "train_steps", "lr")
     link = {"view": "train", "task": "induction", **{k: "²" for k in keys}}

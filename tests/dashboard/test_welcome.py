@@ -7,8 +7,8 @@ import tomllib
 
 import pytest
 
-from dashboard.address import owned_values
 from dashboard.classroom.tours import TOURS_DIR
+from dashboard.url_state import read
 from tests.dashboard.conftest import figures, make_app, no_exception
 
 TITLES = {p.stem: tomllib.loads(p.read_text(encoding="utf-8"))["title"] for p in sorted(TOURS_DIR.glob("*.toml"))}
@@ -88,7 +88,7 @@ def test_the_sidebar_lists_tours_by_title_above_the_controls():
 
 
 def test_owned_keys_leave_the_address_at_their_defaults():
-    defaults = {"view": "heads", "tour": None}
-    assert owned_values({"view": "heads"}, defaults) == {"view": None, "tour": None}
-    assert owned_values({"view": "steps", "tour": "x"}, defaults) == {"view": "steps", "tour": "x"}
-    assert owned_values({"view": "steps", "tour": ""}, defaults) == {"view": "steps", "tour": None}
+    tour = "lesson-1-one-head"
+    assert read({"view": "heads"}).address() == {}
+    assert read({"view": "steps", "tour": tour}).address() == {"view": "steps", "tour": tour}
+    assert read({"view": "steps", "tour": ""}).address() == {"view": "steps"}
