@@ -36,6 +36,7 @@ from dashboard.link_notes import show_link_notes
 from dashboard.long_text import offer_prefix
 from dashboard.presenter import presenter_style
 from dashboard.settings import SHOWN_SETTINGS, Settings, settings_from, sidebar
+from dashboard.streamlit_runtime import guard_widget_states
 from dashboard.url_state import finish, read_address, remember_address, settle
 from dashboard.views import choose_view
 from dashboard.weight_notes import show_weights_note
@@ -43,6 +44,7 @@ from dashboard.welcome import open_on_first_visit, welcome, welcome_button
 
 st.set_page_config(page_title="Attention Lab", page_icon="🔎", layout="wide")
 
+guard_widget_states()  # once per process: a widget value no control of the page could hold is dropped on arrival
 hold_address()  # first: what the run writes to the address is sent once, at its end (one history entry)
 open_on_first_visit()  # a bare address: the welcome
 link = read_address()  # every rerun, before any widget: what is new in the address, every value usable
