@@ -6,12 +6,15 @@ and flood checks in ``test_rooms_live.py``.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import inspect
 import threading
 import time
 
+import hypothesis
 import streamlit
+from hypothesis import strategies as hyp
 from streamlit.runtime import Runtime
 from streamlit.runtime.websocket_session_manager import WebsocketSessionManager
 
@@ -189,3 +192,108 @@ def test_the_servers_registry_counts_a_forgotten_tab_as_gone(monkeypatch):
     monkeypatch.setattr(training_jobs, "alive", lambda session, here=False: asked.append((session, here)) or False)
     assert training_jobs.registry()._alive("s1") is False
     assert asked == [("s1", True)]
+
+
+# -- the address a client counts against: a forged X-Forwarded-For (issue 32 part 3) ---------------------------------
+HOSTS = ["127.0.0.1", "::1", "[::1]:80", "127.0.0.1:5", "::0001", "203.0.113.9", "203.0.113.9:443", "10.0.0.1"]
+HOSTS += ["2001:db8::1", "[2001:db8::1]:8", "[2001:db8::1]x", "", " ", "unknown", "local", "1.2.3.4:x"]
+HOSTS += ["203.0.113.50", "[2001:db8::9]:1", "198.51.100.7:80"]  # the peers of the test below, as entries
+"""Entries a forged header may carry: loopback in its spellings, other addresses with and without ports (the
+client's own among them), junk."""
+header_values = hyp.lists(
+    hyp.lists(
+        hyp.one_of(hyp.sampled_from(HOSTS), hyp.text(hyp.characters(codec="latin-1"), max_size=6)), max_size=5
+    ).map(", ".join),
+    min_size=1,
+    max_size=3,
+)
+"""One to three X-Forwarded-For headers (a client may send it more than once), each a list of entries."""
+
+
+def uvicorn_reports(peer: str, values: list[str], trusted: str | None = None) -> str | None:
+    """What Streamlit reports as ``st.context.ip_address`` for a websocket from ``peer`` with these X-Forwarded-For
+    values: uvicorn's own middleware rewrites the scope as Streamlit's server runs it (``trusted``: uvicorn's
+    ``forwarded_allow_ips``, None for its default), then Streamlit's rule (None for 127.0.0.1 and ::1)."""
+    from uvicorn.config import Config
+    from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+    config = Config(app=None) if trusted is None else Config(app=None, forwarded_allow_ips=trusted)
+    assert config.proxy_headers  # what Streamlit leaves on (test_the_address_reads_what_uvicorn_reads)
+    seen = {}
+
+    async def app(scope, receive, send):
+        seen["client"] = scope["client"]
+
+    scope = {"type": "websocket", "client": (peer, 50000), "headers": [(b"x-forwarded-for", v.encode("latin-1"))
+                                                                        for v in values]}  # fmt: skip
+    asyncio.run(ProxyHeadersMiddleware(app, trusted_hosts=config.forwarded_allow_ips)(scope, None, None))
+    host = seen["client"][0]
+    return None if host in ("127.0.0.1", "::1") else host
+
+
+@hypothesis.settings(max_examples=300, deadline=None)
+@hypothesis.given(values=header_values, peer=hyp.sampled_from(["127.0.0.1", "::1"]))
+def test_a_forged_forwarded_for_from_this_machine_counts_against_this_machine(values, peer):
+    """Issue 32: uvicorn believed X-Forwarded-For from 127.0.0.1, so 45 forged rooms filled the server and three forged
+    tabs the training queue. Whatever the header says, a page from this machine counts as this machine's."""
+    assert clients.client_address(uvicorn_reports(peer, []), [], proxies_named=False) == clients.LOCAL
+    assert clients.client_address(uvicorn_reports(peer, values), values, proxies_named=False) == clients.LOCAL
+
+
+@hypothesis.settings(max_examples=300, deadline=None)
+@hypothesis.given(values=header_values, peer=hyp.sampled_from(["203.0.113.50", "198.51.100.7", "2001:db8::9"]))
+def test_a_client_elsewhere_counts_against_its_own_address_whatever_it_forges(values, peer):
+    """uvicorn does not believe a client elsewhere, and neither does the app: it counts against its own address. The
+    one exception: a header whose chosen entry is the client's own address puts it with this machine's share."""
+    from uvicorn.middleware.proxy_headers import _TrustedHosts  # uvicorn's own choice, not the one under test
+
+    picked, _ = _TrustedHosts("127.0.0.1,::1").get_trusted_client_address(", ".join(values))
+    counted = clients.client_address(uvicorn_reports(peer, values), values, proxies_named=False)
+    assert counted == (clients.LOCAL if picked == peer else peer)
+
+
+@hypothesis.settings(max_examples=200, deadline=None)
+@hypothesis.given(values=header_values, peer=hyp.sampled_from(["127.0.0.1", "10.0.0.2", "203.0.113.50"]))
+def test_a_deployment_that_names_its_proxies_gets_the_address_uvicorn_reads_through_them(values, peer):
+    """FORWARDED_ALLOW_IPS set (nginx or Caddy on this machine, README): uvicorn reads the header from those proxies
+    only, and the app takes what uvicorn reports."""
+    reported = uvicorn_reports(peer, values, trusted="127.0.0.1,10.0.0.0/8")
+    assert clients.client_address(reported, values, proxies_named=True) == (reported or clients.LOCAL)
+
+
+def test_the_address_reads_what_uvicorn_reads(monkeypatch):
+    """Streamlit 1.67 leaves uvicorn's proxy_headers on and its forwarded_allow_ips to FORWARDED_ALLOW_IPS (unset:
+    127.0.0.1 and ::1): the case ``clients.client_address`` undoes, reading the same variable. A Streamlit that
+    passes either fails here. Without a runtime (no connection) a page is this machine's, with no browser id."""
+    from streamlit.web.server.starlette import starlette_server
+    from uvicorn.config import Config
+
+    kwargs = starlette_server._get_uvicorn_config_kwargs()
+    assert not {"proxy_headers", "forwarded_allow_ips"} & kwargs.keys()
+    monkeypatch.delenv(clients.FORWARDED_ALLOW_IPS, raising=False)
+    config = Config(app=None, **kwargs)
+    assert config.proxy_headers and config.forwarded_allow_ips == ",".join(clients.UVICORN_TRUSTS)
+    assert clients.address() == clients.LOCAL and clients.browser() == ""
+
+
+# -- the browser: Streamlit's XSRF cookie (issue 31 part 7) ----------------------------------------------------------
+@hypothesis.settings(max_examples=100, deadline=None)
+@hypothesis.given(token=hyp.binary(min_size=1, max_size=32), other=hyp.binary(min_size=1, max_size=32))
+def test_a_browsers_id_is_its_xsrf_token_however_streamlit_masked_it(token, other):
+    """Streamlit sets the cookie anew (a new mask) on each health check: two cookies of one browser give one id, as
+    Streamlit's own decoder reads them, and another browser's token another."""
+    from streamlit.web.server.starlette.starlette_app_utils import (
+        decode_xsrf_token_string,
+        generate_xsrf_token_string,
+    )
+
+    first, again = generate_xsrf_token_string(token), generate_xsrf_token_string(token)
+    assert clients.xsrf_token(first) == clients.xsrf_token(again) == decode_xsrf_token_string(first)[0].hex()
+    assert (clients.xsrf_token(generate_xsrf_token_string(other)) == clients.xsrf_token(first)) == (other == token)
+    assert clients.xsrf_token(token.hex()) == token.hex()  # version 1: the token itself
+
+
+def test_a_cookie_that_is_no_xsrf_token_gives_no_browser():
+    for junk in ("", "2|", "2|zz|00|1", "2|0102|0304|1", "not hex", "2|01020304|0g|5"):
+        assert clients.xsrf_token(junk) == ""
+    assert clients.XSRF_COOKIE == "_streamlit_xsrf"
