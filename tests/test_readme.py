@@ -30,7 +30,7 @@ from dashboard.classroom.rooms import (
 )
 from dashboard.figures.layout import CELL_PX, PRESENTER_MIN_TICK, PRESENTER_MIN_TITLE
 from dashboard.presenter import PAGE_TEXT_PX
-from dashboard.training_jobs import JOBS_PER_ADDRESS, MAX_JOBS, SESSION_SECONDS, formation
+from dashboard.training_jobs import JOBS_PER_ADDRESS, MAX_JOBS, SESSION_SECONDS, WAIT_LOOK_SECONDS, formation
 from tests.conftest import ROOT, skip_or_fail
 from tests.e2e.test_projector_and_phone import CHART_TEXT_PX, LESSON_2, PHONE, PHONE_MAP_PX, PROJECTOR
 from tests.e2e.test_room_in_browser import FOLLOW_S, REDRAW_S
@@ -171,6 +171,7 @@ def test_the_room_and_training_limits_are_the_code_s():
         f"until {IDLE_SECONDS // 3600} hours after the teacher's last change",
         f"at most {JOBS_PER_ADDRESS} jobs running or waiting from one address ({MAX_JOBS} per server)",
         f"a session may train for at most {SESSION_SECONDS:g} s in all",
+        f"ends at its next look, every {'second' if WAIT_LOOK_SECONDS == 1 else f'{WAIT_LOOK_SECONDS:g} s'}",
     ]
     assert IDLE_SECONDS % 3600 == 0
     assert not [c for c in claims if c not in text]

@@ -20,7 +20,7 @@ from streamlit.runtime.websocket_session_manager import WebsocketSessionManager
 
 from core.training import recommended, train
 from dashboard import clients
-from dashboard.training_jobs import CANCELLED, JOBS_PER_ADDRESS, MAX_JOBS, Registry
+from dashboard.training_jobs import CANCELLED, JOBS_PER_ADDRESS, MAX_JOBS, WAIT_LOOK_SECONDS, Registry
 
 WAIT = 60
 HALL = "198.51.100.4"
@@ -123,6 +123,44 @@ def test_every_change_of_a_jobs_state_is_reported_and_a_dropped_job_says_why():
     assert reg.dropped(runs[0]) is None and reg.job(runs[0]) is again
     reg.stop(runs[0], "first")
     wait_done(again)
+
+
+def test_three_closed_tabs_no_longer_block_the_hall():
+    """Issue 32: three tabs blocked training for the whole hall. Their jobs end at their next step (or, waiting, within
+    ``WAIT_LOOK_SECONDS``); from the moment the tabs close they count against neither the address nor the server."""
+    calls, gate, tabs = [], threading.Event(), {f"tab-{i}": True for i in range(MAX_JOBS + 1)}
+    reg = Registry(gated(calls, gate), max_running=1, alive=tabs.get)
+    three = [reg.start(small(i), f"tab-{i}", HALL) for i in range(JOBS_PER_ADDRESS)]
+    assert "Your network already has 3" in reg.start(small(50), "tab-3", HALL)
+    others = [reg.start(small(10 + i), f"tab-{4 + i}", f"192.0.2.{i}") for i in range(MAX_JOBS - JOBS_PER_ADDRESS)]
+    assert "The server is busy" in reg.start(small(60), "a student elsewhere", "192.0.2.99")
+    for i in range(JOBS_PER_ADDRESS):
+        tabs[f"tab-{i}"] = False  # the three tabs close; their jobs are still training or waiting (the gate)
+    assert three[0].active  # still training: its next step ends it
+    student = reg.start(small(70), "tab-3", HALL)  # at once: the hall is not told its network has 3
+    assert not isinstance(student, str), student
+    gate.set()
+    for job in [*three, *others, student]:
+        reg.stop(job.settings, job.owner)
+        wait_done(job)
+    assert all(job.error == CANCELLED for job in three)
+
+
+def test_a_waiting_job_whose_tabs_closed_ends_without_waiting_for_a_slot():
+    """A closed tab's job counts against no limit, so it must not wait behind a long run either: it ends within
+    ``WAIT_LOOK_SECONDS`` while the running job still holds the only slot."""
+    calls, gate, tabs = [], threading.Event(), {"running": True, "waiting": True}
+    reg = Registry(gated(calls, gate), max_running=1, alive=tabs.get)
+    running = reg.start(small(1), "running", HALL)
+    waiting = reg.start(small(2), "waiting", "192.0.2.10")
+    tabs["waiting"] = False
+    deadline = time.monotonic() + WAIT_LOOK_SECONDS + 5
+    while waiting.active:
+        assert time.monotonic() < deadline, "the waiting job is still waiting for the slot"
+        time.sleep(0.05)
+    assert running.active and waiting.error == CANCELLED and reg.job(small(2)) is None and len(calls) == 1
+    gate.set()
+    wait_done(running)
 
 
 def test_a_job_trains_on_while_one_of_its_askers_watches_and_only_once():
