@@ -19,13 +19,15 @@ from bench.screenshots import REPLAY_STEP
 from core.pretrained.locate import FIX_COMMAND
 from core.training.train import load_trained
 from dashboard.classroom.push import WATCH_SECONDS
-from dashboard.classroom.room_page import SEAT_TOUCH_SECONDS
+from dashboard.classroom.room_page import SEAT_TOUCH_SECONDS, TALLY_SECONDS
 from dashboard.classroom.rooms import (
+    HOLD_SECONDS,
     IDLE_SECONDS,
+    LEFT_SECONDS,
     MAX_ROOMS,
     MAX_STUDENTS,
     ROOMS_PER_ADDRESS,
-    ROOMS_PER_TAB,
+    ROOMS_PER_BROWSER,
     SEAT_SECONDS,
 )
 from dashboard.figures.layout import CELL_PX, PRESENTER_MIN_TICK, PRESENTER_MIN_TITLE
@@ -164,14 +166,19 @@ def test_the_room_and_training_limits_are_the_code_s():
     claims = [
         f"A room holds up to {MAX_STUDENTS} students",
         f"seats: {MAX_STUDENTS} per room",
-        f"at most {ROOMS_PER_TAB} open rooms started from one tab and {ROOMS_PER_ADDRESS} from one address, "
-        f"{MAX_ROOMS} per server",
+        f"at most {ROOMS_PER_BROWSER} held rooms started from one browser and {ROOMS_PER_ADDRESS} from one "
+        f"address, {MAX_ROOMS} per server",
+        f"the page says so every {TALLY_SECONDS:g} s",
+        f"holds it for {HOLD_SECONDS:g} s after its last word",
+        f"it closes {LEFT_SECONDS / 60:g} minutes after a teacher's page last showed it",
+        f"a server with {MAX_ROOMS} open rooms closes the one left behind longest",
+        f"or {LEFT_SECONDS / 60:g} minutes after a teacher's page last showed it, then it is deleted",
+        f"ends at its next look, every {'second' if WAIT_LOOK_SECONDS == 1 else f'{WAIT_LOOK_SECONDS:g} s'}",
         f"seen within {SEAT_SECONDS:g} s",
         f"an exploring student's every {SEAT_TOUCH_SECONDS:g} s",
         f"until {IDLE_SECONDS // 3600} hours after the teacher's last change",
         f"at most {JOBS_PER_ADDRESS} jobs running or waiting from one address ({MAX_JOBS} per server)",
         f"a session may train for at most {SESSION_SECONDS:g} s in all",
-        f"ends at its next look, every {'second' if WAIT_LOOK_SECONDS == 1 else f'{WAIT_LOOK_SECONDS:g} s'}",
     ]
     assert IDLE_SECONDS % 3600 == 0
     assert not [c for c in claims if c not in text]

@@ -1,5 +1,6 @@
 """The limits on a real server, spoken to over Streamlit's websocket protocol (``bench.protocol``), rooms in a real
-redis-server that the test reads back: which address a page counts against (issue 32 part 3).
+redis-server that the test reads back: which address and which browser a page counts against, and a teacher's page
+holding its room (issue 32 parts 3 and 4, issue 31 part 7).
 """
 
 from __future__ import annotations
@@ -7,15 +8,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import time
 
 import pytest
 import redis
+from streamlit.web.server.starlette.starlette_app_utils import generate_xsrf_token_string
 
 from bench.protocol import Tab
 from bench.streamlit_server import streamlit_server
-from dashboard.classroom.room_page import REDIS_URL
-from dashboard.classroom.rooms import RedisRoomStore
-from dashboard.clients import FORWARDED_ALLOW_IPS, LOCAL
+from dashboard.classroom.room_page import REDIS_URL, TALLY_SECONDS
+from dashboard.classroom.rooms import ROOMS_PER_BROWSER, RedisRoomStore
+from dashboard.clients import FORWARDED_ALLOW_IPS, LOCAL, XSRF_COOKIE
 from dashboard.training_jobs import JOBS_PER_ADDRESS
 from tests.dashboard.test_rooms_live import HEAVY, alerts, start_room
 
@@ -80,3 +83,56 @@ def test_three_forged_tabs_fill_only_this_machines_share_of_the_training_queue(s
     first, fourth = asyncio.run(scenario())
     assert not any("already has" in s or "busy" in s for s in first), first
     assert f"Your network already has {JOBS_PER_ADDRESS} trainings running or waiting" in fourth, fourth
+
+
+def test_one_browsers_tabs_count_as_one_browser_by_its_xsrf_cookie(server):
+    """Issue 31 part 7: rooms count per browser. A browser's tabs send the same XSRF token (masked anew each time);
+    its fourth open room is refused, in the dialog of its rooms, while another browser on the same address starts
+    one."""
+    token = b"one browser's token"
+
+    def cookie(raw: bytes) -> dict[str, str]:
+        return {"Cookie": f"{XSRF_COOKIE}={generate_xsrf_token_string(raw)}"}
+
+    async def scenario() -> tuple[list[str], str, str]:
+        codes, refused = [], ""
+        async with contextlib.AsyncExitStack() as open_tabs:  # the tabs stay open: their rooms are held
+            for _ in range(ROOMS_PER_BROWSER + 1):
+                tab = await open_tabs.enter_async_context(Tab(server, headers=cookie(token)))
+                await tab.open({"sentence": "the teacher reads the book"})
+                await tab.change(room_start=True)
+                if tab.values.get("room"):
+                    codes.append(tab.values["room"])
+                else:
+                    refused = alerts(tab)
+            other = await started_by(server, cookie(b"another browser"))
+        return codes, refused, other
+
+    codes, refused, other = asyncio.run(scenario())
+    assert len(codes) == ROOMS_PER_BROWSER, codes
+    assert f"This browser already runs {ROOMS_PER_BROWSER} open rooms" in refused, refused
+    assert other and other not in codes
+
+
+def test_the_teacher_pages_timer_holds_its_room(server, redis_server):
+    """Issue 32 part 4: a room closes 10 minutes after its teacher's page last showed it. The page shows it by its
+    seat count's timer (every ``TALLY_SECONDS``), not only when the teacher changes something: a look by that timer
+    alone moves the room's ``held`` on, and its version stays."""
+
+    async def scenario() -> tuple[str, list[float]]:
+        async with Tab(server) as teacher:
+            code = await start_room(teacher)
+            timers = [f for f, seconds in teacher.auto_reruns.items() if seconds == TALLY_SECONDS]
+            assert timers, teacher.auto_reruns
+            seen = [float(room_field(redis_server, code, "held"))]
+            version = room_field(redis_server, code, "version")
+            await asyncio.sleep(1.5)
+            polled = time.time()
+            for fragment in timers:
+                await teacher.poll(fragment)
+            seen.append(float(room_field(redis_server, code, "held")))
+            assert room_field(redis_server, code, "version") == version
+            return code, [*seen, polled]
+
+    _, (before, after, polled) = asyncio.run(scenario())
+    assert after >= before + 1.4 and after >= polled - 0.1
