@@ -420,6 +420,7 @@ def _ask_for_mine() -> None:
 
 
 def mine_button() -> None:
+    """The sidebar's way to the rooms this browser opened (``rooms_dialog``), on a page that runs none."""
     st.button(
         "Rooms this browser opened",
         key="room_mine",
