@@ -260,9 +260,18 @@ class MessageCache:
 
 
 class Tab:
-    """One browser tab on ``base_url`` (``http://127.0.0.1:port``): open, then change widgets."""
+    """One browser tab on ``base_url`` (``http://127.0.0.1:port``): open, then change widgets. ``headers`` go with
+    the websocket's handshake (``X-Forwarded-For`` as a proxy, or a client forging one, sends it; a browser's
+    ``Cookie``)."""
 
-    def __init__(self, base_url: str, timeout: float = 60, browser_cache: bool = False, deflate: bool = True) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        timeout: float = 60,
+        browser_cache: bool = False,
+        deflate: bool = True,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         self.ws_url = base_url.replace("http://", "ws://", 1).rstrip("/") + "/_stcore/stream"
         self.page_url = base_url
         self.timeout = timeout
@@ -281,6 +290,7 @@ class Tab:
         """This tab's browser's localStorage for the teacher-key component (a profile of its own: empty)."""
         self._key_data: str | None = None
         """The teacher-key component's data as its JavaScript last ran it (None: not mounted)."""
+        self.headers = dict(headers or {})
 
     async def __aenter__(self) -> Tab:
         # ping_interval=None: a browser sends no websocket pings (the JS API has none); it only answers the server's.
@@ -293,6 +303,7 @@ class Tab:
             open_timeout=self.timeout,
             compression=None,
             ping_interval=None,
+            additional_headers=self.headers,
         )
         return self
 

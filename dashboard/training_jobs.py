@@ -15,7 +15,9 @@ A class of 30 pressing Train on the teacher's link must not start 30 trainings o
   waiting: a script opening a new socket per job (a new session, with fresh seconds) is held by its
   address, and a lecture hall behind one address still leaves the rest of the queue to others.
 - A job no open tab watches any more (every session that asked for it has closed: Streamlit's runtime
-  says so, ``dashboard.clients.alive``) is cancelled before its next step, and its result dropped.
+  says so, ``dashboard.clients.alive``) is cancelled before its next step, and its result dropped. From the
+  moment its tabs close it counts against no limit: a hall whose three closed tabs' jobs are still ending is not
+  told its network has three trainings.
 - Finished results are kept, oldest dropped first, up to ``KEEP_FINISHED`` and
   ``KEEP_BYTES`` (a 2-layer, 16-head, 2000-step run keeps ~50 MB of snapshots). Why a job was dropped (cancelled
   or evicted) is remembered for a while (``Registry.dropped``), so a page that showed it can say so.
@@ -66,6 +68,8 @@ MAX_SESSIONS = 10_000
 """Sessions whose used seconds are remembered (the oldest forgotten first)."""
 JOBS_PER_ADDRESS = 3
 """Trainings running or waiting that were started from one address (of the ``MAX_JOBS``)."""
+WAIT_LOOK_SECONDS = 1.0
+"""A job waiting for a slot looks this often whether any of its askers' tabs is still open (``Registry._run``)."""
 CANCELLED = "Cancelled: no open page was watching this training any more. Press Train to start it again."
 DROPPED_KEPT = 64
 """Settings whose dropped job's reason is remembered (``Registry.dropped``), the oldest forgotten first."""
@@ -294,7 +298,8 @@ class Registry:
     def _refusal(self, session: str, address: str | None) -> str | None:
         if any(j.owner == session and j.active for j in self._jobs.values()):
             return "This session is already training other settings: wait for that run to finish, or stop it."
-        from_address = sum(j.active and address is not None and j.address == address for j in self._jobs.values())
+        counted = [j for j in self._jobs.values() if j.active and self._watched(j)]  # closed tabs' jobs are ending
+        from_address = sum(address is not None and j.address == address for j in counted)
         if from_address >= self.jobs_per_address:
             return (
                 f"Your network already has {self.jobs_per_address} trainings running or waiting on this shared "
@@ -305,7 +310,7 @@ class Registry:
                 f"This session has used its {self.session_seconds:g} s of training on this shared server. "
                 "The recommended settings of every task need no training (they come pre-trained)."
             )
-        if sum(j.active for j in self._jobs.values()) >= self.max_jobs:
+        if len(counted) >= self.max_jobs:
             return (
                 f"The server is busy: {self.max_jobs} trainings are running or waiting. Try again in a few "
                 "seconds, or pick a task's recommended settings, which come pre-trained."
@@ -341,8 +346,15 @@ class Registry:
                 _LOGGER.warning("A training job's change could not be reported", exc_info=True)
 
     def _run(self, job: Job) -> None:
-        """The background thread: wait for a slot, train, measure, count the seconds; drop what no one watches."""
-        with self._slots:
+        """The background thread: wait for a slot, train, measure, count the seconds; drop what no one watches. A
+        job whose every asker left while it waited ends without a slot, within ``WAIT_LOOK_SECONDS``: it counts
+        against no limit (``_refusal``), so it must not pile up behind the running ones either."""
+        while not self._slots.acquire(timeout=WAIT_LOOK_SECONDS):
+            if not self._watched(job):
+                job.error = CANCELLED
+                self._end(job)
+                return
+        try:
             job.started, job.state = time.monotonic(), "training"
             self._changed()
             try:
@@ -361,17 +373,24 @@ class Registry:
             except Exception as err:  # a failed run must end with a message, not a hung page
                 job.error = f"Training failed: {type(err).__name__}: {err}"
             finally:
-                with self._lock:
-                    self._used[job.owner] = self._used.get(job.owner, 0.0) + job.elapsed()
-                    self._used.move_to_end(job.owner)
-                    while len(self._used) > MAX_SESSIONS:
-                        self._used.popitem(last=False)
-                    job.state = "done"
-                    if job.error == CANCELLED and self._jobs.get(job.settings) is job:
-                        self._drop(job.settings, "cancelled")  # its weights and snapshots go now, not when evicted
-                    self._evict()
-                release_memory()
-                self._changed()
+                self._end(job)
+        finally:
+            self._slots.release()
+
+    def _end(self, job: Job) -> None:
+        """A job is done (trained, stopped, failed or cancelled): count its seconds, drop it if cancelled, evict what
+        no longer fits, give its memory back, and say so."""
+        with self._lock:
+            self._used[job.owner] = self._used.get(job.owner, 0.0) + job.elapsed()
+            self._used.move_to_end(job.owner)
+            while len(self._used) > MAX_SESSIONS:
+                self._used.popitem(last=False)
+            job.state = "done"
+            if job.error == CANCELLED and self._jobs.get(job.settings) is job:
+                self._drop(job.settings, "cancelled")  # its weights and snapshots go now, not when evicted
+            self._evict()
+        release_memory()
+        self._changed()
 
     def _watched(self, job: Job) -> bool:
         """False once every session that asked for the job is known to have closed its tab."""

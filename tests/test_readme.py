@@ -19,18 +19,20 @@ from bench.screenshots import REPLAY_STEP
 from core.pretrained.locate import FIX_COMMAND
 from core.training.train import load_trained
 from dashboard.classroom.push import WATCH_SECONDS
-from dashboard.classroom.room_page import SEAT_TOUCH_SECONDS
+from dashboard.classroom.room_page import SEAT_TOUCH_SECONDS, TALLY_SECONDS
 from dashboard.classroom.rooms import (
+    HOLD_SECONDS,
     IDLE_SECONDS,
+    LEFT_SECONDS,
     MAX_ROOMS,
     MAX_STUDENTS,
     ROOMS_PER_ADDRESS,
-    ROOMS_PER_TAB,
+    ROOMS_PER_BROWSER,
     SEAT_SECONDS,
 )
 from dashboard.figures.layout import CELL_PX, PRESENTER_MIN_TICK, PRESENTER_MIN_TITLE
 from dashboard.presenter import PAGE_TEXT_PX
-from dashboard.training_jobs import JOBS_PER_ADDRESS, MAX_JOBS, SESSION_SECONDS, formation
+from dashboard.training_jobs import JOBS_PER_ADDRESS, MAX_JOBS, SESSION_SECONDS, WAIT_LOOK_SECONDS, formation
 from tests.conftest import ROOT, skip_or_fail
 from tests.e2e.test_projector_and_phone import CHART_TEXT_PX, LESSON_2, PHONE, PHONE_MAP_PX, PROJECTOR
 from tests.e2e.test_room_in_browser import FOLLOW_S, REDRAW_S
@@ -164,8 +166,14 @@ def test_the_room_and_training_limits_are_the_code_s():
     claims = [
         f"A room holds up to {MAX_STUDENTS} students",
         f"seats: {MAX_STUDENTS} per room",
-        f"at most {ROOMS_PER_TAB} open rooms started from one tab and {ROOMS_PER_ADDRESS} from one address, "
-        f"{MAX_ROOMS} per server",
+        f"at most {ROOMS_PER_BROWSER} held rooms started from one browser and {ROOMS_PER_ADDRESS} from one "
+        f"address, {MAX_ROOMS} per server",
+        f"the page says so every {TALLY_SECONDS:g} s",
+        f"holds it for {HOLD_SECONDS:g} s after its last word",
+        f"it closes {LEFT_SECONDS / 60:g} minutes after a teacher's page last showed it",
+        f"a server with {MAX_ROOMS} open rooms closes the one left behind longest",
+        f"or {LEFT_SECONDS / 60:g} minutes after a teacher's page last showed it, then it is deleted",
+        f"ends at its next look, every {'second' if WAIT_LOOK_SECONDS == 1 else f'{WAIT_LOOK_SECONDS:g} s'}",
         f"seen within {SEAT_SECONDS:g} s",
         f"an exploring student's every {SEAT_TOUCH_SECONDS:g} s",
         f"until {IDLE_SECONDS // 3600} hours after the teacher's last change",

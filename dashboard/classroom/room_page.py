@@ -32,6 +32,7 @@ view it has, and its room section says that the teacher closed the room.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import time
 from collections.abc import Mapping
@@ -45,10 +46,13 @@ from dashboard.classroom import push, quiz_panel, teacher_key
 from dashboard.classroom.quiz import question_id
 from dashboard.classroom.rooms import (
     CODE_LENGTH,
+    HOLD_SECONDS,
+    LEFT_SECONDS,
     SEAT_SECONDS,
     Client,
     Forbidden,
     MemoryRoomStore,
+    Owned,
     RedisRoomStore,
     RoomError,
     RoomStore,
@@ -82,6 +86,12 @@ SHOW_LINK = "_room_show_link"
 """Session: a button asked for the room's link dialog."""
 NOTE = "_room_note"
 """Session: one message for the next run (a key that did not open the room, a closed room)."""
+REFUSED = "_room_refused"
+"""Session: why "Start a room" was refused; the next run shows it in a dialog, with this browser's rooms."""
+SHOW_MINE = "_room_show_mine"
+"""Session: a button asked for the dialog of this browser's rooms (``rooms_dialog``)."""
+CLOSED_MINE = "_room_closed_mine"
+"""Session: the room the dialog's Close just closed: the dialog's next run says so, in place of its refusal."""
 RECALLED = "_room_recalled"
 """Session: (code, the room's "Bring everyone back" count this page has obeyed)."""
 CHECK_SECONDS = 30.0
@@ -91,7 +101,9 @@ SEAT_TOUCH_SECONDS = push.SEAT_TOUCH_SECONDS
 """A student exploring on their own (not following) tells the room every 10 s that the seat is still used."""
 assert SEAT_TOUCH_SECONDS * 2 < SEAT_SECONDS, "a seat must survive one late poll"
 TALLY_SECONDS = 2.0
-"""The teacher's count of seated students, and of picks until the reveal, redraws every 2 s."""
+"""The teacher's count of seated students, and of picks until the reveal, redraws every 2 s; the same timer tells
+the room that a teacher's page shows it (``RoomStore.hold``)."""
+assert TALLY_SECONDS * 30 < HOLD_SECONDS, "a room stays held through a hidden tab's once-a-minute timer"
 FOLLOW_P95_SECONDS = ((30, 0.41), (100, 0.98), (200, 2.09), (300, 3.92))
 """(students, seconds): 95% of students' pages showed the teacher's change within this, on one server process
 (``python -m bench.load --classroom`` and ``--lecture-hall``, recorded in bench/README.md). What "Start a room"
@@ -128,8 +140,8 @@ def store() -> RoomStore:
 
 
 def client() -> Client:
-    """This page as the room's limits count it: its address and its tab (``dashboard.clients``)."""
-    return Client(clients.address(), session_id())
+    """This page as the room's limits count it: its address, its tab and its browser (``dashboard.clients``)."""
+    return Client(clients.address(), session_id(), clients.browser())
 
 
 def missing_room(code: str, teacher_link: bool) -> str:
@@ -142,6 +154,11 @@ def missing_room(code: str, teacher_link: bool) -> str:
         )
     if why == "idle":
         return f"Room {code} closed after 3 hours without a change. Start a new room, or ask for the new code."
+    if why == "left":
+        return (
+            f"Room {code} closed: no page of its teacher had shown it for {LEFT_SECONDS / 60:g} minutes. Start a new "
+            "room, or ask for the new code."
+        )
     if not store().survives_restart:
         started = time.strftime("%H:%M UTC", time.gmtime(store().started))
         lead = "This teacher link's room is gone" if teacher_link else f"There is no room {code} on this server"
@@ -310,7 +327,7 @@ def start_room() -> None:
     try:
         code, key = store().open(values, client())
     except RoomError as err:
-        st.session_state[NOTE] = str(err)
+        st.session_state[REFUSED] = str(err)  # shown where the button was pressed: a dialog (``class_bar``)
         return
     st.session_state[TEACHER] = (code, key)
     st.session_state[ROOM] = code
@@ -397,6 +414,67 @@ def start_button() -> None:
     )
 
 
+def _ask_for_mine() -> None:
+    """Button callback: the dialog of this browser's rooms opens in the main page (``class_bar``)."""
+    st.session_state[SHOW_MINE] = True
+
+
+def mine_button() -> None:
+    """The sidebar's way to the rooms this browser opened (``rooms_dialog``), on a page that runs none."""
+    st.button(
+        "Rooms this browser opened",
+        key="room_mine",
+        icon=":material/list:",
+        type="tertiary",
+        on_click=_ask_for_mine,
+        help="The open rooms this browser started, each with a button to close it for everyone.",
+    )
+
+
+def _close_mine(code: str) -> None:
+    """Button callback: close room ``code``, one this browser started (``RoomStore.close_mine``)."""
+    with contextlib.suppress(Forbidden):  # closed meanwhile (or never this browser's): the list says what is left
+        store().close_mine(code, client())
+    st.session_state[CLOSED_MINE] = code
+
+
+def owned_line(room: Owned) -> str:
+    """One line of the dialog's list: whether a page of this browser holds the room (it counts against the limits)
+    or it was left behind, and then when it closes by itself."""
+    if room.held:
+        return f"Room {room.code}: shown on a page of yours."
+    left = max(1, math.ceil((LEFT_SECONDS - room.since) / 60))
+    return f"Room {room.code}: no page of yours shows it; it closes by itself within {left} min."
+
+
+@st.dialog("Rooms this browser opened", width="large")
+def rooms_dialog(refusal: str | None) -> None:
+    """Where "Start a room" was pressed, whether in the sidebar or the presenter bar: why it was refused, and the
+    rooms this browser opened, each with Close, then Start a room again. A Close reruns the dialog alone (a
+    fragment), with the same ``refusal``: it then says which room closed instead."""
+    closed = st.session_state.pop(CLOSED_MINE, None)
+    if closed:
+        st.success(f"You closed room {closed} for everyone.", icon=":material/door_front:")  # our alphabet only
+    elif refusal:
+        st.warning(refusal, icon=":material/meeting_room:")  # our own message (``RoomStore.open``)
+    owned = store().mine(client())
+    if not owned:
+        st.caption("This browser runs no open room now.")
+    for room in owned:
+        with st.container(horizontal=True, vertical_alignment="center", key=f"room_mine_{room.code}"):
+            st.markdown(owned_line(room))  # our alphabet and our numbers only
+            st.button(
+                f"Close {room.code}",
+                key=f"room_close_mine_{room.code}",
+                icon=":material/door_front:",
+                on_click=_close_mine,
+                args=(room.code,),
+                help="Ends the room for everyone: each student's page keeps the view it shows.",
+            )
+    if st.button("Start a room", key="room_start_again", icon=":material/groups:", on_click=start_room):
+        st.rerun()  # the page as a room's teacher (or this dialog again, with why not)
+
+
 def room_links(code: str, base: Base) -> tuple[str, str]:
     """The students' link (the code only) and the teacher link (the code and the room's unspent claim token)."""
     students = with_query(base.url, {ROOM: code})
@@ -453,8 +531,13 @@ def class_bar(state: RoomState, presenter: bool) -> None:
     held = st.session_state.get(TEACHER) if state.teacher else None
     teacher_key.browser_keys(store(), state.code, held, _become_teacher)  # a reload, a new tab, a restart
     with_key = st.session_state.pop(SHOW_KEY_ONCE, False)
+    refused, mine = st.session_state.pop(REFUSED, None), st.session_state.pop(SHOW_MINE, False)
     if state.teacher and state.code and (st.session_state.pop(SHOW_LINK, False) or with_key):
         _room_dialog(state.code, with_key)
+    elif refused or mine:
+        rooms_dialog(refused)
+    else:  # a Close the dialog did not rerun for (it was dismissed): not news at its next opening
+        st.session_state.pop(CLOSED_MINE, None)
 
 
 def fragment_rerun() -> bool:
@@ -522,6 +605,7 @@ def room_panel(state: RoomState, presenter: bool) -> None:
             on_click=start_room,
             help="Opens a new room with this page's settings; you run it, and it gets a new code and teacher link.",
         )
+        mine_button()
     if state.teacher and state.code and state.room:
         st.fragment(_seats, run_every=TALLY_SECONDS)(state.code)
         st.button(
@@ -551,8 +635,10 @@ def room_panel(state: RoomState, presenter: bool) -> None:
         )
         if not state.following:  # a following page's check is on the page itself (``follow_line``)
             st.fragment(_keep_seat, run_every=SEAT_TOUCH_SECONDS)(state.room.code, state.room.recall)
-    elif state.code is None and not presenter:
-        start_button()
+    elif state.code is None:
+        if not presenter:  # presenter mode has it in the bar on the page (``class_bar``)
+            start_button()
+        mine_button()
 
 
 def _check(code: str) -> None:
@@ -574,7 +660,8 @@ def _seats(code: str) -> None:
     """The teacher's line, redrawn every ``TALLY_SECONDS``: how many are seated (live tabs only: ``RoomStore``); a
     room gone reruns the page."""
     if store().snapshot(code) is None:
-        st.rerun(scope="app")  # the page says why (closed, idle, or the server restarted)
+        st.rerun(scope="app")  # the page says why (closed, idle, left, or the server restarted)
+    store().hold(code, held_key(code), session_id())  # a teacher's page shows the room: it stays open, and counts
     n = store().students(code)
     st.success(f"You run room {code}: {n} student{'s' if n != 1 else ''} joined.", icon=":material/groups:")
 

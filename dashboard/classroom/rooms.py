@@ -12,10 +12,12 @@ state of the teacher's training of them with the id of the server process that h
 teacher's current question, one seat per
 student (Streamlit's random per-tab session id and when its page was last seen), one integer guess per seat for
 the current question, the revealed answers with the class's counts at each reveal (and that question's text and
-choices, computed from the teacher's settings, for the teacher's download), and how often the teacher called
-everyone back. Who started the room is kept as a salted hash of the connection's
-address and the starting tab's session id, only to count rooms per address and per tab. No name, no address in
-the clear, no text a student typed. Everything goes with the room: 3 hours after the teacher's last change.
+choices, computed from the teacher's settings, for the teacher's download), how often the teacher called
+everyone back, and when a teacher's page last showed the room with that page's session id (``held``,
+``holder``). Who started the room is kept as salted hashes of the connection's address and of the browser
+(``dashboard.clients.browser``), only to count rooms per address and per browser, and to list a browser's rooms
+for it. No name, no address in the clear, no text a student typed. Everything goes with the room: 3 hours after
+the teacher's last change, or 10 minutes after a teacher's page last showed it.
 
 One interface, ``RoomStore``: it holds every rule (keys, limits, seats, guesses) and asks its backend for a few
 storage steps. Two backends pass the same tests (``tests/dashboard/test_rooms.py``):
@@ -28,8 +30,12 @@ storage steps. Two backends pass the same tests (``tests/dashboard/test_rooms.py
 Limits, and what each counts. A lecture hall often sits behind one address (the campus NAT), and a script can
 open as many tabs (sessions) as it likes, so each limit counts what is hardest to multiply for what it protects:
 
-- rooms started: at most ``ROOMS_PER_ADDRESS`` open rooms per address and ``ROOMS_PER_TAB`` per tab (a teacher
-  needs one; a class of students behind one address rarely starts any), ``MAX_ROOMS`` per server;
+- rooms started: at most ``ROOMS_PER_BROWSER`` held rooms per browser (a teacher needs one), then
+  ``ROOMS_PER_ADDRESS`` per address (a hall's teachers behind one NAT; the bound on a script, which can make up a
+  browser per socket), ``MAX_ROOMS`` per server. A room counts while it is held: a teacher's page showed it within
+  ``HOLD_SECONDS`` and that page's tab is not known to have closed. A room nobody holds is left behind: it counts
+  against no limit, the server closes it to make room for a new one when it has ``MAX_ROOMS``, and it closes by
+  itself ``LEFT_SECONDS`` after a teacher's page last showed it (the teacher link, reused, holds it again);
 - seats: held only while their tab is alive. Streamlit's runtime says when a tab's socket closed (``alive``);
   a seat whose page has not been seen for ``SEAT_SECONDS`` is free too (a script that stops polling, a phone
   asleep, or a tab on another app process). Seats are not counted per address: a whole hall shares one;
@@ -60,11 +66,17 @@ KEY_BYTES = 24
 IDLE_SECONDS = 3 * 3600
 """A room the teacher has not touched for 3 hours is closed (a lecture is shorter)."""
 MAX_ROOMS = 50
-"""Open rooms per server (per Redis): the limit keeps memory and polling bounded on a 1 GB host."""
-ROOMS_PER_ADDRESS = 5
-"""Open rooms started from one address: a department's teachers behind one NAT, not a script's 49."""
-ROOMS_PER_TAB = 2
-"""Open rooms started from one browser tab (session): a teacher needs one, and its teacher link reopens it."""
+"""Open rooms per server (per Redis): the limit keeps memory and polling bounded on a 1 GB host. Held rooms count;
+to open one more, the server closes the room left behind longest (``RoomStore.open``)."""
+ROOMS_PER_BROWSER = 3
+"""Held rooms started from one browser: a teacher needs one, a rehearsal's rooms are left behind and do not count."""
+ROOMS_PER_ADDRESS = 20
+"""Held rooms started from one address: a campus's teachers behind one NAT, not a script's 49."""
+HOLD_SECONDS = 90.0
+"""A room is held while a teacher's page showed it within 90 s (the page says so every ``room_page.TALLY_SECONDS``;
+a hidden tab's timers run once a minute in Chrome) and that page's tab is not known to have closed."""
+LEFT_SECONDS = 10 * 60.0
+"""A room no teacher's page has shown for 10 minutes closes: its teacher closed every page that held it."""
 MAX_STUDENTS = 300
 """Seats per room: an introductory lecture seats 100-300 (bench.load --lecture-hall runs 300 on one process). A
 seat is held only while its page is alive, so a script's closed tabs do not keep a hall out."""
@@ -123,10 +135,12 @@ def normal_code(raw: str) -> str | None:
 
 @dataclass(frozen=True)
 class Client:
-    """Who asks: the connection's address and the browser tab's session id (``dashboard.clients``)."""
+    """Who asks: the connection's address, the browser tab's session id, and the browser (``dashboard.clients``)."""
 
     address: str
     session: str
+    browser: str = ""
+    """This browser's id (``dashboard.clients.browser``); "" when it has none: the tab then stands for it."""
 
 
 @dataclass
@@ -139,8 +153,12 @@ class Room:
     """When the teacher last acted (clock seconds): the room closes ``IDLE_SECONDS`` later."""
     address: str = ""
     """A salted hash of the address that started the room (``RoomStore._tag``), to count rooms per address."""
-    tab: str = ""
-    """The session id of the tab that started the room, to count rooms per tab."""
+    browser: str = ""
+    """A salted hash of the browser that started the room (``Client.browser``), to count and list its rooms."""
+    held: float = 0.0
+    """When a teacher's page last showed the room (clock seconds): it closes ``LEFT_SECONDS`` later."""
+    holder: str = ""
+    """The session id of that page: while its tab is open the room is held, once it closed the room is not."""
     question: str | None = None
     """The teacher's current question: the only one students' guesses go to."""
     seats: dict[str, float] = field(default_factory=dict)
@@ -171,6 +189,27 @@ class Snapshot:
     """The teacher's "Bring everyone back" count (``Room.recall``)."""
 
 
+@dataclass(frozen=True)
+class Owned:
+    """A room as the browser that started it sees it in its list (``RoomStore.mine``)."""
+
+    code: str
+    held: bool
+    """A teacher's page holds it (``RoomStore._held``): it counts against the limits."""
+    since: float
+    """Seconds since a teacher's page last showed it: it closes by itself at ``LEFT_SECONDS``."""
+
+
+def _expired(touched: float, held: float, now: float) -> str | None:
+    """Why a room stored with these times is closed at ``now``: "idle" (no teacher's change for ``IDLE_SECONDS``),
+    "left" (no teacher's page for ``LEFT_SECONDS``), or None while it is open."""
+    if now - touched > IDLE_SECONDS:
+        return "idle"
+    if now - held > LEFT_SECONDS:
+        return "left"
+    return None
+
+
 class RoomStore(ABC):
     """The rules of every room; a backend stores them (``MemoryRoomStore``, ``RedisRoomStore``). Thread-safe."""
 
@@ -197,8 +236,16 @@ class RoomStore(ABC):
         """The stored room whose code equals ``code``, or None."""
 
     @abstractmethod
-    def _head(self, code: str) -> tuple[float, Snapshot] | None:
-        """(touched, snapshot) of room ``code`` without reading a seat or a guess: a follower's every run."""
+    def _head(self, code: str) -> tuple[float, float, Snapshot] | None:
+        """(touched, held, snapshot) of room ``code`` without reading a seat or a guess: a follower's every run."""
+
+    @abstractmethod
+    def _holding(self, code: str) -> tuple[str, float, float] | None:
+        """(key, touched, held) of room ``code``, or None: what a teacher's page needs to hold it (``hold``)."""
+
+    @abstractmethod
+    def _hold(self, code: str, session: str, now: float) -> None:
+        """Room ``code`` was shown ``now`` by the teacher's page of tab ``session`` (nothing if it is gone)."""
 
     @abstractmethod
     def _save(self, room: Room, new_question: bool = False) -> None:
@@ -233,8 +280,9 @@ class RoomStore(ABC):
         """The codes of every stored room."""
 
     @abstractmethod
-    def _see(self, code: str, session: str, now: float) -> tuple[int, float, bool] | None:
-        """(version, touched, seated) of room ``code``, the seat's time set to ``now`` if ``session`` holds one."""
+    def _see(self, code: str, session: str, now: float) -> tuple[int, float, float, bool] | None:
+        """(version, touched, held, seated) of room ``code``, the seat's time set to ``now`` if ``session`` holds
+        one."""
 
     @abstractmethod
     def _salt(self) -> bytes:
@@ -242,7 +290,8 @@ class RoomStore(ABC):
 
     @abstractmethod
     def gone(self, code: str) -> str | None:
-        """Why room ``code`` closed recently ("closed" by its teacher, "idle"), or None if this store never knew it."""
+        """Why room ``code`` closed recently ("closed" by its teacher, "idle", "left" by every teacher's page), or
+        None if this store never knew it."""
 
     @abstractmethod
     def _announce(self, code: str) -> None:
@@ -255,20 +304,31 @@ class RoomStore(ABC):
 
     # -- finding rooms -------------------------------------------------------------------------------------------
     def _find(self, code: str) -> Room | None:
-        """The open room ``code``; a room idle for ``IDLE_SECONDS`` is closed first."""
+        """The open room ``code``; a room idle for ``IDLE_SECONDS``, or left for ``LEFT_SECONDS``, is closed first."""
         room = self._load(code)
-        if room is not None and self._clock() - room.touched > IDLE_SECONDS:
-            self._delete(room.code, "idle")
+        if room is not None and (why := _expired(room.touched, room.held, self._clock())) is not None:
+            self._delete(room.code, why)
             return None
         return room
 
     def _teacher(self, code: str, key: str) -> Room:
-        """The room if ``key`` is its teacher key; else ``Forbidden`` (same message for every wrong case)."""
+        """The room if ``key`` is its teacher key; else ``Forbidden`` (same message for every wrong case). The
+        teacher's page acts: the room is touched and held now."""
         room = self._find(code)
         if room is None or not key or not secrets.compare_digest(room.key.encode(), key.encode()):
             raise Forbidden("Only the room's teacher key can do that.")
-        room.touched = self._clock()
+        room.touched = room.held = self._clock()
         return room
+
+    def _held(self, room: Room, now: float) -> bool:
+        """A teacher's page holds the room: it showed the room within ``HOLD_SECONDS``, and its tab is not known to
+        have closed (this process's runtime knows at once; of a tab on another process it cannot tell). A tab still
+        open whose page left the room (its code box cleared) holds it no longer than ``HOLD_SECONDS``."""
+        return self._alive(room.holder) is not False and now - room.held <= HOLD_SECONDS
+
+    def _browser(self, client: Client) -> str:
+        """``client``'s browser as a room keeps it (``Room.browser``); a client without one is its tab."""
+        return self._tag(client.browser or client.session)
 
     def _tag(self, address: str) -> str:
         """``address`` as the room keeps it: a salted hash, enough to count and never to read back."""
@@ -289,28 +349,49 @@ class RoomStore(ABC):
 
     # -- the teacher ---------------------------------------------------------------------------------------------
     def open(self, settings: Mapping[str, object], client: Client) -> tuple[str, str]:
-        """A new room showing ``settings``: its (code, teacher key). ``RoomError`` past a limit (the message says)."""
+        """A new room showing ``settings``: its (code, teacher key). ``RoomError`` past a limit (the message says).
+
+        Every limit counts held rooms only (``_held``): per browser first, then per address, then the server's. A
+        server with ``MAX_ROOMS`` open rooms closes the ones left behind longest (why: "left") to open this one."""
         with self._locked("*"):
+            now = self._clock()
             rooms = [r for c in self._codes() if (r := self._find(c)) is not None]
-            if len(rooms) >= MAX_ROOMS:
+            held = [r for r in rooms if self._held(r, now)]
+            browser, address = self._browser(client), self._tag(client.address)
+            if sum(r.browser == browser for r in held) >= ROOMS_PER_BROWSER:
+                raise RoomError(
+                    f"This browser already runs {ROOMS_PER_BROWSER} open rooms: close one of them to start another "
+                    "(a room's teacher link reopens it). A room no page of yours shows closes by itself within "
+                    f"{LEFT_SECONDS / 60:g} minutes."
+                )
+            if sum(r.address == address for r in held) >= ROOMS_PER_ADDRESS:
+                raise RoomError(
+                    f"{ROOMS_PER_ADDRESS} rooms started from your network are open: close one of yours, or start "
+                    f"yours when a colleague closes theirs. A room no teacher's page shows closes by itself within "
+                    f"{LEFT_SECONDS / 60:g} minutes."
+                )
+            if len(held) >= MAX_ROOMS:
                 raise RoomError(f"This server already has {MAX_ROOMS} open rooms: try again later.")
-            if sum(r.tab == client.session for r in rooms) >= ROOMS_PER_TAB:
-                raise RoomError(
-                    f"This tab already runs {ROOMS_PER_TAB} open rooms: use one of them (its teacher link reopens "
-                    "it), or close one first. An unused room closes 3 hours after its last change."
-                )
-            tag = self._tag(client.address)
-            if sum(r.address == tag for r in rooms) >= ROOMS_PER_ADDRESS:
-                raise RoomError(
-                    f"{ROOMS_PER_ADDRESS} rooms started from your network are open: close one (its teacher link "
-                    "reopens it) before starting another. An unused room closes 3 hours after its last change."
-                )
+            kept = {r.code for r in held}
+            left = sorted((r for r in rooms if r.code not in kept), key=lambda r: r.held)
+            for room in left[: max(0, len(rooms) + 1 - MAX_ROOMS)]:  # the server is full: the longest left go
+                self._delete(room.code, "left")
+                self._announce(room.code)
             taken = {r.code for r in rooms}
             code = new_code()
             while code in taken:
                 code = new_code()
             key = new_key()
-            room = Room(code, key, dict(settings), touched=self._clock(), address=tag, tab=client.session)
+            room = Room(
+                code,
+                key,
+                dict(settings),
+                touched=now,
+                address=address,
+                browser=browser,
+                held=now,
+                holder=client.session,
+            )
             self._save(room)
             return code, key
 
@@ -339,6 +420,7 @@ class RoomStore(ABC):
             if not secrets.compare_digest(room.claim.encode(), token.encode()):
                 return None
             room.claim = ""  # spent: the link in the history, the chat or the mail opens nothing any more
+            room.held = self._clock()  # the teacher link reused: a teacher's page holds the room again
             self._save(room)
             return room.key
 
@@ -419,6 +501,41 @@ class RoomStore(ABC):
             self._delete(room.code, "closed")
             self._announce(code)
 
+    def hold(self, code: str, key: str, session: str) -> bool:
+        """The teacher's page of tab ``session`` shows room ``code`` now (``room_page``'s teacher line says so every
+        ``TALLY_SECONDS``): it is held. Needs the key; False when the room is not open or the key is not its. One
+        light read and one write, no room lock, no seat read."""
+        now = self._clock()
+        with self._reading(code):
+            found = self._holding(code)
+            if found is None or not key or not secrets.compare_digest(found[0].encode(), key.encode()):
+                return False
+            if (why := _expired(found[1], found[2], now)) is not None:
+                self._delete(code, why)
+                return False
+            self._hold(code, session, now)
+            return True
+
+    def mine(self, client: Client) -> list[Owned]:
+        """The open rooms ``client``'s browser started (``Room.browser``), the one a page showed last first."""
+        now = self._clock()
+        browser = self._browser(client)
+        with self._locked("*"):
+            rooms = [r for c in self._codes() if (r := self._find(c)) is not None]
+            found = [r for r in rooms if secrets.compare_digest(r.browser.encode(), browser.encode())]
+            owned = [Owned(r.code, self._held(r, now), max(0.0, now - r.held)) for r in found]
+        return sorted(owned, key=lambda o: o.since)
+
+    def close_mine(self, code: str, client: Client) -> None:
+        """Close room ``code`` for everyone, as ``close`` does, if ``client``'s browser started it (``mine``);
+        ``Forbidden`` otherwise."""
+        with self._locked(code):
+            room = self._find(code)
+            if room is None or not secrets.compare_digest(room.browser.encode(), self._browser(client).encode()):
+                raise Forbidden("Only the browser that started a room can close it without its key.")
+            self._delete(room.code, "closed")
+            self._announce(code)
+
     def students(self, code: str) -> int:
         """How many students hold a seat (live tabs only; 0 when the room is not open). Reads every seat: the
         teacher's line asks, every ``room_page.TALLY_SECONDS``; a follower's run never does (``snapshot``)."""
@@ -435,18 +552,18 @@ class RoomStore(ABC):
             head = self._head(code)
             if head is None:
                 return None
-            if self._clock() - head[0] > IDLE_SECONDS:
-                self._delete(code, "idle")
+            if (why := _expired(head[0], head[1], self._clock())) is not None:
+                self._delete(code, why)
                 return None
-            return head[1]
+            return head[2]
 
     def poll(self, code: str, session_id: str) -> tuple[int, bool] | None:
         """(version, still seated) of the room (None: closed); a held seat is seen now. Made every second."""
         now = self._clock()
         seen = self._see(code, session_id, now)
-        if seen is None or now - seen[1] > IDLE_SECONDS:
+        if seen is None or _expired(seen[1], seen[2], now) is not None:
             return None
-        return seen[0], seen[2]
+        return seen[0], seen[3]
 
     def join(self, code: str, session_id: str) -> None:
         """Take a seat in the room (again: seen now). ``RoomError`` when it is closed or full.
@@ -524,12 +641,21 @@ class MemoryRoomStore(RoomStore):
                 found = room
         return found
 
-    def _head(self, code: str) -> tuple[float, Snapshot] | None:
+    def _head(self, code: str) -> tuple[float, float, Snapshot] | None:
         room = self._load(code)
         if room is None:
             return None
         snap = Snapshot(room.code, room.version, dict(room.settings), dict(room.revealed), room.question, room.recall)
-        return room.touched, snap
+        return room.touched, room.held, snap
+
+    def _holding(self, code: str) -> tuple[str, float, float] | None:
+        room = self._load(code)
+        return None if room is None else (room.key, room.touched, room.held)
+
+    def _hold(self, code: str, session: str, now: float) -> None:
+        with self._lock:
+            if (room := self._load(code)) is not None:
+                room.held, room.holder = now, session
 
     def _save(self, room: Room, new_question: bool = False) -> None:
         self._rooms[room.code] = room  # its seats and guesses with it: one object, under the one lock
@@ -575,7 +701,7 @@ class MemoryRoomStore(RoomStore):
     def _codes(self) -> list[str]:
         return list(self._rooms)
 
-    def _see(self, code: str, session: str, now: float) -> tuple[int, float, bool] | None:
+    def _see(self, code: str, session: str, now: float) -> tuple[int, float, float, bool] | None:
         with self._lock:
             room = self._rooms.get(code)
             if room is None:
@@ -583,7 +709,7 @@ class MemoryRoomStore(RoomStore):
             seated = session in room.seats
             if seated:
                 room.seats[session] = now
-            return room.version, room.touched, seated
+            return room.version, room.touched, room.held, seated
 
     def _salt(self) -> bytes:
         return self._secret
@@ -600,13 +726,22 @@ class MemoryRoomStore(RoomStore):
 
 
 SEE_SCRIPT = """
-local version = redis.call('HGET', KEYS[1], 'version')
-if not version then return false end
+local head = redis.call('HMGET', KEYS[1], 'version', 'touched', 'held')
+if not head[1] then return false end
 local seated = redis.call('HEXISTS', KEYS[2], ARGV[1])
 if seated == 1 then redis.call('HSET', KEYS[2], ARGV[1], ARGV[2]) end
-return {version, redis.call('HGET', KEYS[1], 'touched'), seated}
+return {head[1], head[2], head[3] or head[2], seated}
 """
-"""A student's poll in one round trip: the room's version and teacher's last change, and the seat seen now."""
+"""A student's poll in one round trip: the room's version, teacher's last change and last page, and the seat seen
+now."""
+
+HOLD_SCRIPT = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'held', ARGV[1], 'holder', ARGV[2])
+return 1
+"""
+"""A teacher's page shows the room (``RoomStore.hold``): its time and tab, written only while the room exists (an
+HSET alone would make a room that has just closed a hash of two fields)."""
 
 GUESS_SCRIPT = """
 local head = redis.call('HMGET', KEYS[1], 'touched', 'question', 'revealed')
@@ -623,7 +758,7 @@ return ''
 (JSON), session, answer, seen since (now - SEAT_SECONDS), touched since (now - IDLE_SECONDS), the question id. The
 guesses go with the room (its key's time to live)."""
 
-HEAD_FIELDS = ("touched", "version", "settings", "revealed", "question", "recall")
+HEAD_FIELDS = ("touched", "held", "version", "settings", "revealed", "question", "recall")
 """What ``_head`` reads of a room's hash: not the key, the claim, or the kept results (up to ``MAX_QUESTIONS``)."""
 
 
@@ -631,11 +766,11 @@ class RedisRoomStore(RoomStore):
     """Rooms in Redis (``ATTENTION_LAB_REDIS_URL``): every app process that points at it serves the same rooms.
 
     Keys, under ``prefix``: ``room:CODE`` (a hash: key, claim token, settings as JSON, version, touched,
-    question, revealed, who started it), ``seats:CODE`` and ``guesses:CODE`` (hashes by session id), the set
-    ``rooms``, ``gone:CODE`` (why a room closed), ``salt``, and ``lock:CODE`` (redis-py's lock); the pub/sub
-    channel ``changed`` carries a room's code when its version grew (``on_change``). Every key expires: a room
-    ``IDLE_SECONDS`` after its teacher's last change, whatever happens to the app processes. The clock is the wall
-    clock (``time.time``), the one every process shares.
+    question, revealed, who started it, when and from which tab a teacher's page last showed it), ``seats:CODE``
+    and ``guesses:CODE`` (hashes by session id), the set ``rooms``, ``gone:CODE`` (why a room closed), ``salt``,
+    and ``lock:CODE`` (redis-py's lock); the pub/sub channel ``changed`` carries a room's code when its version
+    grew (``on_change``). Every key expires: a room ``IDLE_SECONDS`` after its teacher's last change, whatever
+    happens to the app processes. The clock is the wall clock (``time.time``), the one every process shares.
     """
 
     survives_restart = True
@@ -654,6 +789,7 @@ class RedisRoomStore(RoomStore):
         self._prefix = prefix
         self._see_script = self._redis.register_script(SEE_SCRIPT)
         self._guess_script = self._redis.register_script(GUESS_SCRIPT)
+        self._hold_script = self._redis.register_script(HOLD_SCRIPT)
         self._redis.set(self._k("salt"), secrets.token_hex(16), nx=True)
         self._secret = bytes.fromhex(self._redis.get(self._k("salt")))
         self._callbacks: list[Callable[[], None]] = []
@@ -689,7 +825,9 @@ class RedisRoomStore(RoomStore):
             version=int(raw["version"]),
             touched=float(raw["touched"]),
             address=raw["address"],
-            tab=raw["tab"],
+            browser=raw.get("browser", ""),
+            held=float(raw.get("held", raw["touched"])),
+            holder=raw.get("holder", ""),
             question=json.loads(raw["question"]),
             seats={s: float(t) for s, t in seats.items()},
             guesses={s: int(a) for s, a in guesses.items()},
@@ -699,7 +837,7 @@ class RedisRoomStore(RoomStore):
             recall=int(raw.get("recall", 0)),
         )
 
-    def _head(self, code: str) -> tuple[float, Snapshot] | None:
+    def _head(self, code: str) -> tuple[float, float, Snapshot] | None:
         raw = dict(zip(HEAD_FIELDS, self._redis.hmget(self._k("room", code), HEAD_FIELDS), strict=True))
         if raw["version"] is None:
             return None
@@ -711,7 +849,14 @@ class RedisRoomStore(RoomStore):
             json.loads(raw["question"]),
             int(raw["recall"] or 0),
         )
-        return float(raw["touched"]), snap
+        return float(raw["touched"]), float(raw["held"] or raw["touched"]), snap
+
+    def _holding(self, code: str) -> tuple[str, float, float] | None:
+        key, touched, held = self._redis.hmget(self._k("room", code), ("key", "touched", "held"))
+        return None if key is None else (key, float(touched), float(held or touched))
+
+    def _hold(self, code: str, session: str, now: float) -> None:
+        self._hold_script(keys=[self._k("room", code)], args=[repr(now), session])
 
     def _save(self, room: Room, new_question: bool = False) -> None:
         room_key, seats_key, guesses_key = self._keys(room.code)
@@ -721,7 +866,9 @@ class RedisRoomStore(RoomStore):
             "version": room.version,
             "touched": repr(room.touched),
             "address": room.address,
-            "tab": room.tab,
+            "browser": room.browser,
+            "held": repr(room.held),
+            "holder": room.holder,
             "question": json.dumps(room.question),
             "revealed": json.dumps(room.revealed),
             "claim": room.claim,
@@ -810,10 +957,10 @@ class RedisRoomStore(RoomStore):
             self._redis.srem(self._k("rooms"), *expired)
         return [c for c in codes if c not in expired]
 
-    def _see(self, code: str, session: str, now: float) -> tuple[int, float, bool] | None:
+    def _see(self, code: str, session: str, now: float) -> tuple[int, float, float, bool] | None:
         room_key, seats_key, _ = self._keys(code)
         found = self._see_script(keys=[room_key, seats_key], args=[session, repr(now)])
-        return None if found is None else (int(found[0]), float(found[1]), bool(found[2]))
+        return None if found is None else (int(found[0]), float(found[1]), float(found[2]), bool(found[3]))
 
     def _salt(self) -> bytes:
         return self._secret

@@ -22,11 +22,13 @@ from dashboard.classroom import room_page, rooms, teacher_key
 from dashboard.classroom.rooms import (
     CODE_ALPHABET,
     CODE_LENGTH,
+    HOLD_SECONDS,
     IDLE_SECONDS,
+    LEFT_SECONDS,
     MAX_ROOMS,
     MAX_STUDENTS,
     ROOMS_PER_ADDRESS,
-    ROOMS_PER_TAB,
+    ROOMS_PER_BROWSER,
     SEAT_SECONDS,
     Client,
     Forbidden,
@@ -480,7 +482,8 @@ def test_at_most_50_rooms(store):
 
 
 def test_one_tab_clearing_the_code_box_cannot_fill_the_server(store):
-    """Issue 18: one session started 49 rooms in 10.7 s; the next teacher found the server's 50 taken."""
+    """Issue 18: one session started 49 rooms in 10.7 s; the next teacher found the server's 50 taken. A tab with
+    no browser id (no XSRF cookie: a script) is a browser of its own."""
     tab = Client("198.51.100.4", "one-tab")
     opened, refusals = 0, []
     for _ in range(49):
@@ -489,8 +492,8 @@ def test_one_tab_clearing_the_code_box_cannot_fill_the_server(store):
             opened += 1
         except RoomError as err:
             refusals.append(str(err))
-    assert opened == ROOMS_PER_TAB and len(refusals) == 49 - ROOMS_PER_TAB
-    assert "This tab already runs" in refusals[0]
+    assert opened == ROOMS_PER_BROWSER and len(refusals) == 49 - ROOMS_PER_BROWSER
+    assert f"This browser already runs {ROOMS_PER_BROWSER} open rooms" in refusals[0]
     store.open(SETTINGS, someone())  # the next teacher gets a room
 
 
@@ -507,22 +510,26 @@ def test_new_tabs_from_one_address_cannot_fill_the_server(store):
     store.open(SETTINGS, someone())
 
 
-def test_a_closed_room_frees_its_place_for_its_tab(store):
-    tab = Client("198.51.100.4", "one-tab")
-    rooms_of_tab = [store.open(SETTINGS, tab) for _ in range(ROOMS_PER_TAB)]
+def test_a_closed_room_frees_its_place_for_its_browser(store):
+    tab = Client("198.51.100.4", "one-tab", "browser-1")
+    rooms_of_browser = [store.open(SETTINGS, tab) for _ in range(ROOMS_PER_BROWSER)]
     with pytest.raises(RoomError):
         store.open(SETTINGS, tab)
-    store.close(*rooms_of_tab[0])
+    store.close(*rooms_of_browser[0])
     store.open(SETTINGS, tab)
 
 
 def test_a_room_closes_after_3_hours_idle_and_the_teacher_keeps_it_open(store, clock):
-    idle, _ = open_room(store)
+    """Both rooms are on a teacher's page all along (``hold``, as its timer does): only a change keeps one open."""
+    idle, idle_key = open_room(store)
     busy, key = open_room(store)
-    clock.now += IDLE_SECONDS - 60
+    while clock.now < 1000 + IDLE_SECONDS - 60:
+        clock.now += 60
+        assert store.hold(idle, idle_key, "idle's page") and store.hold(busy, key, "busy's page")
     store.publish(busy, key, {**SETTINGS, "seed": 1})  # the teacher acts: 3 more hours
     store.poll(idle, "student")  # students polling do not keep a room open
     clock.now += 120
+    assert store.hold(busy, key, "busy's page") and not store.hold(idle, idle_key, "idle's page")
     assert store.snapshot(idle) is None and store.snapshot(busy) is not None
     assert store.poll(idle, "student") is None
     assert len(store) == 1
@@ -536,6 +543,158 @@ def test_closed_rooms_free_their_place(store, clock):
     clock.now += IDLE_SECONDS + 1
     open_room(store)
     assert len(store) == 1
+
+
+# -- rooms nobody holds (issue 32 part 4) and limits per browser (issue 31 part 7) -----------------------------------
+HALL = "198.51.100.4"
+"""One address for a whole campus behind its NAT (or a script)."""
+
+
+def test_rooms_left_by_closed_tabs_do_not_keep_the_next_teacher_out(store, clock, alive):
+    """Issue 32: three tabs opened 5 rooms and closed; 35 s later a teacher on the same address was refused, for up
+    to 3 h. Here the address's whole share: while its tabs are open it is full; once they closed (Streamlit's runtime
+    knows at once) the next teacher on that address starts a room, and the rooms left behind stay open for their
+    teacher links until they close by themselves."""
+    left = []
+    for i in range(ROOMS_PER_ADDRESS):
+        alive.known[f"rehearsal-{i}"] = True
+        left.append(store.open(SETTINGS, Client(HALL, f"rehearsal-{i}")))
+    with pytest.raises(RoomError, match=f"{ROOMS_PER_ADDRESS} rooms started from your network"):
+        store.open(SETTINGS, Client(HALL, "a tab while they are open"))
+    for i in range(ROOMS_PER_ADDRESS):
+        alive.known[f"rehearsal-{i}"] = False
+    clock.now += 35
+    store.open(SETTINGS, Client(HALL, "the next teacher"))
+    assert all(store.snapshot(code) is not None for code, _ in left)
+    assert len(store) == ROOMS_PER_ADDRESS + 1
+
+
+def test_a_page_the_runtime_cannot_judge_holds_its_room_while_it_says_so(store, clock):
+    """On Redis a teacher's tab may run on another process, whose sessions this runtime cannot judge (None): the page's
+    timer (``hold``) holds its room; a room no page showed for ``HOLD_SECONDS`` counts against no limit."""
+    rooms_ = [store.open(SETTINGS, Client(HALL, f"tab-{i}")) for i in range(ROOMS_PER_ADDRESS)]
+    clock.now += HOLD_SECONDS - 1
+    assert store.hold(*rooms_[0], "tab-0")  # one teacher's page is still there
+    with pytest.raises(RoomError, match="from your network"):
+        store.open(SETTINGS, Client(HALL, "too soon"))
+    clock.now += 2  # the other 19: no page for HOLD_SECONDS + 1
+    for i in range(ROOMS_PER_ADDRESS - 1):
+        store.open(SETTINGS, Client(HALL, f"new-{i}"))
+    with pytest.raises(RoomError, match="from your network"):  # the held room and the 19 new ones
+        store.open(SETTINGS, Client(HALL, "one more"))
+
+
+def test_a_tab_still_open_holds_its_room_only_while_its_page_shows_it(store, clock, alive):
+    """A teacher who cleared the code box keeps the tab (and the room, for its teacher link): the room counts while
+    the page says so, and no longer than ``HOLD_SECONDS`` after its last word."""
+    tabs = [Client(HALL, f"tab-{i}", "browser-a") for i in range(ROOMS_PER_BROWSER + 1)]
+    opened = []
+    for tab in tabs[:-1]:
+        alive.known[tab.session] = True
+        opened.append(store.open(SETTINGS, tab))
+    clock.now += HOLD_SECONDS
+    for (code, key), tab in zip(opened[1:], tabs[1:], strict=False):
+        assert store.hold(code, key, tab.session)  # two pages still show theirs; tab-0's page left its room
+    clock.now += 1
+    store.open(SETTINGS, tabs[-1])
+    assert [o.held for o in store.mine(tabs[0])] == [True, True, True, False]
+
+
+def test_a_room_no_teachers_page_shows_for_10_minutes_closes_and_says_why(store, clock):
+    held, key = open_room(store)
+    left, _ = open_room(store)
+    store.join(left, "student")
+    for _ in range(int(LEFT_SECONDS // 60)):
+        clock.now += 60
+        assert store.hold(held, key, "the teacher's page")  # its timer, once a minute at the slowest
+        assert store.poll(left, "student") is not None  # a student's page does not hold a room
+    clock.now += 2
+    assert store.poll(left, "student") is None and store.snapshot(left) is None
+    assert store.gone(left) == "left" and store.snapshot(held) is not None and len(store) == 1
+    with pytest.raises(RoomError):
+        store.join(left, "late")
+
+
+def test_only_the_key_holds_a_room(store, clock):
+    code, key = open_room(store)
+    wrong = wrong_keys(store, key)
+    for _ in range(int(LEFT_SECONDS // 60) + 1):
+        clock.now += 60
+        assert not any(store.hold(code, bad, "a page") for bad in wrong.values())
+    assert store.snapshot(code) is None and store.gone(code) == "left"
+    assert not store.hold(code, key, "a page")  # closed: the key holds nothing any more
+    store._hold(code, "a page", clock.now)  # a hold that reads the room just before it closed...
+    assert store._load(code) is None  # ...writes nothing (on Redis, no hash of two fields)
+
+
+def test_the_teacher_link_reused_holds_the_room_again(store, clock):
+    code, key = open_room(store)
+    token = store.claim_token(code, key)
+    clock.now += LEFT_SECONDS - 60
+    assert store.claim(code, token) == key  # the teacher opens the link on another device
+    clock.now += 120  # 11 minutes after the first page last showed it
+    assert store.snapshot(code) is not None
+    clock.now += LEFT_SECONDS
+    assert store.snapshot(code) is None and store.gone(code) == "left"
+
+
+def test_a_full_server_closes_the_room_left_behind_longest_never_a_held_one(store, clock, alive):
+    teachers = [someone() for _ in range(MAX_ROOMS)]
+    opened = [store.open(SETTINGS, t) for t in teachers]
+    with pytest.raises(RoomError, match=f"{MAX_ROOMS} open rooms"):
+        store.open(SETTINGS, someone())
+    clock.now += 5
+    assert store.hold(*opened[7], teachers[7].session)  # room 7 was on its page 5 s longer than room 3
+    alive.known[teachers[3].session] = alive.known[teachers[7].session] = False  # both tabs close
+    store.open(SETTINGS, someone())
+    assert store.gone(opened[3][0]) == "left" and store.snapshot(opened[7][0]) is not None
+    assert len(store) == MAX_ROOMS
+    store.open(SETTINGS, someone())  # then room 7
+    assert store.gone(opened[7][0]) == "left" and len(store) == MAX_ROOMS
+    with pytest.raises(RoomError, match=f"{MAX_ROOMS} open rooms"):  # every room is held now
+        store.open(SETTINGS, someone())
+
+
+def test_a_campus_behind_one_address_starts_20_rooms(store):
+    """Issue 31 part 7: a room limit per address (5) shut out a campus behind one NAT."""
+    for i in range(ROOMS_PER_ADDRESS):
+        store.open(SETTINGS, Client(HALL, f"teacher-{i}"))
+    with pytest.raises(RoomError, match="from your network"):
+        store.open(SETTINGS, Client(HALL, "teacher-21"))
+    assert ROOMS_PER_ADDRESS == 20
+
+
+def test_one_browser_holds_3_rooms_whichever_tabs_opened_them(store, alive):
+    """A browser is counted across its tabs (``Client.browser``: Streamlit's XSRF cookie); the rooms whose tabs it
+    closed count no more."""
+    tabs = [Client(HALL, f"tab-{i}", "browser-a") for i in range(ROOMS_PER_BROWSER + 1)]
+    for tab in tabs[:-1]:
+        alive.known[tab.session] = True
+        store.open(SETTINGS, tab)
+    with pytest.raises(RoomError, match=f"This browser already runs {ROOMS_PER_BROWSER} open rooms"):
+        store.open(SETTINGS, tabs[-1])
+    store.open(SETTINGS, Client(HALL, "tab-x", "browser-b"))  # another browser on the same address
+    alive.known[tabs[0].session] = False  # one of the first tabs closed
+    store.open(SETTINGS, tabs[-1])
+
+
+def test_a_browser_sees_and_closes_the_rooms_it_opened_and_no_others(store, clock, alive):
+    first, second, other = (Client(HALL, "tab-1", "browser-a"), Client(HALL, "tab-2", "browser-a"),
+                            Client(HALL, "tab-3", "browser-b"))  # fmt: skip
+    a1, a2, b = store.open(SETTINGS, first), store.open(SETTINGS, second), store.open(SETTINGS, other)
+    alive.known["tab-1"] = False  # its tab closed: the room is left behind
+    clock.now += 60
+    assert store.hold(*a2, "tab-2")
+    later = Client("192.0.2.1", "tab-9", "browser-a")  # another tab of the browser, even from another network
+    listed = store.mine(later)
+    assert [(o.code, o.held, o.since) for o in listed] == [(a2[0], True, 0.0), (a1[0], False, 60.0)]
+    with pytest.raises(Forbidden):
+        store.close_mine(b[0], later)
+    store.close_mine(a1[0], later)
+    assert store.gone(a1[0]) == "closed" and store.snapshot(b[0]) is not None
+    assert [o.code for o in store.mine(later)] == [a2[0]] and [o.code for o in store.mine(other)] == [b[0]]
+    assert store.mine(Client(HALL, "tab-4")) == []  # a tab with no browser id started none of them
+    assert "browser-a" not in repr(store._load(a2[0]))  # kept as a salted hash only
 
 
 def fill(store: RoomStore, code: str, n: int = MAX_STUDENTS) -> None:
@@ -1052,20 +1211,94 @@ def test_a_closed_room_says_its_teacher_closed_it(tabs):
     assert any(f"Room {code} was closed by its teacher" in w.value for w in student.warning)
 
 
-def test_a_tab_that_keeps_starting_rooms_is_told_why_it_cannot(tabs):
-    """Issue 18's 49 rooms from one session: the third start is refused with a message on the page."""
-    page = tabs(make_app(), "teacher")
-    said = []
-    for _ in range(rooms.ROOMS_PER_TAB + 1):
+def start_until_refused(tabs, page, sid: str = "teacher", most: int = 10) -> int:
+    """Press Start a room (the presenter bar's or the sidebar's, the same key), clearing the code box after each
+    room, until a press opens no room: how many rooms opened."""
+    for opened in range(most):
+        before = len(room_page.store())
         page.button(key="room_start").click()
-        tabs(page, "teacher")
+        tabs(page, sid)
         no_exception(page)
-        said.append(" ".join(w.value for w in page.warning))
+        if len(room_page.store()) == before:
+            return opened
         page.text_input(key="room").set_value("")  # clear the code box, start again
-        tabs(page, "teacher")
-    assert "This tab already runs 2 open rooms" in said[-1]
-    assert not any("already runs" in s for s in said[:-1])
-    assert len(room_page.store()) == rooms.ROOMS_PER_TAB
+        tabs(page, sid)
+    raise AssertionError(f"{most} rooms opened and none refused")
+
+
+def dialog_of(page, title: str):
+    """The open dialog titled ``title``, or None."""
+    found = [d for d in page.get("dialog") if d.proto.dialog.title == title and d.proto.dialog.is_open]
+    return found[0] if found else None
+
+
+def test_a_tab_that_keeps_starting_rooms_is_told_why_it_cannot(tabs):
+    """Issue 18's 49 rooms from one session: the start past this browser's limit is refused with a message, in a
+    dialog where the button was pressed (issue 31 part 7), not at the foot of the sidebar."""
+    page = tabs(make_app(), "teacher")
+    assert start_until_refused(tabs, page) == rooms.ROOMS_PER_BROWSER
+    dialog = dialog_of(page, "Rooms this browser opened")
+    assert dialog is not None
+    assert [w.value for w in dialog.warning] == [
+        f"This browser already runs {rooms.ROOMS_PER_BROWSER} open rooms: close one of them to start another (a "
+        "room's teacher link reopens it). A room no page of yours shows closes by itself within 10 minutes."
+    ]
+    assert not any("already runs" in w.value for w in page.sidebar.warning)
+    assert len(room_page.store()) == rooms.ROOMS_PER_BROWSER
+
+
+def test_a_refusal_in_the_presenter_bar_shows_on_the_page_with_the_rooms_to_close(tabs):
+    """Issue 31 part 7: after five rehearsal rooms, Start a room in the presenter bar did nothing visible; the
+    refusal sat at the bottom of the collapsed sidebar. It opens a dialog on the page, listing the rooms this browser
+    opened, each with Close; one closed, Start a room there opens the next."""
+    page = tabs(make_app(presenter="true"), "teacher")
+    opened = start_until_refused(tabs, page)
+    dialog = dialog_of(page, "Rooms this browser opened")
+    assert dialog is not None and "already runs" in " ".join(w.value for w in dialog.warning)
+    assert not any("already runs" in w.value for w in page.sidebar.warning)
+    codes = {o.code for o in room_page.store().mine(room_page.client())}
+    assert len(codes) == opened and {b.key for b in dialog.button} == {
+        *(f"room_close_mine_{c}" for c in codes),
+        "room_start_again",
+    }
+    assert all(f"Room {c}: shown on a page of yours." in [m.value for m in dialog.markdown] for c in codes)
+    closing = sorted(codes)[0]
+    dialog.button(key=f"room_close_mine_{closing}").click()
+    tabs(page, "teacher")
+    assert room_page.store().gone(closing) == "closed" and len(room_page.store()) == opened - 1
+    page.button(key="room_start").click()
+    tabs(page, "teacher")
+    code, _ = page.session_state[room_page.TEACHER]
+    assert code not in codes and len(room_page.store()) == opened
+    assert any(f"You run room {code}" in s.value for s in page.success)
+
+
+def test_the_sidebar_lists_the_rooms_this_browser_opened(tabs):
+    """A teacher sees the rooms the browser opened, and whether a page still shows each, before any refusal."""
+    teacher, code, _ = start_room(tabs)
+    teacher.text_input(key="room").set_value("")  # the page leaves the room; the room stays open
+    tabs(teacher, "teacher")
+    room = room_page.store()._load(code)
+    room.held, room.holder = room.held - 300, "a tab that closed"  # no page has shown it for 5 minutes
+    teacher.button(key="room_mine").click()
+    tabs(teacher, "teacher")
+    dialog = dialog_of(teacher, "Rooms this browser opened")
+    assert dialog is not None and not dialog.warning
+    assert [m.value for m in dialog.markdown] == [
+        f"Room {code}: no page of yours shows it; it closes by itself within 5 min."
+    ]
+
+
+def test_a_room_no_teachers_page_showed_for_10_minutes_says_so_to_its_students(tabs):
+    _, code, _ = start_room(tabs)
+    student = tabs(make_app(room=code), "s1")
+    room = room_page.store()._load(code)
+    room.held -= rooms.LEFT_SECONDS + 1  # the teacher closed every page that showed it, 10 minutes ago
+    tabs(student, "s1")
+    no_exception(student)
+    assert any(
+        f"Room {code} closed: no page of its teacher had shown it for 10 minutes" in w.value for w in student.warning
+    )
 
 
 def test_an_empty_box_is_the_same_whether_it_reads_none_or_empty_text():

@@ -146,10 +146,13 @@ HEAVY |= {"train_layers": "2", "train_steps": "2000"}
 
 def test_seven_sockets_flooding_heavy_runs_are_cancelled_and_memory_returns():
     """Issue 18: seven sockets each queued a heavy run and closed; the runs went on, a real student was told the
-    server was busy, and memory went from 196 to 733 MB and stayed at 715 MB."""
+    server was busy, and memory went from 196 to 733 MB and stayed at 715 MB. Each run is now cancelled as its socket
+    closes, and from that moment counts against no limit (issue 32: closed tabs blocked the hall): no socket of the
+    seven is refused, a student after them is not either, and memory returns. Sockets that stay open are refused
+    past the address's 3 (``tests/dashboard/test_limits_live.py``)."""
     import psutil
 
-    from dashboard.training_jobs import JOBS_PER_ADDRESS, KEEP_BYTES
+    from dashboard.training_jobs import KEEP_BYTES
 
     async def flood(url: str, rss) -> tuple[int, list[str], float, int, str]:
         async with Tab(url) as first:
@@ -181,7 +184,6 @@ def test_seven_sockets_flooding_heavy_runs_are_cancelled_and_memory_returns():
         base, said, waited, grown, accepted = asyncio.run(flood(url, lambda: process.memory_info().rss))
     print(f"\nflood: base RSS {base / 2**20:.0f} MB, {waited:.1f} s until a new job was accepted, "
           f"then {grown / 2**20:+.0f} MB")  # fmt: skip
-    refused = [s for s in said if "Your network already has" in s]
-    assert len(refused) == 7 - JOBS_PER_ADDRESS, said
+    assert not [s for s in said if "Your network already has" in s or "busy" in s], said
     assert "trainings running or waiting" not in accepted and "busy" not in accepted, accepted
     assert grown <= KEEP_BYTES + 50 * 2**20
