@@ -113,6 +113,18 @@ class RoomState:
     """Our own message (never text from the URL) when the code or the key could not be used."""
     gone: bool = False
     """The room in the link no longer exists: the page offers to start a new one."""
+    held: bool = False
+    """A student's page that follows only because the teacher's question is open (``question_open``): "Follow the
+    teacher" is off, and the page explores on its own once the answer is revealed."""
+
+
+def question_open(room: Snapshot | None) -> bool:
+    """The teacher's question is asked and not revealed. Until it is, every student's page in the room shows the
+    room's page (the question, no map), whatever its "Follow the teacher" toggle says, and keeps the room: every
+    view of the question's run reveals some answer, and for the mechanics questions on random weights (which cells
+    are 0, a row's sum, d_k, a reordering, ÷√d_k) so does every view of any seed or sentence with the same shapes
+    and mask, so no view a student could open is safe while the question is open."""
+    return room is not None and room.question is not None and room.question not in room.revealed
 
 
 def redis_url() -> str | None:
@@ -200,9 +212,10 @@ def enter_room(link: Mapping[str, str]) -> tuple[dict[str, str], RoomState]:
     except RoomError as err:
         return link, RoomState(code, room=room, problem=str(err))
     following = _still_following(code, room)
-    if following:
+    held = not following and question_open(room)  # the teacher's question: shown, whatever the toggle says
+    if following or held:
         _apply(code, room)
-    return link, RoomState(code, following=following, room=room, problem=problem)
+    return link, RoomState(code, following=following or held, room=room, problem=problem, held=held)
 
 
 def _become_teacher(code: str, key: str) -> None:
@@ -226,7 +239,13 @@ def _still_following(code: str, room: Snapshot) -> bool:
         return False
     if _explored(code, room.version):
         st.session_state[FOLLOW] = False
-        st.toast("You are exploring on your own. Turn on “Follow the teacher” to come back.", icon="🧭")
+        st.toast(
+            "Your teacher's question is open: your page shows it until the answer is revealed, then you explore on "
+            "your own."
+            if question_open(room)
+            else "You are exploring on your own. Turn on “Follow the teacher” to come back.",
+            icon="🧭",
+        )
         return False
     return True
 
@@ -244,19 +263,21 @@ def _explored(code: str, version: int | None = None) -> bool:
 def follow_on(code: str) -> RoomState | None:
     """In a rerun of the following page's body alone (the room's push, a click in it): the room's newest state,
     its settings written into the page's state; None when the page must run whole instead, to say or draw what
-    changed: the room closed, this browser became its teacher, following was turned off, the teacher brought
-    everyone back, or the student changed a control (``enter_room`` then says so)."""
+    changed: the room closed, this browser became its teacher, following was turned off (and no question holds the
+    page: ``question_open``), the teacher brought everyone back, or the student changed a control (``enter_room``
+    then says so)."""
     room = store().snapshot(code)
+    held = not st.session_state.get(FOLLOW, True)
     if (
         room is None
         or _teacher_of(code) is not None
-        or not st.session_state.get(FOLLOW, True)
+        or (held and not question_open(room))
         or st.session_state.get(RECALLED) != (code, room.recall)
         or _explored(code)
     ):
         return None
     _apply(code, room)
-    return RoomState(code, following=True, room=room)
+    return RoomState(code, following=True, room=room, held=held)
 
 
 def _same(mine: object, room: object) -> bool:
@@ -494,14 +515,14 @@ def follow_line(state: RoomState) -> None:
     collapsed), drawn by the ``_check`` fragment, push's fallback; one element for both. Not in presenter mode's
     heading row: beside a long heading it was squeezed into a column of five lines."""
     if state.following and state.room is not None:
-        st.fragment(_check, run_every=CHECK_SECONDS)(state.room.code)
+        st.fragment(_check, run_every=CHECK_SECONDS)(state.room.code, state.held)
 
 
-def room_panel(state: RoomState, presenter: bool) -> None:
-    """The sidebar's room section: the code box, then start / follow / leave as this page's place allows."""
-    if not (state.following and state.room is not None):  # a following page's body registers (``watch_room``)
-        push.watch(store(), session_id(), None)
-    st.subheader("Room", anchor=False)
+def code_box(state: RoomState) -> None:
+    """The room code's box, bound to the address (a reload stays in the room). A student's page cannot leave the
+    room while the teacher's question is open (``question_open``): out of the room, the page's own quiz would
+    reveal it. One box per page: the sidebar's, or the welcome's on a first visit (``dashboard.welcome``)."""
+    locked = state.following and question_open(state.room)
     st.text_input(
         "Room code",
         value="",
@@ -509,9 +530,22 @@ def room_panel(state: RoomState, presenter: bool) -> None:
         key="room",  # ROOM, written out: tests/dashboard/test_links.py reads every bound key from the source
         bind="query-params",
         placeholder="e.g. K7QX2M",
-        help="The code on the teacher's screen: type it and press Enter to follow the teacher's view. "
+        disabled=locked,
+        help="You can leave the room once your teacher reveals the answer to the open question."
+        if locked
+        else "The code on the teacher's screen: type it and press Enter to follow the teacher's view. "
         "Clear it to leave the room.",
     )
+
+
+def room_panel(state: RoomState, presenter: bool, with_code_box: bool = True) -> None:
+    """The sidebar's room section: the code box (unless the welcome holds it: ``code_box``), then start / follow /
+    leave as this page's place allows."""
+    if not (state.following and state.room is not None):  # a following page's body registers (``watch_room``)
+        push.watch(store(), session_id(), None)
+    st.subheader("Room", anchor=False)
+    if with_code_box:
+        code_box(state)
     if state.problem:
         st.warning(state.problem, icon=":material/meeting_room:")
     if state.gone:
@@ -549,13 +583,15 @@ def room_panel(state: RoomState, presenter: bool) -> None:
             help="On: your page shows the teacher's settings and view as they change. Off: explore on your own; "
             "turn it on again to come back to the teacher's view.",
         )
+        if state.held:
+            st.caption("Your teacher's question is open: your page shows it until the answer is revealed.")
         if not state.following:  # a following page's check is on the page itself (``follow_line``)
             st.fragment(_keep_seat, run_every=SEAT_TOUCH_SECONDS)(state.room.code, state.room.recall)
     elif state.code is None and not presenter:
         start_button()
 
 
-def _check(code: str) -> None:
+def _check(code: str, held: bool = False) -> None:
     """Every ``CHECK_SECONDS``: a change the push missed reruns the page. Its timer also makes the browser rerun
     the whole page after it reconnects to a restarted server (Streamlit's frontend does so for a page with
     self-rerunning fragments), where the page then says the room is gone. The version the page shows is the one its
@@ -567,7 +603,13 @@ def _check(code: str) -> None:
     # in a whole run the body draws after this: only a closed room is news then
     if seen is None or (fragment_rerun() and seen != (shown[1] if shown and shown[0] == code else None)):
         st.rerun(scope="app")
-    st.caption(f"Following room {code}: your page changes when the teacher's does.")
+    if held:  # "Follow the teacher" is off, but the teacher's question holds the page
+        st.caption(
+            f"Room {code}: your teacher's question is open, so your page shows it, not the map, until your teacher "
+            "reveals the answer. Then you explore on your own."
+        )
+    else:
+        st.caption(f"Following room {code}: your page changes when the teacher's does.")
 
 
 def _seats(code: str) -> None:
@@ -580,12 +622,12 @@ def _seats(code: str) -> None:
 
 
 def _keep_seat(code: str, recall: int) -> None:
-    """Every ``SEAT_TOUCH_SECONDS`` while exploring: the seat stays this student's; a closed room, or the teacher's
-    "Bring everyone back" (a new ``recall``), reruns the page."""
+    """Every ``SEAT_TOUCH_SECONDS`` while exploring: the seat stays this student's; a closed room, the teacher's
+    "Bring everyone back" (a new ``recall``) or a question the teacher asks (``question_open``) reruns the page."""
     if _seen(code) is None:
         st.rerun(scope="app")
     room = store().snapshot(code)
-    if room is None or room.recall != recall:
+    if room is None or room.recall != recall or question_open(room):
         st.rerun(scope="app")
 
 
