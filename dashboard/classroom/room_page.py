@@ -82,6 +82,9 @@ SHOW_LINK = "_room_show_link"
 """Session: a button asked for the room's link dialog."""
 NOTE = "_room_note"
 """Session: one message for the next run (a key that did not open the room, a closed room)."""
+ASKED = "_room_asked"
+"""Session: whether the teacher's question was open (``question_open``) when the page last ran whole: a change
+runs it whole again, so the code box locks and unlocks (``code_box``) with the question."""
 RECALLED = "_room_recalled"
 """Session: (code, the room's "Bring everyone back" count this page has obeyed)."""
 CHECK_SECONDS = 30.0
@@ -211,6 +214,7 @@ def enter_room(link: Mapping[str, str]) -> tuple[dict[str, str], RoomState]:
         store().join(code, session_id())
     except RoomError as err:
         return link, RoomState(code, room=room, problem=str(err))
+    st.session_state[ASKED] = question_open(room)
     following = _still_following(code, room)
     held = not following and question_open(room)  # the teacher's question: shown, whatever the toggle says
     if following or held:
@@ -264,14 +268,15 @@ def follow_on(code: str) -> RoomState | None:
     """In a rerun of the following page's body alone (the room's push, a click in it): the room's newest state,
     its settings written into the page's state; None when the page must run whole instead, to say or draw what
     changed: the room closed, this browser became its teacher, following was turned off (and no question holds the
-    page: ``question_open``), the teacher brought everyone back, or the student changed a control (``enter_room``
-    then says so)."""
+    page: ``question_open``), the teacher asked or revealed a question (the code box locks or unlocks), the teacher
+    brought everyone back, or the student changed a control (``enter_room`` then says so)."""
     room = store().snapshot(code)
     held = not st.session_state.get(FOLLOW, True)
     if (
         room is None
         or _teacher_of(code) is not None
         or (held and not question_open(room))
+        or st.session_state.get(ASKED, False) != question_open(room)
         or st.session_state.get(RECALLED) != (code, room.recall)
         or _explored(code)
     ):

@@ -210,3 +210,29 @@ def test_an_exploring_page_reruns_when_the_teacher_asks(tabs):  # noqa: F811
         tabs(page, "s1")
         no_exception(page)
         assert page.session_state["runs"] == (2 if asked else 1)
+
+
+def _follow_on_once(code: str) -> None:
+    """A page whose run is a following body's rerun: what ``follow_on`` said (None: run the page whole)."""
+    import streamlit as st
+
+    from dashboard.classroom import room_page
+
+    st.session_state["followed"] = room_page.follow_on(code) is not None
+
+
+@pytest.mark.parametrize("asked_before", [False, True])
+@pytest.mark.parametrize("asked_now", [False, True])
+def test_a_pushed_body_runs_the_page_whole_when_the_question_opens_or_closes(tabs, asked_before, asked_now):  # noqa: F811
+    """The code box, outside the body, locks while the question is open and unlocks at the reveal: a pushed body run
+    that finds the question opened or closed since the page last ran whole runs it whole."""
+    _, code, _ = start_room(tabs, quiz="true" if asked_now else "false")
+    room = room_page.store().snapshot(code)
+    assert room_page.question_open(room) is asked_now
+    page = AppTest.from_function(_follow_on_once, args=(code,), default_timeout=30)
+    page.session_state[room_page.RECALLED] = (code, room.recall)
+    page.session_state[room_page.APPLIED] = (code, room.version, dict(room.settings))
+    page.session_state[room_page.ASKED] = asked_before
+    tabs(page, "s1")
+    no_exception(page)
+    assert page.session_state["followed"] is (asked_before == asked_now)
