@@ -63,9 +63,9 @@ if settings is None:
     take_controls()  # just stopped following: the widgets start from the teacher's settings
     settings = sidebar(trains=st.session_state.get("view", link.get("view")) == "train")
 teacher_line = st.sidebar.container() if room.following else None  # the body writes the teacher's settings here
-welcome()  # a bare address: what this is and three ways in, above the live default view
+joining = welcome(room)  # a bare address: what this is, three ways in and the room code, above the live view
 with st.sidebar:
-    room_panel(room, settings.presenter)  # the room code, start a room, follow the teacher
+    room_panel(room, settings.presenter, with_code_box=not joining)  # the code, start a room, follow the teacher
 if settings.presenter:
     presenter_style()  # larger page text: the project's constant style sheet (dashboard/presenter.py says why)
 top = st.container()  # the view bar, a tour's bar and the view's heading: drawn by the body, above the follow line
