@@ -13,9 +13,10 @@ controls from code, pushed a dozen: Back then walked through half-applied steps.
 parameters take every change without sending it (``hold``); the end of the run writes the keys the page owns
 (``OWNED_KEYS``: the view and the tour, whose controls are not bound), drops the parameters of bound controls the
 run did not draw, and sends the address once (``send``): one entry for a view change or a tour step. A follower's
-page sends nothing: its address stays the room's link, and the teacher's changes add nothing to its history. Nor
-does a page whose address still holds a teacher link's claim token: ``classroom/teacher_key.py`` takes it out in
-place, and the next run sends.
+page sends the room's link and nothing else (``FOLLOWER_KEYS``): the teacher's changes add nothing to its history,
+and the entry where it followed is the room's, so Back or Forward onto it follows again (``onto_room_link``)
+instead of opening the student's own default page. A page whose address still holds a teacher link's claim token
+sends nothing: ``classroom/teacher_key.py`` takes it out in place, and the next run sends.
 
 Every other run that reaches its end sends, changed or not: the server cannot know what the browser's address is
 by then. With ``runner.fastReruns`` (the default) a click stops the running script and starts a new ScriptRunner at
@@ -59,6 +60,8 @@ _SENT = "_al_sent"
 """Attribute on the session's QueryParams: the addresses it sent lately, newest last (``sent_before``)."""
 KEPT_SENDS = 64
 """How many sent addresses ``sent_before`` remembers: far more than can be on their way at once."""
+FOLLOWER_KEYS = frozenset(("room", "presenter"))
+"""A following page's address: the room's link (``room_page.ROOM``), and presenter mode, the student's own screen."""
 
 
 def _hold_messages(qp: QueryParams) -> None:
@@ -88,6 +91,12 @@ def going_back() -> bool:
     return ctx is not None and ctx.is_history_navigation
 
 
+def onto_room_link(query: Mapping[str, str]) -> bool:
+    """This run is Back or Forward onto the entry of a page that followed a room: its address is a room's link
+    (``FOLLOWER_KEYS``, a room among them), which a following page sends and an exploring one never does."""
+    return going_back() and "room" in query and set(query) <= FOLLOWER_KEYS
+
+
 def owned_values(values: Mapping[str, object], defaults: Mapping[str, object]) -> dict[str, str | None]:
     """The address text of each owned key (None: the key leaves the address, as a widget's default does)."""
     return {k: None if values.get(k) in (None, "", defaults[k]) else str(values[k]) for k in OWNED_KEYS}
@@ -102,35 +111,45 @@ def sent_before(key: str, text: str) -> bool:
         return any(sent.get(key) == text for sent in getattr(qp, _SENT, ()))
 
 
-def sends(query: Mapping[str, str], *, push: bool) -> bool:
+def sends(query: Mapping[str, str]) -> bool:
     """Whether a finished run sends its address: always, whether or not it changed (the module's docstring: what the
-    server last sent may never have reached the browser), but on a follower's page (``push=False``) and while the
-    address holds a teacher link's claim token (``teacher_key`` takes it out in place)."""
-    return push and CLAIM_PARAM not in query
+    server last sent may never have reached the browser), but while the address holds a teacher link's claim token
+    (``teacher_key`` takes it out in place)."""
+    return CLAIM_PARAM not in query
 
 
-def send(defaults: Mapping[str, object], *, push: bool = True) -> None:
+def send(defaults: Mapping[str, object], *, following: bool = False) -> None:
     """Last in the run: the owned keys from the session, no parameter of a control the run did not draw, and the
-    address sent once (``sends``): the browser pushes it as one entry if it differs from its own address."""
+    address sent once (``sends``): the browser pushes it as one entry if it differs from its own address. A
+    following page sends the room's link only (``FOLLOWER_KEYS``)."""
     ctx = get_script_run_ctx()
     if ctx is None:
         return
     drawn = ctx.shared.widget_ids_this_run
     with get_session_state().query_params() as qp:
         params = qp._query_params
-        for key, text in owned_values(st.session_state, defaults).items():
-            if text is None:
-                params.pop(key, None)
-            else:
-                params[key] = text
-        for widget_id, binding in list(qp._bindings_by_widget.items()):
-            key = binding.param_key
-            if widget_id not in drawn:  # Streamlit would drop it after the run, in a message of its own
-                params.pop(key, None)
-            elif key in params and st.session_state.get(key) is not None:  # a click can race a send: the control wins
-                params[key] = url_value(st.session_state[key])
+        if following:  # the room's link (and a claim token, for teacher_key), whatever the page's state holds
+            params = {k: v for k, v in params.items() if k in FOLLOWER_KEYS or k == CLAIM_PARAM}
+        else:
+            _own_keys(params, defaults, drawn, qp)
         qp._query_params = dict(sorted(params.items()))  # the browser's own order (it sorts when it writes)
         ctx.query_string = urlencode(qp._query_params, doseq=True)
-        if sends(qp._query_params, push=push):
+        if sends(qp._query_params):
             QueryParams._send_query_param_msg(qp)  # the one message: the browser pushes one entry if it moved
             getattr(qp, _SENT).append(dict(qp._query_params))
+
+
+def _own_keys(params: dict, defaults: Mapping[str, object], drawn: set[str], qp: QueryParams) -> None:
+    """``params`` with the page's owned keys written from the session, and no parameter of a bound control the run
+    did not draw (Streamlit would drop it after the run, in a message of its own)."""
+    for key, text in owned_values(st.session_state, defaults).items():
+        if text is None:
+            params.pop(key, None)
+        else:
+            params[key] = text
+    for widget_id, binding in list(qp._bindings_by_widget.items()):
+        key = binding.param_key
+        if widget_id not in drawn:
+            params.pop(key, None)
+        elif key in params and st.session_state.get(key) is not None:  # a click can race a send: the control wins
+            params[key] = url_value(st.session_state[key])

@@ -98,5 +98,5 @@ if teacher_line is not None:
 else:
     body(room, settings)
 publish_room(room, settings)  # the teacher's page, last: its settings (and training) become the room's
-send_address(OWNED_DEFAULTS, push=not room.following)  # one history entry if the run moved; a follower: none
+send_address(OWNED_DEFAULTS, following=room.following)  # one history entry if the run moved; a follower: the room
 remember_address()  # last: what the page wrote to the address is its own, not a new link

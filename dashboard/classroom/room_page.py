@@ -41,6 +41,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from dashboard import clients
+from dashboard.address import onto_room_link
 from dashboard.classroom import push, quiz_panel, teacher_key
 from dashboard.classroom.quiz import question_id
 from dashboard.classroom.rooms import (
@@ -214,6 +215,7 @@ def enter_room(link: Mapping[str, str]) -> tuple[dict[str, str], RoomState]:
         store().join(code, session_id())
     except RoomError as err:
         return link, RoomState(code, room=room, problem=str(err))
+    _back_to_the_room()
     st.session_state[ASKED] = question_open(room)
     following = _still_following(code, room)
     held = not following and question_open(room)  # the teacher's question: shown, whatever the toggle says
@@ -227,6 +229,17 @@ def _become_teacher(code: str, key: str) -> None:
     a seat it held as a student is freed."""
     st.session_state[TEACHER] = (code, key)
     store().leave(code, session_id())
+
+
+def _back_to_the_room() -> None:
+    """Back or Forward onto the entry where this page followed (a following page's address is the room's link:
+    ``address.onto_room_link``): the page follows again, rather than opening the student's own default page."""
+    if not onto_room_link(st.query_params.to_dict()):
+        return
+    if not st.session_state.get(FOLLOW, True):
+        st.toast("Back in the room: you follow the teacher's view again.", icon="🧭")
+    st.session_state[FOLLOW] = True
+    st.session_state.pop(APPLIED, None)  # the room's settings are written into the page again
 
 
 def _still_following(code: str, room: Snapshot) -> bool:
