@@ -126,12 +126,18 @@ def _run(settings: Settings) -> Run | None:
 def teacher_line(settings: Settings, run: Run | None, quiz_open: bool = False) -> str:
     """The teacher's settings in one line: the choices (weights, seed) from the settings, every fact about the
     computation (tokens, widths, heads, mask, scaling) from ``run``; only the choices when there is no run. While
-    the room's question is open (``quiz_open``) it leaves out d_k: a quiz question asks for it."""
+    the room's question is open (``quiz_open``) it leaves out d_k, which a quiz question asks for, and says when the
+    settings can be changed."""
     chosen = f"{settings.weights} weights, seed {settings.config.seed}"
     if settings.kind.TRAINS:
         chosen += f", task {settings.task}, {settings.train_steps} steps"
+    how = (  # during the question, Follow off gives no controls (room_page.question_open)
+        "You can change them once your teacher reveals the answer."
+        if quiz_open
+        else "Turn off “Follow the teacher” below to change them."
+    )
     if run is None:
-        return f"Following the teacher: {chosen}. Turn off “Follow the teacher” below to change them."
+        return f"Following the teacher: {chosen}. {how}"
     tr = run.trace
     n_heads, n_tokens, d_k = tr.q.shape[-3:]  # q: (h, T_q, d_k)
     kv_heads = tr.k.shape[-3]  # k: (kv_heads, T_k, d_k)
@@ -148,4 +154,4 @@ def teacher_line(settings: Settings, run: Run | None, quiz_open: bool = False) -
         facts.append("ALiBi")
     if run.layer != 1:
         facts.append(f"layer {run.layer}")
-    return f"Following the teacher: {chosen}; {', '.join(facts)}. Turn off “Follow the teacher” below to change them."
+    return f"Following the teacher: {chosen}; {', '.join(facts)}. {how}"

@@ -153,10 +153,12 @@ def test_the_follower_line_leaves_out_d_k_while_the_question_is_open(tabs):  # n
     d_k = question.options[question.answer]
     line = " ".join(c.value for c in student.sidebar.caption)
     assert "Following the teacher" in line and f"d_k {d_k}" not in line
+    assert "Turn off" not in line and "once your teacher reveals the answer" in line, "Follow off gives no controls"
     teacher.button(key="quiz_reveal").click()
     tabs(teacher, "teacher")
     tabs(student, "s1")
-    assert f"d_k {d_k}" in " ".join(c.value for c in student.sidebar.caption), "revealed: the line says it again"
+    line = " ".join(c.value for c in student.sidebar.caption)
+    assert f"d_k {d_k}" in line and "Turn off “Follow the teacher”" in line, "revealed: the line says it again"
 
 
 def test_the_rooms_question_is_the_one_on_the_teachers_screen(tabs):  # noqa: F811
