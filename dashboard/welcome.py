@@ -72,7 +72,8 @@ def welcome(room: RoomState) -> bool:
         st.markdown(
             "**Welcome to Attention Lab:** attention maps of a sentence you type, computed live and exactly by a "
             "small NumPy model (the page below is live). Three ways in: take a lesson's tour, project it in "
-            "presenter mode, or start a room your students follow. A student joins a room with the code below."
+            "presenter mode, or start a room your students follow. A student joins a room by typing its code in "
+            "Room code."
         )
         # one tour to a line: a squeezed button in a row (or in st.columns) cuts its label with an ellipsis ("What
         # heads learn: a pretrained model and a t…" on a 390 px phone); on a line of its own the label wraps
