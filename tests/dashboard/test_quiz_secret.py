@@ -238,3 +238,16 @@ def test_a_pushed_body_runs_the_page_whole_when_the_question_opens_or_closes(tab
     tabs(page, "s1")
     no_exception(page)
     assert page.session_state["followed"] is (asked_before == asked_now)
+
+
+def test_a_control_changed_during_the_question_keeps_the_question_and_says_why(tabs):  # noqa: F811
+    """A control the following page still draws, changed (here its value, as a click would set it), leaves
+    following as ever; during the question the page keeps the room's question, and the note says why, not
+    "exploring"."""
+    _, _, question, student = quiz_room(tabs)
+    student.session_state["seed"] = 3
+    tabs(student, "s1")
+    hides(student, question)
+    told = " ".join(t.value for t in student.toast)
+    assert "question is open" in told and "exploring on your own" not in told
+    assert student.session_state[room_page.FOLLOW] is False, "after the reveal, the page explores"
