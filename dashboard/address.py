@@ -10,12 +10,13 @@ How Streamlit 1.67 writes the address (``frontend/app/src/App.tsx``, ``runtime/s
 
 So a view selector bound to the URL never made an entry (Back left the app), and a tour step, which sets a dozen
 controls from code, pushed a dozen: Back then walked through half-applied steps. Here the session's query
-parameters take every change without sending it (``hold``); the end of the run writes the keys the page owns
-(``OWNED_KEYS``: the view and the tour, whose controls are not bound), drops the parameters of bound controls the
-run did not draw, and sends the address once (``send``): one entry for a view change or a tour step. A follower's
-page sends nothing: its address stays the room's link, and the teacher's changes add nothing to its history. Nor
-does a page whose address still holds a teacher link's claim token: ``classroom/teacher_key.py`` takes it out in
-place, and the next run sends.
+parameters take every change without sending it (``hold``); the end of the run sends the page's whole address once
+(``send``; ``url_state.finish`` makes it: the value of every control the run drew, and of the view and the tour,
+where it differs from the default the address implies): one entry for a view change or a tour step. A follower's
+page sends the room's link and nothing else (``OWN_KEYS``): the teacher's changes add nothing to its history,
+and the entry where it followed is the room's, so Back or Forward onto it follows again (``onto_room_link``)
+instead of opening the student's own default page. A page whose address still holds a teacher link's claim token
+sends nothing: ``classroom/teacher_key.py`` takes it out in place, and the next run sends.
 
 Every other run that reaches its end sends, changed or not: the server cannot know what the browser's address is
 by then. With ``runner.fastReruns`` (the default) a click stops the running script and starts a new ScriptRunner at
@@ -59,6 +60,9 @@ KEPT_SENDS = 64
 """How many sent addresses ``sent_before`` remembers: far more than can be on their way at once."""
 _REPLACE = "_address_replace"
 """Session: an address the next run opens as it is, as a link would be (``replace``)."""
+OWN_KEYS = ("presenter", "room")
+"""Each screen's own keys (``room_page.ROOM``, and presenter mode): a tour step and a room's settings leave them as
+this screen has them, and a following page's address is these only: the room's link."""
 
 
 def _hold_messages(qp: QueryParams) -> None:
@@ -99,6 +103,12 @@ def going_back() -> bool:
     return ctx is not None and ctx.is_history_navigation
 
 
+def onto_room_link(query: Mapping[str, str]) -> bool:
+    """This run is Back or Forward onto the entry of a page that followed a room: its address is a room's link
+    (``OWN_KEYS``, a room among them), which a following page sends and an exploring one never does."""
+    return going_back() and "room" in query and set(query) <= set(OWN_KEYS)
+
+
 def sent_before(key: str, text: str) -> bool:
     """The page itself sent ``key=text`` lately: in the address of a rerun that is not Back or Forward, it is the
     page's own, never a link. The browser reports the address it shows when the click left, and that can be any
@@ -108,11 +118,11 @@ def sent_before(key: str, text: str) -> bool:
         return any(sent.get(key) == text for sent in getattr(qp, _SENT, ()))
 
 
-def sends(query: Mapping[str, str], *, push: bool) -> bool:
+def sends(query: Mapping[str, str]) -> bool:
     """Whether a finished run sends its address: always, whether or not it changed (the module's docstring: what the
-    server last sent may never have reached the browser), but on a follower's page (``push=False``) and while the
-    address holds a teacher link's claim token (``teacher_key`` takes it out in place)."""
-    return push and CLAIM_PARAM not in query
+    server last sent may never have reached the browser), but while the address holds a teacher link's claim token
+    (``teacher_key`` takes it out in place)."""
+    return CLAIM_PARAM not in query
 
 
 def drawn_keys() -> frozenset[str]:
@@ -125,9 +135,10 @@ def drawn_keys() -> frozenset[str]:
         return frozenset(b.param_key for widget_id, b in qp._bindings_by_widget.items() if widget_id in drawn)
 
 
-def send(address: Mapping[str, str], *, push: bool = True) -> None:
+def send(address: Mapping[str, str]) -> None:
     """Last in the run: the address is ``address`` (and a teacher link's claim token, while the page holds one), sent
-    once (``sends``): the browser pushes it as one entry if it differs from its own address."""
+    once (``sends``): the browser pushes it as one entry if it differs from its own address. A following page's is
+    the room's link (``url_state.finish``): the teacher's changes add nothing to its history."""
     ctx = get_script_run_ctx()
     if ctx is None:
         return
@@ -135,6 +146,7 @@ def send(address: Mapping[str, str], *, push: bool = True) -> None:
         claim = {CLAIM_PARAM: qp._query_params[CLAIM_PARAM]} if CLAIM_PARAM in qp._query_params else {}
         qp._query_params = dict(sorted({**address, **claim}.items()))  # the browser's own order (it sorts too)
         ctx.query_string = urlencode(qp._query_params, doseq=True)
-        if sends(qp._query_params, push=push):
+        if sends(qp._query_params):
             QueryParams._send_query_param_msg(qp)  # the one message: the browser pushes one entry if it moved
             getattr(qp, _SENT).append(dict(qp._query_params))
+

@@ -62,9 +62,9 @@ with st.sidebar:  # where a lecturer looks first: the welcome and the lessons' t
         tour_picker()
         sidebar(page.context, page.defaults)  # the controls, each showing its value in ``page``
 teacher_line = st.sidebar.container() if room.following else None  # the body writes the teacher's settings here
-welcome()  # a bare address: what this is and three ways in, above the live default view
+joining = welcome(room)  # a bare address: what this is, three ways in and the room code, above the live view
 with st.sidebar:
-    room_panel(room, settings.presenter)  # the room code, start a room, follow the teacher
+    room_panel(room, settings.presenter, with_code_box=not joining)  # the code, start a room, follow the teacher
 if settings.presenter:
     presenter_style()  # larger page text: the project's constant style sheet (dashboard/presenter.py says why)
 top = st.container()  # the view bar, a tour's bar and the view's heading: drawn by the body, above the follow line
@@ -97,6 +97,6 @@ if teacher_line is not None:
 else:
     body(room, settings)
 publish_room(room, settings)  # the teacher's page, last: its settings (and training) become the room's
-address = finish(page, drawn_keys(), following=room.following)  # the values the controls show, as an address
-send_address(address, push=not room.following)  # one history entry if the run moved; a follower: none
+address = finish(page, drawn_keys(), following=room.following)  # the values the controls show; a follower: the room
+send_address(address)  # one history entry if the run moved; a follower's is the room's link
 remember_address()  # last: what the page wrote to the address is its own, not a new link

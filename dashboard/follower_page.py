@@ -26,7 +26,7 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
 
 from core import Run
 from dashboard import compute, followed
-from dashboard.classroom.room_page import RoomState, drawn, follow_on, fragment_rerun, watch_room
+from dashboard.classroom.room_page import RoomState, drawn, follow_on, fragment_rerun, question_open, watch_room
 from dashboard.page import scaled
 from dashboard.settings import Settings, settings_from
 from dashboard.url_state import SPEC, address_text, read, with_own
@@ -73,7 +73,7 @@ def _followed_body(state: RoomState, body: Callable[[RoomState, Settings], None]
         state = newest
     settings = follower_settings(state)
     assert settings is not None, "follow_room is for a following page"
-    line.caption(settings_line(settings))
+    line.caption(settings_line(settings, quiz_open=question_open(state.room)))  # d_k answers a quiz question
     watch_room(state, ThreadState.get().fragment_id)  # private: tests/dashboard/test_push.py pins it
     body(state, settings)
     drawn(state)  # not reached when Streamlit ends this run early: the page's check then reruns it whole
@@ -81,23 +81,23 @@ def _followed_body(state: RoomState, body: Callable[[RoomState, Settings], None]
 
 LINES_KEPT = 32
 """Lines kept (``settings_line``): one per room version a follower shows, so a few per open room."""
-_lines: dict[Settings, str] = {}
+_lines: dict[tuple[Settings, bool], str] = {}
 _lines_lock = threading.Lock()
 
 
-def settings_line(settings: Settings) -> str:
+def settings_line(settings: Settings, quiz_open: bool = False) -> str:
     """``teacher_line`` of the settings and their run, kept once made from a run: every follower of a room shows the
     same line, and looking the run up again (hashing its cache key) was ~5% of a follower's redraw. A line made
     without a run is not kept (making it again computes no run), so it gets the facts as soon as there is a run:
     after MiniLM failed to load and "Try again" loaded it."""
-    line = _lines.get(settings)
+    line = _lines.get((settings, quiz_open))
     if line is not None:
         return line
     run = _run(settings)
-    line = teacher_line(settings, run)
+    line = teacher_line(settings, run, quiz_open)
     if run is not None:
         with _lines_lock:
-            _lines[settings] = line
+            _lines[settings, quiz_open] = line
             while len(_lines) > LINES_KEPT:  # the oldest first
                 del _lines[next(iter(_lines))]
     return line
@@ -117,21 +117,29 @@ def _run(settings: Settings) -> Run | None:
         return None
 
 
-def teacher_line(settings: Settings, run: Run | None) -> str:
+def teacher_line(settings: Settings, run: Run | None, quiz_open: bool = False) -> str:
     """The teacher's settings in one line: the choices (weights, seed) from the settings, every fact about the
-    computation (tokens, widths, heads, mask, scaling) from ``run``; only the choices when there is no run."""
+    computation (tokens, widths, heads, mask, scaling) from ``run``; only the choices when there is no run. While
+    the room's question is open (``quiz_open``) it leaves out d_k, which a quiz question asks for, and says when the
+    settings can be changed."""
     chosen = f"{settings.weights} weights, seed {settings.config.seed}"
     if settings.kind.TRAINS:
         chosen += f", task {settings.task}, {settings.train_steps} steps"
+    how = (  # during the question, Follow off gives no controls (room_page.question_open)
+        "You can change them once your teacher reveals the answer."
+        if quiz_open
+        else "Turn off “Follow the teacher” below to change them."
+    )
     if run is None:
-        return f"Following the teacher: {chosen}. Turn off “Follow the teacher” below to change them."
+        return f"Following the teacher: {chosen}. {how}"
     tr = run.trace
     n_heads, n_tokens, d_k = tr.q.shape[-3:]  # q: (h, T_q, d_k)
     kv_heads = tr.k.shape[-3]  # k: (kv_heads, T_k, d_k)
     facts = [
         f"{n_tokens} tokens",
         f"d_model {run.x.shape[-1]}",  # x: (T, d_model)
-        f"{n_heads} heads of d_k {d_k}" + (f" sharing {kv_heads} K/V heads" if kv_heads != n_heads else ""),
+        f"{n_heads} heads{'' if quiz_open else f' of d_k {d_k}'}"
+        + (f" sharing {kv_heads} K/V heads" if kv_heads != n_heads else ""),
         f"{run.positional} positions",
         "masked" if tr.mask is not None else "no mask",
         "scaled by 1/√d_k" if scaled(tr) else f"scores × {tr.scale:.3g}",
@@ -140,4 +148,4 @@ def teacher_line(settings: Settings, run: Run | None) -> str:
         facts.append("ALiBi")
     if run.layer != 1:
         facts.append(f"layer {run.layer}")
-    return f"Following the teacher: {chosen}; {', '.join(facts)}. Turn off “Follow the teacher” below to change them."
+    return f"Following the teacher: {chosen}; {', '.join(facts)}. {how}"

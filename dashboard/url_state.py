@@ -29,7 +29,7 @@ from core import MAX_TOKENS, POSITIONAL_KINDS, head_count_problem
 from core.ablation import MODES as ABLATION_MODES
 from core.sources import SOURCES, WEIGHTS, ModelSource
 from core.training import MAX_STEPS, SAFE_LRS, TASK_NAMES
-from dashboard.address import going_back, replaced, sent_before
+from dashboard.address import OWN_KEYS, going_back, replaced, sent_before
 from dashboard.classroom.teacher_key import CLAIM_PARAM
 from dashboard.classroom.tours import TOUR_KEYS, Step, load_tours
 from dashboard.probes import KNOCKOUT_CHOICES, NONE, TEMPERATURES
@@ -499,8 +499,6 @@ _ADDRESS = "_url_address"
 """Session: the address the last full run ended with (``Reading.address`` of its values)."""
 _DRAWN = "_url_drawn"
 """Session: the keys whose controls the last full run drew (or, on a following page, that the room set)."""
-OWN_KEYS = ("presenter", "room")
-"""Each screen's own: a tour step and a room's settings leave them as this screen has them."""
 
 
 def with_own(address: Mapping[str, str]) -> dict[str, str]:

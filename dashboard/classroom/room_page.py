@@ -42,6 +42,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from dashboard import clients
+from dashboard.address import onto_room_link
 from dashboard.classroom import push, quiz_panel, teacher_key
 from dashboard.classroom.quiz import question_id
 from dashboard.classroom.rooms import (
@@ -92,6 +93,9 @@ SHOW_MINE = "_room_show_mine"
 """Session: a button asked for the dialog of this browser's rooms (``rooms_dialog``)."""
 CLOSED_MINE = "_room_closed_mine"
 """Session: the room the dialog's Close just closed: the dialog's next run says so, in place of its refusal."""
+ASKED = "_room_asked"
+"""Session: whether the teacher's question was open (``question_open``) when the page last ran whole: a change
+runs it whole again, so the code box locks and unlocks (``code_box``) with the question."""
 RECALLED = "_room_recalled"
 """Session: (code, the room's "Bring everyone back" count this page has obeyed)."""
 CHECK_SECONDS = 30.0
@@ -125,6 +129,18 @@ class RoomState:
     """Our own message (never text from the URL) when the code or the key could not be used."""
     gone: bool = False
     """The room in the link no longer exists: the page offers to start a new one."""
+    held: bool = False
+    """A student's page that follows only because the teacher's question is open (``question_open``): "Follow the
+    teacher" is off, and the page explores on its own once the answer is revealed."""
+
+
+def question_open(room: Snapshot | None) -> bool:
+    """The teacher's question is asked and not revealed. Until it is, every student's page in the room shows the
+    room's page (the question, no map), whatever its "Follow the teacher" toggle says, and keeps the room: every
+    view of the question's run reveals some answer, and for the mechanics questions on random weights (which cells
+    are 0, a row's sum, d_k, a reordering, ÷√d_k) so does every view of any seed or sentence with the same shapes
+    and mask, so no view a student could open is safe while the question is open."""
+    return room is not None and room.question is not None and room.question not in room.revealed
 
 
 def redis_url() -> str | None:
@@ -216,10 +232,13 @@ def enter_room(link: Mapping[str, str]) -> tuple[dict[str, str], RoomState]:
         store().join(code, session_id())
     except RoomError as err:
         return link, RoomState(code, room=room, problem=str(err))
+    _back_to_the_room()
+    st.session_state[ASKED] = question_open(room)
     following = _still_following(code, room)
-    if following:
+    held = not following and question_open(room)  # the teacher's question: shown, whatever the toggle says
+    if following or held:
         _apply(code, room)
-    return link, RoomState(code, following=following, room=room, problem=problem)
+    return link, RoomState(code, following=following or held, room=room, problem=problem, held=held)
 
 
 def _become_teacher(code: str, key: str) -> None:
@@ -227,6 +246,17 @@ def _become_teacher(code: str, key: str) -> None:
     a seat it held as a student is freed."""
     st.session_state[TEACHER] = (code, key)
     store().leave(code, session_id())
+
+
+def _back_to_the_room() -> None:
+    """Back or Forward onto the entry where this page followed (a following page's address is the room's link:
+    ``address.onto_room_link``): the page follows again, rather than opening the student's own default page."""
+    if not onto_room_link(st.query_params.to_dict()):
+        return
+    if not st.session_state.get(FOLLOW, True):
+        st.toast("Back in the room: you follow the teacher's view again.", icon="🧭")
+    st.session_state[FOLLOW] = True
+    st.session_state.pop(APPLIED, None)  # the room's settings are written into the page again
 
 
 def _still_following(code: str, room: Snapshot) -> bool:
@@ -243,7 +273,13 @@ def _still_following(code: str, room: Snapshot) -> bool:
         return False
     if _explored(code, room.version):
         st.session_state[FOLLOW] = False
-        st.toast("You are exploring on your own. Turn on “Follow the teacher” to come back.", icon="🧭")
+        st.toast(
+            "Your teacher's question is open: your page shows it until the answer is revealed, then you explore on "
+            "your own."
+            if question_open(room)
+            else "You are exploring on your own. Turn on “Follow the teacher” to come back.",
+            icon="🧭",
+        )
         return False
     return True
 
@@ -261,19 +297,22 @@ def _explored(code: str, version: int | None = None) -> bool:
 def follow_on(code: str) -> RoomState | None:
     """In a rerun of the following page's body alone (the room's push, a click in it): the room's newest state,
     its settings written into the page's state; None when the page must run whole instead, to say or draw what
-    changed: the room closed, this browser became its teacher, following was turned off, the teacher brought
-    everyone back, or the student changed a control (``enter_room`` then says so)."""
+    changed: the room closed, this browser became its teacher, following was turned off (and no question holds the
+    page: ``question_open``), the teacher asked or revealed a question (the code box locks or unlocks), the teacher
+    brought everyone back, or the student changed a control (``enter_room`` then says so)."""
     room = store().snapshot(code)
+    held = not st.session_state.get(FOLLOW, True)
     if (
         room is None
         or _teacher_of(code) is not None
-        or not st.session_state.get(FOLLOW, True)
+        or (held and not question_open(room))
+        or st.session_state.get(ASKED, False) != question_open(room)
         or st.session_state.get(RECALLED) != (code, room.recall)
         or _explored(code)
     ):
         return None
     _apply(code, room)
-    return RoomState(code, following=True, room=room)
+    return RoomState(code, following=True, room=room, held=held)
 
 
 def _same(mine: object, room: object) -> bool:
@@ -577,14 +616,14 @@ def follow_line(state: RoomState) -> None:
     collapsed), drawn by the ``_check`` fragment, push's fallback; one element for both. Not in presenter mode's
     heading row: beside a long heading it was squeezed into a column of five lines."""
     if state.following and state.room is not None:
-        st.fragment(_check, run_every=CHECK_SECONDS)(state.room.code)
+        st.fragment(_check, run_every=CHECK_SECONDS)(state.room.code, state.held)
 
 
-def room_panel(state: RoomState, presenter: bool) -> None:
-    """The sidebar's room section: the code box, then start / follow / leave as this page's place allows."""
-    if not (state.following and state.room is not None):  # a following page's body registers (``watch_room``)
-        push.watch(store(), session_id(), None)
-    st.subheader("Room", anchor=False)
+def code_box(state: RoomState) -> None:
+    """The room code's box, bound to the address (a reload stays in the room). A student's page cannot leave the
+    room while the teacher's question is open (``question_open``): out of the room, the page's own quiz would
+    reveal it. One box per page: the sidebar's, or the welcome's on a first visit (``dashboard.welcome``)."""
+    locked = state.following and question_open(state.room)
     st.text_input(
         "Room code",
         value="",
@@ -592,9 +631,22 @@ def room_panel(state: RoomState, presenter: bool) -> None:
         key="room",  # ROOM, written out: tests/dashboard/test_links.py reads every bound key from the source
         bind="query-params",
         placeholder="e.g. K7QX2M",
-        help="The code on the teacher's screen: type it and press Enter to follow the teacher's view. "
+        disabled=locked,
+        help="You can leave the room once your teacher reveals the answer to the open question."
+        if locked
+        else "The code on the teacher's screen: type it and press Enter to follow the teacher's view. "
         "Clear it to leave the room.",
     )
+
+
+def room_panel(state: RoomState, presenter: bool, with_code_box: bool = True) -> None:
+    """The sidebar's room section: the code box (unless the welcome holds it: ``code_box``), then start / follow /
+    leave as this page's place allows."""
+    if not (state.following and state.room is not None):  # a following page's body registers (``watch_room``)
+        push.watch(store(), session_id(), None)
+    st.subheader("Room", anchor=False)
+    if with_code_box:
+        code_box(state)
     if state.problem:
         st.warning(state.problem, icon=":material/meeting_room:")
     if state.gone:
@@ -633,6 +685,8 @@ def room_panel(state: RoomState, presenter: bool) -> None:
             help="On: your page shows the teacher's settings and view as they change. Off: explore on your own; "
             "turn it on again to come back to the teacher's view.",
         )
+        if state.held:
+            st.caption("Your teacher's question is open: your page shows it until the answer is revealed.")
         if not state.following:  # a following page's check is on the page itself (``follow_line``)
             st.fragment(_keep_seat, run_every=SEAT_TOUCH_SECONDS)(state.room.code, state.room.recall)
     elif state.code is None:
@@ -641,7 +695,7 @@ def room_panel(state: RoomState, presenter: bool) -> None:
         mine_button()
 
 
-def _check(code: str) -> None:
+def _check(code: str, held: bool = False) -> None:
     """Every ``CHECK_SECONDS``: a change the push missed reruns the page. Its timer also makes the browser rerun
     the whole page after it reconnects to a restarted server (Streamlit's frontend does so for a page with
     self-rerunning fragments), where the page then says the room is gone. The version the page shows is the one its
@@ -653,7 +707,13 @@ def _check(code: str) -> None:
     # in a whole run the body draws after this: only a closed room is news then
     if seen is None or (fragment_rerun() and seen != (shown[1] if shown and shown[0] == code else None)):
         st.rerun(scope="app")
-    st.caption(f"Following room {code}: your page changes when the teacher's does.")
+    if held:  # "Follow the teacher" is off, but the teacher's question holds the page
+        st.caption(
+            f"Room {code}: your teacher's question is open, so your page shows it, not the map, until your teacher "
+            "reveals the answer. Then you explore on your own."
+        )
+    else:
+        st.caption(f"Following room {code}: your page changes when the teacher's does.")
 
 
 def _seats(code: str) -> None:
@@ -667,12 +727,12 @@ def _seats(code: str) -> None:
 
 
 def _keep_seat(code: str, recall: int) -> None:
-    """Every ``SEAT_TOUCH_SECONDS`` while exploring: the seat stays this student's; a closed room, or the teacher's
-    "Bring everyone back" (a new ``recall``), reruns the page."""
+    """Every ``SEAT_TOUCH_SECONDS`` while exploring: the seat stays this student's; a closed room, the teacher's
+    "Bring everyone back" (a new ``recall``) or a question the teacher asks (``question_open``) reruns the page."""
     if _seen(code) is None:
         st.rerun(scope="app")
     room = store().snapshot(code)
-    if room is None or room.recall != recall:
+    if room is None or room.recall != recall or question_open(room):
         st.rerun(scope="app")
 
 

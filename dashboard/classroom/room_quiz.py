@@ -61,7 +61,11 @@ class RoomQuiz:
 
 
 def join_quiz(state: RoomState) -> None:
-    """Before the view: the quiz of this run is the room's (``quiz_panel.ROOM``), or its own outside a room."""
+    """Before the view: the quiz of this run is the room's (``quiz_panel.ROOM``), or its own outside a room. The
+    question on screen is the one this run's view asks (``quiz_panel.ask``), none if it asks none: a teacher who
+    moved to a view without the quiz asks the room nothing (``room_page.publish_room``), so the students' pages are
+    no longer held on it."""
+    st.session_state.pop(quiz_panel.CURRENT, None)
     if state.code is None or state.room is None:
         st.session_state.pop(quiz_panel.ROOM, None)
         return

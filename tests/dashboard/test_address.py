@@ -13,9 +13,11 @@ from streamlit.runtime.scriptrunner_utils.shared_run_state import SharedRunState
 from streamlit.runtime.state.query_params import QueryParams
 from streamlit.runtime.state.safe_session_state import SafeSessionState
 
+from dashboard import address
 from dashboard.address import sends
 from dashboard.classroom.teacher_key import CLAIM_PARAM
 from tests.dashboard.conftest import make_app, no_exception
+from tests.dashboard.test_rooms import start_room, tabs  # noqa: F401  (tabs: the fixture)
 
 
 def query(at) -> dict[str, str]:
@@ -118,9 +120,8 @@ def test_a_page_holding_a_claim_token_sends_no_address(to_browser):
 
 
 def test_which_runs_send():
-    assert sends({"n_heads": "2"}, push=True) and sends({}, push=True)
-    assert not sends({"n_heads": "2"}, push=False)  # a follower's page keeps the room's link
-    assert not sends({CLAIM_PARAM: "token", "view": "steps"}, push=True)  # teacher_key takes it out in place
+    assert sends({"n_heads": "2"}) and sends({}) and sends({"room": "ABC123"})
+    assert not sends({CLAIM_PARAM: "token", "view": "steps"})  # teacher_key takes it out in place
 
 
 def test_an_address_the_page_sent_before_is_not_read_as_a_link():
@@ -134,3 +135,35 @@ def test_an_address_the_page_sent_before_is_not_read_as_a_link():
     at.run()
     no_exception(at)
     assert at.button_group(key="view").value == "heads" and query(at) == {"n_heads": "2"}
+
+
+def test_a_following_page_sends_the_rooms_link_and_nothing_else(to_browser, tabs):  # noqa: F811
+    """Its entry in the history is the room's (``address.onto_room_link``: Back onto it follows again), whatever
+    address the student joined from (it sent nothing, and kept the address it joined from)."""
+    _, code, _ = start_room(tabs, seed="5")
+    to_browser.clear()
+    student = tabs(make_app(room=code, view="steps", n_heads="2"), "s1")
+    no_exception(student)
+    assert to_browser == [f"room={code}"]
+    assert query(student) == {"room": code}
+    to_browser.clear()
+    student = tabs(make_app(room=code, presenter="true"), "s2")  # the student's own screen stays in it
+    assert to_browser == [f"presenter=true&room={code}"]
+
+
+@pytest.mark.parametrize(
+    ("query", "back", "follows"),
+    [
+        ({"room": "K7QX2M"}, True, True),
+        ({"room": "K7QX2M", "presenter": "true"}, True, True),  # the student's own screen stays a room link
+        ({"room": "K7QX2M", "seed": "5"}, True, False),  # an exploring page's entry: its own settings
+        ({"room": "K7QX2M", "view": "steps"}, True, False),
+        ({"presenter": "true"}, True, False),  # no room
+        ({}, True, False),
+        ({"room": "K7QX2M"}, False, False),  # not Back or Forward: a link opened or a reload follows by itself
+    ],
+)
+def test_back_onto_a_room_link_follows_again(monkeypatch, query, back, follows):
+    """Back or Forward onto the entry a following page made (its address: the room's link only)."""
+    monkeypatch.setattr(address, "going_back", lambda: back)
+    assert address.onto_room_link(query) is follows

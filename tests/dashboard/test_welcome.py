@@ -7,9 +7,11 @@ import tomllib
 
 import pytest
 
+from dashboard.classroom import room_page
 from dashboard.classroom.tours import TOURS_DIR
 from dashboard.url_state import read
 from tests.dashboard.conftest import figures, make_app, no_exception
+from tests.dashboard.test_rooms import start_room, tabs  # noqa: F401  (tabs: the fixture)
 
 TITLES = {p.stem: tomllib.loads(p.read_text(encoding="utf-8"))["title"] for p in sorted(TOURS_DIR.glob("*.toml"))}
 """Each tour file's title, read from the files themselves."""
@@ -92,3 +94,46 @@ def test_owned_keys_leave_the_address_at_their_defaults():
     assert read({"view": "heads"}).address() == {}
     assert read({"view": "steps", "tour": tour}).address() == {"view": "steps", "tour": tour}
     assert read({"view": "steps", "tour": ""}).address() == {"view": "steps"}
+
+
+# -- a student who types the room code (issue 31, part 7) -----------------------------------------------------------
+def main_box(at) -> bool:
+    """The room code's box is on the page itself (a phone's collapsed sidebar hides the sidebar's)."""
+    return any(w.key == room_page.ROOM for w in at.main.text_input)
+
+
+def side_box(at) -> bool:
+    return any(w.key == room_page.ROOM for w in at.sidebar.text_input)
+
+
+def test_the_room_code_box_is_in_the_welcome_while_it_is_open():
+    at = make_app().run()
+    assert main_box(at) and not side_box(at), "one box, on the first screen"
+    at.button(key="welcome_close").click().run()
+    no_exception(at)
+    assert side_box(at) and not main_box(at), "closed: back in the sidebar"
+
+
+def test_a_student_who_types_the_code_follows_and_the_welcome_closes(tabs):  # noqa: F811
+    _, code, _ = start_room(tabs, seed="5")
+    student = tabs(make_app(), "s1")
+    assert set(WAYS_IN) <= keys(student)
+    student.text_input(key=room_page.ROOM).set_value(code)
+    tabs(student, "s1")
+    no_exception(student)
+    assert f"Following room {code}" in " ".join(c.value for c in student.caption)
+    assert not set(WAYS_IN) & keys(student), "following: the welcome has closed"
+    assert side_box(student) and not main_box(student)
+    assert figures(student), "the teacher's maps"
+    tabs(student, "s1")
+    assert not set(WAYS_IN) & keys(student), "and it stays closed"
+
+
+def test_a_mistyped_code_keeps_the_welcome_and_says_why_in_it(tabs):  # noqa: F811
+    start_room(tabs)
+    student = tabs(make_app(), "s1")
+    student.text_input(key=room_page.ROOM).set_value("ZZZZZZ")
+    tabs(student, "s1")
+    no_exception(student)
+    assert set(WAYS_IN) <= keys(student), "not in a room: the welcome stays"
+    assert any("ZZZZZZ" in w.value for w in student.main.warning), "why, under the box on the first screen"
