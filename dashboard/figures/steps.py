@@ -119,6 +119,33 @@ def scores_charts(
     return single_chart(panel, zmin=-limit, zmax=limit, value_name="score", colorscale=DIVERGING, presenter=presenter)
 
 
+PENALTY = "Blues_r"
+"""Dark blue (the most negative) to white (0): a bias that only ever lowers a score."""
+
+
+def bias_charts(
+    bias: np.ndarray,
+    rows: Sequence[str],
+    cols: Sequence[str],
+    title: str,
+    *,
+    allowed: np.ndarray | None = None,
+    presenter: bool = False,
+) -> ChartGrid:
+    """A bias added to the scores ``(T_q, T_k)``, masked cells marked as the heads do (their bias is never used).
+
+    When every cell the mask lets through is at most 0 (ALiBi's penalty), the scale runs from the lowest to 0,
+    dark to white, with no colour for a reward; a bias that raises some seen score (a causal bias inside a prefix)
+    keeps the diverging scale, so the raise is drawn as what it is.
+    """
+    seen = bias if allowed is None else bias[allowed]
+    limit = symmetric_limit(seen)
+    panel = Panel(bias, rows, cols, title, allowed)
+    if np.all(seen <= 0):
+        return single_chart(panel, zmin=-limit, zmax=0.0, value_name="bias", colorscale=PENALTY, presenter=presenter)
+    return single_chart(panel, zmin=-limit, zmax=limit, value_name="bias", colorscale=DIVERGING, presenter=presenter)
+
+
 def weights_charts(
     weights: np.ndarray,
     rows: Sequence[str],
