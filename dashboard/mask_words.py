@@ -116,9 +116,11 @@ def bias_words(bias: np.ndarray | None, mask: np.ndarray | None = None) -> str:
             f"the farther back the key, the lower its score; but a key after its query that the mask lets it see "
             f"(here keys {positions(raised)}) is raised by m·(j − i), since (i − j) counts distance one way only"
         )
+    one = len(slopes) == 1
+    heads = f"slope m = {listed}" if one else f"slopes m = {listed} for heads 1..{len(slopes)}"
     return (
-        f"ALiBi adds −m·{distance} to each head's scaled scores, with slopes m = {listed} for heads 1..{len(slopes)}: "
-        f"{effect}. It replaces position embeddings."
+        f"ALiBi adds −m·{distance} to {'the' if one else 'each'} head's scaled scores, with {heads}: {effect}. "
+        "It replaces position embeddings."
     )
 
 

@@ -255,7 +255,7 @@ CLAIMS: dict[str, Rule] = {
     r"A sliding window of \d+ hides the other \d+": lambda f: f.last_row_hidden > 0,
     # counts and layers
     r"\\mid \\cdots \\mid": lambda f: f.n_heads >= 4,  # concat = [Z_1 | ⋯ | Z_h]: the dots stand for heads
-    r"(?<!layer )\b1 heads\b|\ball 1 heads|\bh = 1 heads": never,
+    r"(?<!layer )\b1 heads\b|\ball 1 heads|\bh = 1 heads|\bheads 1\.\.1\b": never,
     **{rf"\blayer {n}\b(?! heads|'s output)": (lambda f, n=n: f.layer == n) for n in LAYERS},  # a toy's is 1
 }
 """A pattern (``re.search``) -> True for the computed facts under which the page may say it."""
@@ -334,6 +334,7 @@ VARIANT_CASES = [
     Case(causal=True, alibi=True, n_heads=2),  # ALiBi under the causal mask: +m·(j − i) above the diagonal, masked
     Case(window=2),  # a window both ways: it reads |i − j| too
     Case(causal=True, window=3, kv_heads=2),  # the cache's window: its last step sees 3 of the 8 keys
+    Case(causal=True, alibi=True, n_heads=1),  # one head: one slope, one Z
 ]
 """Today's variants: the facts come from the trace, so a refused variant must not be described."""
 CASES = [*pairwise_cases(), Case(n_heads=1), *learned_cases(), *VARIANT_CASES]
@@ -471,6 +472,7 @@ def test_a_false_claim_would_be_caught():
     unscaled_run = facts_of(Case(scaled=False))
     assert false_claims(unscaled_run, ("Scores are scaled by 1/√d_k = 1/√16 = 0.25.",))
     assert false_claims(facts_of(Case()), ("Means over all 1 heads",))
+    assert false_claims(facts_of(Case()), ("with slopes m = 1/256 for heads 1..1: the farther the key",))
     # sentences the variants' views printed before they were read from the run
     assert false_claims(facts_of(Case()), ("On a GPU this is what keeps long contexts in fast on-chip memory.",))
     assert false_claims(facts_of(Case(n_heads=1)), (r"\text{concat} = [\,Z_1 \mid \cdots \mid Z_{1}\,],",))
