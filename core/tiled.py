@@ -11,7 +11,9 @@ for each query row, keeps three running numbers as the blocks go by:
 When a block brings a larger max, everything summed so far was measured against the old
 one, so l and acc are multiplied by the correction ``exp(m_old - m_new)``. After the last
 block, ``acc / l`` is softmax attention's output, exactly (to rounding), while the largest
-array alive is one block of scores, (T_q, B_c), never (T_q, T_k).
+array alive is one block of scores, (T_q, B_c), never (T_q, T_k). Every query row is in every
+block here; FlashAttention also cuts the queries into blocks of B_r rows, so its kernel holds one
+(B_r, B_c) block of scores at a time (``FLASH_BLOCK``), whatever T is.
 
 ``tests/core/test_tiled.py`` checks the output against ``scaled_dot_product_attention`` to
 1e-12 in float64 for every B_c from 1 to T, with masked and fully masked rows.
@@ -107,20 +109,34 @@ def tiled_attention(
     return last.output()
 
 
+FLASH_HEAD_DIM = 128
+"""The head dimension ``FLASH_BLOCK`` is FlashAttention-2's block for (Llama 3's and Mistral's d_k)."""
+FLASH_BLOCK = (128, 64)
+"""(B_r, B_c): the queries x keys whose scores FlashAttention-2's forward kernel computes at once, for head dimension
+``FLASH_HEAD_DIM`` = 128 on an A100 or H100 (Dao-AILab/flash-attention,
+``csrc/flash_attn/src/flash_fwd_launch_template.h``: ``Flash_fwd_kernel_traits<128, 128, 64, ...>``, kBlockM x
+kBlockN; 128 x 128 at head dimension 64). The FlashAttention paper sizes them from the on-chip memory M:
+B_c = ceil(M / 4d), B_r = min(B_c, d)."""
+
+
 @dataclass(frozen=True)
 class ScoreMemory:
-    """The largest score array alive for T queries and keys: plain attention's against one tile's, in bytes."""
+    """The largest score array alive for T queries and keys: plain attention's, one tile's of keys (all T query rows,
+    as ``tiles``), and one FlashAttention block's (B_r query rows too), in bytes."""
 
     t: int
     block: int
     full_bytes: int  # (T, T): every score at once
-    tile_bytes: int  # (T, B_c): one block of keys' scores
+    tile_bytes: int  # (T, B_c): one block of keys' scores, every query row
+    flash_bytes: int  # (B_r, B_c) of FLASH_BLOCK: one block of queries x one block of keys
 
 
 def score_memory(t: int, block: int, bytes_per_value: int = 4) -> ScoreMemory:
-    """``(T, T)`` against ``(T, B_c)`` scores for one head, in bytes (float32: 4 bytes each)."""
+    """``(T, T)`` against ``(T, B_c)`` and FlashAttention's ``(B_r, B_c)`` scores for one head, in bytes (float32: 4
+    bytes each)."""
     b = min(block, t)  # a block cannot be wider than the keys
-    return ScoreMemory(t, b, t * t * bytes_per_value, t * b * bytes_per_value)
+    rows, cols = (min(n, t) for n in FLASH_BLOCK)  # nor than the queries
+    return ScoreMemory(t, b, t * t * bytes_per_value, t * b * bytes_per_value, rows * cols * bytes_per_value)
 
 
 MEMORY_LENGTHS = (4096, 131072)

@@ -242,6 +242,7 @@ class CacheRun(NamedTuple):
     steps: tuple[CacheStep, ...]  # one per token: the cache and the row it produced
     stacked: np.ndarray  # (h, T, T): the steps' rows stacked, zeros for keys not yet cached
     max_diff: float  # max |stacked rows - full causal weights| over every head, row and key
+    window: int  # the sliding window decode ran with, 0 = none (a window as long as the sentence cuts no key here)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
@@ -262,7 +263,7 @@ def cache_run(tokens: tuple[str, ...], config: AttentionConfig) -> CacheRun:
     )
     stacked = stacked_weights(steps)  # (h, T, T)
     diff = float(np.max(np.abs(stacked - full.trace.weights)))
-    return _read_only(CacheRun(full, tuple(steps), stacked, diff))
+    return _read_only(CacheRun(full, tuple(steps), stacked, diff, config.window))
 
 
 class TiledRun(NamedTuple):

@@ -13,6 +13,7 @@ import numpy as np
 
 from core import AttentionTrace
 from core.attention import attention_mask
+from dashboard.figures.labels import positions
 
 
 class MaskRule(NamedTuple):
@@ -72,6 +73,24 @@ def rule_words(mask: np.ndarray | None) -> str:
     return "Causal: query i sees keys 0..i, itself and the tokens before it."
 
 
+def moved(pairs: np.ndarray, perm) -> bool:
+    """True when reordering the words by ``perm`` changes ``pairs (..., T, T)``, a table over pairs of positions (a
+    mask, a bias): the reordered sentence's pair at positions (p, q) holds the words from (perm[p], perm[q])."""
+    p = np.asarray(perm, dtype=int)
+    return not np.array_equal(pairs[..., p, :][..., :, p], pairs)
+
+
+def sees_order(pairs: np.ndarray) -> bool:
+    """True when some reordering of the words changes ``pairs (..., T, T)`` (a mask, a bias): the swap of positions 0
+    and 1 or the cycle 0 → 1 → … → T−1 changes it (the two generate every reordering). A mask that lets every
+    query see every key, or each only itself, sees no order."""
+    t = pairs.shape[-1]
+    if t < 2:
+        return False
+    swap, cycle = [1, 0, *range(2, t)], [*range(1, t), 0]
+    return moved(pairs, swap) or moved(pairs, cycle)
+
+
 def bias_slopes(bias: np.ndarray) -> tuple[np.ndarray, bool]:
     """``(h,)`` ALiBi's slope per head read from ``bias (h, T_q, T_k)`` (key 1 is one step from query 0), and
     whether it is symmetric (``-m |i - j|``) rather than causal (``-m (i - j)``). Needs T_k >= 2."""
@@ -79,8 +98,9 @@ def bias_slopes(bias: np.ndarray) -> tuple[np.ndarray, bool]:
     return np.abs(one_step), bool(one_step[0] < 0)
 
 
-def bias_words(bias: np.ndarray | None) -> str:
-    """ALiBi's bias in one sentence, its slopes read from the bias; empty when there is none."""
+def bias_words(bias: np.ndarray | None, mask: np.ndarray | None = None) -> str:
+    """ALiBi's bias in one sentence, its slopes read from the bias and what it does read from the cells ``mask``
+    ``(T_q, T_k)`` lets through (a masked cell's bias is never used); empty when there is none."""
     if bias is None:
         return ""
     if bias.shape[-1] < 2:
@@ -88,9 +108,19 @@ def bias_words(bias: np.ndarray | None) -> str:
     slopes, symmetric = bias_slopes(bias)
     listed = ", ".join(f"1/{1 / m:.4g}" for m in slopes)
     distance = "|i − j|" if symmetric else "(i − j)"
+    seen = np.ones(bias.shape[-2:], dtype=bool) if mask is None else mask  # (T_q, T_k)
+    raised = np.flatnonzero(((bias > 0) & seen).any(axis=tuple(range(bias.ndim - 1))))  # keys a seen bias raises
+    effect = "the farther the key, the lower its score"
+    if len(raised):  # a causal bias on keys after their query that the mask shows (a prefix): a bonus, not a penalty
+        effect = (
+            f"the farther back the key, the lower its score; but a key after its query that the mask lets it see "
+            f"(here keys {positions(raised)}) is raised by m·(j − i), since (i − j) counts distance one way only"
+        )
+    one = len(slopes) == 1
+    heads = f"slope m = {listed}" if one else f"slopes m = {listed} for heads 1..{len(slopes)}"
     return (
-        f"ALiBi adds −m·{distance} to each head's scaled scores, with slopes m = {listed} for heads 1..{len(slopes)}: "
-        "the farther the key, the lower its score. It replaces position embeddings."
+        f"ALiBi adds −m·{distance} to {'the' if one else 'each'} head's scaled scores, with {heads}: {effect}. "
+        "It replaces position embeddings."
     )
 
 

@@ -24,6 +24,7 @@ from core import AttentionTrace, Run
 from core.pipeline import EMBEDDED
 from core.sources import MiniLMSource
 from dashboard import followed
+from dashboard.mask_words import sees_order
 from dashboard.settings import Settings
 from dashboard.source import (  # noqa: F401  (views import them from here, with the rest of what they share)
     EMPTY_SENTENCE,
@@ -128,14 +129,27 @@ ADDED_WORDS = {
     "sinusoidal": "the embedding of each token plus its sinusoidal position vector P",
     "learned": "the embedding of each token plus its learned position vector P",
     "rope": "the embedding of each token; RoPE adds nothing here, it rotates Q and K in step 2",
-    "none": "the embedding of each token; with no positional encoding, order is invisible",
 }
-"""A first layer's input (``Run.input_from == EMBEDDED``), by how the model gives positions."""
+"""A first layer's input (``Run.input_from == EMBEDDED``), by how the model gives positions (none: ``input_words``)."""
+
+
+def _unplaced_words(run: Run) -> str:
+    """A first layer's input with no position added: where order enters the run, if anywhere (a mask that hides
+    some key, ALiBi's bias), read from the trace."""
+    hides = run.trace.mask is not None and sees_order(run.trace.mask)  # not all True, nor each query alone
+    biased = run.trace.bias is not None
+    if not (hides or biased):
+        return "the embedding of each token; with no positional encoding, order is invisible"
+    through = " and ".join(["the mask"] * hides + ["ALiBi's bias, added to the scores"] * biased)
+    return f"the embedding of each token, with no position added: order enters only through {through}"
 
 
 def input_words(run: Run) -> str:
-    """What the run's attention read, in words, from its provenance (never from the settings)."""
+    """What the run's attention read, in words, from its provenance (never from the settings); with no position
+    added, where order enters instead, read from the trace: its mask, ALiBi's bias on the scores, or nowhere."""
     if run.input_from == EMBEDDED:
+        if run.positional == "none":
+            return _unplaced_words(run)
         return ADDED_WORDS[run.positional]
     held = "; the positions are already inside it" if run.positional in ("sinusoidal", "learned") else ""
     return f"{run.input_from}{held}"

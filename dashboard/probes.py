@@ -433,7 +433,7 @@ def score_probe(settings: Settings, run: Run, head: int) -> None:
     )
     d_k = terms.products.shape[0]
     positive = int((terms.products > 0).sum())
-    bias = rf" + ({terms.bias:.4g})_{{\text{{ALiBi}}}}" if tr.bias is not None else ""
+    bias = rf" + ({terms.bias + 0.0:.4g})_{{\text{{ALiBi}}}}" if tr.bias is not None else ""  # + 0.0: no "-0"
     show_equation(
         rf"q \cdot k = \sum_{{c=0}}^{{{d_k - 1}}} q_c k_c = {terms.dot:.4g}",
         rf"\text{{score}} = {terms.scale:.4g} \times {terms.dot:.4g}{bias} = {terms.score:.4g}",
@@ -443,8 +443,14 @@ def score_probe(settings: Settings, run: Run, head: int) -> None:
             f"Shared keys: query head {head + 1} reads K head {terms.kv_head + 1} of {tr.kv_heads}, which "
             f"{tr.group} query heads share."
         )
+    seen = t_k if tr.mask is None else int(tr.mask[query].sum())  # the keys this query's softmax runs over
+    if tr.mask is not None and not tr.mask[query, key]:
+        after = f"The mask hides this key from this query: its score becomes −∞ and its weight {terms.weight:.3f}."
+    else:
+        keys = f"all {t_k} keys" if seen == t_k else f"the {seen} keys the mask lets this query see"
+        keys = "the one key the mask lets this query see" if seen == 1 < t_k else keys
+        after = f"After the softmax over {keys}, this key gets weight {terms.weight:.3f} from this query."
     st.caption(
-        f"{positive} of the {d_k} dimensions add to the score (blue), {d_k - positive} take away (orange). After "
-        f"the mask and the softmax over all {t_k} keys, this key gets weight {terms.weight:.3f} from this query."
+        f"{positive} of the {d_k} dimensions add to the score (blue), {d_k - positive} take away (orange). {after}"
     )
     show_code(score_terms, f"terms = score_terms(result.trace, head={head}, query={query}, key={key})")

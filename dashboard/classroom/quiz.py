@@ -29,6 +29,7 @@ import numpy as np
 
 from core import PATTERNS, head_summary, name_patterns
 from core.head_summary import NAMED_SHARE
+from dashboard.figures.labels import position
 
 CLEAR_MARGIN = 0.1
 """The right key outweighs the runner-up by at least a tenth of the 0-1 colour scale: a different colour
@@ -95,8 +96,8 @@ def _where(layer: int, head: int, layered: bool) -> str:
 
 
 def axis_label(tokens: Sequence[str], i: int) -> str:
-    """A key as the map's axis shows it: ``"4·river"``."""
-    return f"{i}·{tokens[i]}"
+    """A key as the map's axis shows it: ``"4·river"`` (its position by ``labels.position``, the axes' own)."""
+    return f"{position(i)}·{tokens[i]}"
 
 
 def word_question(
@@ -128,12 +129,12 @@ def word_question(
     query = axis_label(tokens, row)
     return Question(
         kind="word",
-        text=f"In {where}, which token does {query} (the query in row {row}) attend to most?",
+        text=f"In {where}, which token does {query} (the query in row {position(row)}) attend to most?",
         choices=tuple(axis_label(tokens, k) for k in shown),
         answer=shown.index(best),
         explanation=(
-            f"Row {row} of {where} puts {w[best]:.2f} of its weight on {axis_label(tokens, best)}, the largest in "
-            f"the row; the next is {axis_label(tokens, second)} with {w[second]:.2f}. The row sums to 1."
+            f"Row {position(row)} of {where} puts {w[best]:.2f} of its weight on {axis_label(tokens, best)}, the "
+            f"largest in the row; the next is {axis_label(tokens, second)} with {w[second]:.2f}. The row sums to 1."
         ),
         layer=layer,
         head=head,

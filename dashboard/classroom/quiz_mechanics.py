@@ -27,6 +27,8 @@ from core.attention import masked_softmax
 from core.multihead import multi_head_attention
 from core.pipeline import realign
 from dashboard.classroom.quiz import Question, axis_label, questions, seeded_order
+from dashboard.figures.labels import position
+from dashboard.mask_words import sees_order
 
 KINDS = ("zero", "row-sum", "d_k", "reorder", "width")
 """The mechanics questions' kinds, in the order they are asked."""
@@ -132,14 +134,14 @@ def row_sum_question(run: Run, *, context: str = "") -> Question | None:
     where = f"head {head + 1}"
     query = axis_label(run.tokens, row)
     why = (
-        f"Row {row} of {where} adds up to {total:.6f}: softmax divides each exp(score) by the sum of the row's "
-        f"exps, so the {int(seen[row])} weights it may give share exactly 1"
+        f"Row {position(row)} of {where} adds up to {total:.6f}: softmax divides each exp(score) by the sum of the "
+        f"row's exps, so the {int(seen[row])} weights it may give share exactly 1"
         if values[answer] == 1
-        else f"Row {row} of {where} adds up to {total:.6f}"
+        else f"Row {position(row)} of {where} adds up to {total:.6f}"
     )
     return Question(
         kind="row-sum",
-        text=f"In {where}, what do the {t_k} weights of row {row} (the query {query}) add up to?",
+        text=f"In {where}, what do the {t_k} weights of row {position(row)} (the query {query}) add up to?",
         choices=tuple(choices),
         answer=answer,
         explanation=why + ".",
@@ -242,7 +244,15 @@ def reorder_question(run: Run, *, context: str = "") -> Question | None:
         return None
     answer = 0 if moved_back <= ROUNDING else 2
     how = "reversed" if np.array_equal(perm, np.arange(len(perm))[::-1]) else "rotated by one"
-    if answer == 0:
+    pairs = (("ALiBi's bias", run.trace.bias), ("the mask", run.trace.mask))
+    seers = [name for name, p in pairs if p is not None and sees_order(p)]  # what reads positions, and kept them
+    if answer == 0 and seers:
+        why = (
+            f"Moved back to the original order, the reordered map differs by at most {moved_back:.1e} (rounding), "
+            f"yet this run sees relative order: {' and '.join(seers)} read{'s' * (len(seers) == 1)} only the distance "
+            "|i − j| between two words, and this reordering keeps every distance. A shuffle would change the map."
+        )
+    elif answer == 0:
         why = (
             f"Moved back to the original order, the reordered map differs by at most {moved_back:.1e} (rounding): "
             "each weight depends only on its two words, so it moves with them. Attention alone sees a bag of words."

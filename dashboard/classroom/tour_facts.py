@@ -18,6 +18,8 @@ import streamlit as st
 
 from core.kv_cache import MODEL_SHAPES, cache_bytes_per_token, multi_head_cache_bytes
 from dashboard import compute
+from dashboard.figures.labels import position, positions
+from dashboard.mask_words import mask_rule
 from dashboard.page import byte_size, shape_text
 from dashboard.settings import Settings
 
@@ -55,11 +57,23 @@ class _Page:
 
 
 def _visible_keys(page: _Page) -> str:
-    """The positions (from 1) of the keys the last query may see. Positions, never the tokens: a note is
-    Markdown, and the tokens are what the student typed."""
+    """The positions of the keys the last query may see, named as the map's labels name them (from 0). Positions,
+    never the tokens: a note is Markdown, and the tokens are what the student typed."""
+    weights = page.run.trace.weights  # (h, T_q, T_k)
     mask = page.run.trace.mask  # (T_q, T_k) bool or None
-    seen = np.arange(len(page.tokens)) if mask is None else np.flatnonzero(mask[-1])  # (keys seen,)
-    return ", ".join(str(j + 1) for j in seen)
+    seen = np.arange(weights.shape[-1]) if mask is None else np.flatnonzero(mask[-1])  # (keys seen,)
+    return positions(seen)
+
+
+def _last_query(page: _Page) -> str:
+    """The position of the last query row of the run's map, as its label names it (T_q − 1)."""
+    return position(page.run.trace.weights.shape[-2] - 1)
+
+
+def _window(page: _Page) -> str:
+    """The sliding window the run's mask was built with, read from the mask (``mask_words.mask_rule``)."""
+    rule = mask_rule(page.run.trace.mask)
+    return str(rule.window) if rule is not None and rule.window else MISSING
 
 
 def _slope(page: _Page, head: int) -> str:
@@ -67,7 +81,7 @@ def _slope(page: _Page, head: int) -> str:
     bias = page.run.trace.bias  # (h, T, T) or None
     if bias is None or bias.shape[-1] < 2:
         return MISSING
-    return f"{-bias[head, 1, 0]:.3g}"  # query 2, key 1: distance 1
+    return f"{-bias[head, 1, 0]:.3g}"  # query 1, key 0: distance 1
 
 
 LLAMA_8B = next(s for s in MODEL_SHAPES if s.name == "Llama 3 8B")
@@ -80,10 +94,13 @@ FACTS: dict[str, Callable[[_Page], str]] = {
     "q_shape": lambda p: shape_text(p.run.trace.q.shape),
     "k_shape": lambda p: shape_text(p.run.trace.k.shape),
     "k_repeated": lambda p: shape_text(p.run.trace.keys_per_head.shape),
+    "last_query": _last_query,
     "last_sees": _visible_keys,
+    "window": _window,
     "slope_first": lambda p: _slope(p, 0),
     "slope_last": lambda p: _slope(p, -1),
-    "cache_t": lambda p: str(p.cache_step[1].t + 1),
+    "cache_t": lambda p: str(p.cache_step[1].t + 1),  # the step's number, from 1 like the slider
+    "cache_position": lambda p: position(p.cache_step[1].t),  # the position whose row it adds, from 0
     "cache_shape": lambda p: shape_text(p.cache_step[1].k_cache.shape),
     "cache_diff": lambda p: f"{p.cache_step[0].max_diff:.1e}",
     "llama_per_token": lambda p: byte_size(cache_bytes_per_token(LLAMA_8B)),

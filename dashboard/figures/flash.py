@@ -11,7 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from dashboard.figures.grid import Panel, heatmap_grid
-from dashboard.figures.labels import position_labels
+from dashboard.figures.labels import position_labels, span
 from dashboard.figures.layout import axis_title, fonts, scale, single_map_columns
 from dashboard.figures.steps import DIVERGING, symmetric_limit
 
@@ -36,7 +36,7 @@ def block_figure(
     """The block's scores ``(T_q, B_c)``, keys ``start .. start + B_c - 1``; -inf (masked) cells marked as masked."""
     allowed = np.isfinite(scores)  # (T_q, B_c)
     stop = start + scores.shape[1]
-    title = f"scores of keys {start + 1}–{stop}" if stop - start > 1 else f"scores of key {start + 1}"
+    title = f"scores of key{'s' * (stop - start > 1)} {span(start, stop - 1)}"  # positions, as the axis labels
     z = np.where(allowed, scores, 0.0)  # (T_q, B_c)
     limit = symmetric_limit(z[allowed]) if limit is None else limit
     panel = Panel(z, tokens, key_tokens, title, allowed, first_col=start)  # keys labelled by their positions

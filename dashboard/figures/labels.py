@@ -26,10 +26,30 @@ def escape(text: str) -> str:
     return html.escape(text, quote=False)
 
 
+def position(i: int) -> str:
+    """Position ``i`` as every axis label and every sentence names it: counted from 0, the number before the dot
+    of ``"3·river"`` (as the lessons' ``weights[:3, :3]``). A row, a key, a column of a map and a token are named
+    by this; heads, layers, steps and blocks are counted from 1, as their titles are."""
+    return str(int(i))
+
+
+def span(first: int, last: int) -> str:
+    """Positions ``first`` to ``last`` (both included), each by ``position``: ``"0–2"``, or ``"4"`` for one."""
+    return position(first) if first == last else f"{position(first)}–{position(last)}"
+
+
+def positions(indices: Sequence[int]) -> str:
+    """Positions in words, each by ``position``: ``[7, 8, 9] -> "7, 8, 9"``; four or more in a row as a ``span``."""
+    indices = [int(i) for i in indices]
+    if len(indices) >= 4 and indices == list(range(indices[0], indices[-1] + 1)):
+        return span(indices[0], indices[-1])
+    return ", ".join(position(i) for i in indices)
+
+
 def position_labels(tokens: Sequence[str], first: int = 0) -> list[str]:
     """Unique, escaped category labels ``"i·token"`` for T tokens at positions ``first``, ``first + 1``...:
     (T,) str -> (T,) str."""
-    return [f"{i}·{escape(t)}" for i, t in enumerate(tokens, first)]
+    return [f"{position(i)}·{escape(t)}" for i, t in enumerate(tokens, first)]
 
 
 def tick_texts(tokens: Sequence[str], max_chars: int = TICK_CHARS, first: int = 0) -> list[str]:
@@ -38,7 +58,8 @@ def tick_texts(tokens: Sequence[str], max_chars: int = TICK_CHARS, first: int = 
     The cut happens before escaping, so an entity such as ``&amp;`` is never split.
     """
     return [
-        f"{i}·{escape(t if len(t) <= max_chars else t[: max_chars - 1] + '…')}" for i, t in enumerate(tokens, first)
+        f"{position(i)}·{escape(t if len(t) <= max_chars else t[: max_chars - 1] + '…')}"
+        for i, t in enumerate(tokens, first)
     ]
 
 

@@ -107,6 +107,7 @@ def scores_charts(
     *,
     limit: float | None = None,
     allowed: np.ndarray | None = None,
+    value_name: str = "score",
     presenter: bool = False,
 ) -> ChartGrid:
     """One score map ``(T_q, T_k)`` in its own chart on a diverging scale; ``allowed`` marks masked cells as the
@@ -116,7 +117,28 @@ def scores_charts(
     """
     limit = symmetric_limit(z if allowed is None else z[allowed]) if limit is None else limit
     panel = Panel(z, rows, cols, title, allowed)
-    return single_chart(panel, zmin=-limit, zmax=limit, value_name="score", colorscale=DIVERGING, presenter=presenter)
+    colour = dict(zmin=-limit, zmax=limit, value_name=value_name, colorscale=DIVERGING)
+    return single_chart(panel, presenter=presenter, **colour)
+
+
+PENALTY = "Blues_r"
+"""Dark blue (the most negative) to white (0): a bias that only ever lowers a score."""
+
+
+def bias_charts(bias: np.ndarray, *labels, allowed: np.ndarray | None = None, presenter: bool = False) -> ChartGrid:
+    """A bias added to the scores ``(T_q, T_k)``, masked cells marked as the heads do (their bias is never used);
+    ``labels``: rows, columns and title, as for ``scores_charts``.
+
+    When every cell the mask lets through is at most 0 (ALiBi's penalty), the scale runs from the lowest to 0,
+    dark to white, with no colour for a reward; a bias that raises some seen score (a causal bias inside a prefix)
+    keeps the diverging scale, so the raise is drawn as what it is.
+    """
+    seen = bias if allowed is None else bias[allowed]
+    if np.any(seen > 0):
+        return scores_charts(bias, *labels, allowed=allowed, value_name="bias", presenter=presenter)
+    panel = Panel(bias, *labels, allowed)
+    limit = symmetric_limit(seen)
+    return single_chart(panel, zmin=-limit, zmax=0.0, value_name="bias", colorscale=PENALTY, presenter=presenter)
 
 
 def weights_charts(

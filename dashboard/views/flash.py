@@ -9,9 +9,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.tiled import MEMORY_LENGTHS, score_memory, tiles
+from core.tiled import FLASH_BLOCK, FLASH_HEAD_DIM, MEMORY_LENGTHS, score_memory, tiles
 from dashboard import compute
 from dashboard.figures.flash import block_figure, state_figure
+from dashboard.figures.labels import span
 from dashboard.figures.steps import symmetric_limit
 from dashboard.page import (
     PLOTLY_CONFIG,
@@ -63,11 +64,13 @@ def render(settings: Settings) -> None:
             help=f"Step through the {n_blocks} blocks of keys; the last one gives the output.",
         )
     tile = result.tiles[b - 1]
+    t_q = tile.scores.shape[-2]
     st.caption(
-        f"Head {head + 1}, block {b} of {n_blocks}: keys {tile.start + 1}–{tile.stop}, scores "
+        f"Head {head + 1}, block {b} of {n_blocks}: keys {span(tile.start, tile.stop - 1)}, scores "
         f"{shape_text(tile.scores.shape)} = (T, B_c). Each query row keeps m (the largest score so far), l (the sum "
         "of exp(score − m) so far) and an accumulator of exp(score − m)·v; a larger max rescales both by "
-        "exp(m_old − m_new)."
+        f"exp(m_old − m_new). This view tiles only the keys: all {t_q} query rows are in every block. FlashAttention "
+        "also cuts the queries into blocks of B_r rows (the table below)."
     )
     finite = [s.scores[s.scores > -float("inf")] for s in result.tiles]
     limit = symmetric_limit(*finite)  # one colour range for every block of this head
@@ -105,20 +108,27 @@ def render(settings: Settings) -> None:
 
 
 def _memory(t: int, block: int, presenter: bool) -> None:
-    """The largest score array alive: (T, T) for plain attention, (T, B_c) tiled, per head in float32."""
-    rows = []
-    for length in (t, *MEMORY_LENGTHS):
-        m = score_memory(length, block)
+    """The largest score array alive: (T, T) for plain attention, (T, B_c) tiled by keys as this view does, and
+    FlashAttention's (B_r, B_c) block, per head in float32."""
+    rows, memory = [], [score_memory(length, block) for length in (t, *MEMORY_LENGTHS)]
+    b_r, b_c = FLASH_BLOCK
+    for m in memory:
         rows.append(
             {
-                "T": f"{length:,}" + (" (this sentence)" if length == t else ""),
+                "T": f"{m.t:,}" + (" (this sentence)" if m.t == t else ""),
                 "plain: (T, T) scores": byte_size(m.full_bytes),
                 f"tiled: (T, B_c = {m.block}) scores": byte_size(m.tile_bytes),
+                f"FlashAttention: (B_r, B_c) = ({b_r}, {b_c}) scores": byte_size(m.flash_bytes),
             }
         )
+    longest = memory[-1]
     st.subheader("The largest array alive")
     st.caption(
-        "Per head, float32: plain attention holds every score at once, the tiled loop one block of them. "
-        "On a GPU this is what keeps long contexts in fast on-chip memory."
+        f"Per head, float32. Plain attention holds every score at once. This view's loop holds one block of keys "
+        f"for every query row, T × B_c, which still grows with T: {byte_size(longest.tile_bytes)} at "
+        f"T = {longest.t:,}. FlashAttention tiles the queries too: its kernel computes one block of B_r queries × "
+        f"B_c keys at a time, {b_r} × {b_c} in FlashAttention-2 for head dimension {FLASH_HEAD_DIM} on an A100 or "
+        f"H100: {byte_size(longest.flash_bytes)} of scores at T = {memory[-2].t:,} as at T = {longest.t:,}, small "
+        "enough for a GPU's fast on-chip memory."
     )
     show_frame(pd.DataFrame(rows), presenter=presenter)  # page text on a projector: the grid's canvas is 13 px

@@ -10,6 +10,7 @@ from dashboard.classroom.quiz_panel import ask
 from dashboard.downloads import download_buttons
 from dashboard.figures import average_charts
 from dashboard.figures.heads import head_charts
+from dashboard.figures.labels import position
 from dashboard.figures.layout import VALUES_MAX_CELLS
 from dashboard.map_columns import show_colour_bar, show_maps
 from dashboard.mask_words import bias_words, group_words, head_title, rule_words
@@ -110,15 +111,15 @@ def _notice(run: Run) -> None:
         points.append("A single token can only attend to itself: its one weight is 1. Type a longer sentence.")
     repeats = _repeats(tokens)
     if repeats and run.positional == "none" and not causal and run.trace.bias is None:  # ALiBi's bias sees position
-        where = "; ".join(" and ".join(map(str, g)) for g in repeats[:3]) + ("; ..." if len(repeats) > 3 else "")
+        where = "; ".join(" and ".join(map(position, g)) for g in repeats[:3]) + ("; ..." if len(repeats) > 3 else "")
         points.append(
             f"Positions {where} hold the same word. With no positional encoding they get identical rows "
             "and identical columns in every head: attention cannot tell them apart."
         )
     if causal:
-        points.append(f"{rule_words(run.trace.mask)} Masked cells are blank: their weight is 0.")
+        points.append(f"{rule_words(run.trace.mask)} Masked cells are hatched grey: their weight is 0.")
     if run.trace.bias is not None:
-        points.append(bias_words(run.trace.bias))
+        points.append(bias_words(run.trace.bias, run.trace.mask))
     peak = compute.mean_row_peak(weights)
     if len(tokens) > 1:
         points.append(f"The largest weight in a row is {peak:.2f} on average (1.00 = one-hot, 1/{len(tokens)} = flat).")

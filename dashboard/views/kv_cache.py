@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -15,6 +16,7 @@ from core.kv_cache import (
     CONTEXTS,
     MODEL_SHAPES,
     CacheShape,
+    CacheStep,
     cache_bytes,
     cache_bytes_per_token,
     decode,
@@ -22,6 +24,7 @@ from core.kv_cache import (
 )
 from dashboard import compute
 from dashboard.figures.kv_cache import cache_figure, rows_so_far_figure
+from dashboard.figures.labels import position, positions
 from dashboard.map_columns import show_grid
 from dashboard.page import (
     byte_size,
@@ -55,12 +58,7 @@ def render(settings: Settings) -> None:
             "Generation is causal: a token cannot attend to tokens not yet generated. This view uses the causal "
             "mask whatever the sidebar's switch says."
         )
-    st.caption(
-        f"Step {t + 1} of {len(steps)}: the newest token (position {t}) gets its query q_t {shape_text(step.q.shape)} "
-        f"and its key and value {shape_text((kv_heads, 1, d_k))}, appended to the cache, now "
-        f"{shape_text(step.k_cache.shape)} = (kv_heads, t, d_k). Its {h} queries attend over the {t + 1} cached keys: "
-        f"row {t + 1} of each head's causal map."
-    )
+    st.caption(_step_words(step, len(steps)))
     show_grid(
         rows_so_far_figure(result.stacked, full.trace.mask, tokens, t, presenter=settings.presenter),
         key="cache_rows_chart",
@@ -80,7 +78,29 @@ def render(settings: Settings) -> None:
         key="cache_chart",
     )
     show_code(decode, f"steps = decode(x, projections, {h})  # x (T, d_model) = X + P of the sidebar's sentence")
-    _memory(settings, kv_heads, d_k)
+    _memory(settings, h, kv_heads, d_k, result.window)
+
+
+def _step_words(step: CacheStep, n: int) -> str:
+    """What step ``step.t + 1`` of ``n`` did, read from its arrays: the position whose row it adds (counted from 0,
+    as the map's labels) and the cached keys its mask let the queries see."""
+    kv_heads, cached, d_k = step.k_cache.shape
+    h = step.q.shape[0]
+    seen = np.flatnonzero(step.mask[-1])  # (keys seen,): the positions query t may attend to
+    over, hidden = {1: "the one cached key", 2: "both cached keys"}.get(cached, f"all {cached} cached keys"), ""
+    if len(seen) < cached:
+        over = f"{len(seen)} of the {cached} cached keys, positions {positions(seen)},"
+        hidden = (  # a causal window of w lets a query past the first w see exactly w keys: len(seen) is w
+            f" A sliding window of {len(seen)} hides the other {cached - len(seen)}: a real cache with this window "
+            f"keeps only the last {len(seen)} keys."
+        )
+    return (
+        f"Step {step.t + 1} of {n} adds the row of position {position(step.t)}: the newest token gets its queries "
+        f"{shape_text(step.q.shape)} and its key and value {shape_text((kv_heads, 1, d_k))}, appended to the cache, "
+        f"now {shape_text(step.k_cache.shape)} = (kv_heads, tokens so far, d_k). "
+        f"{'Its query attends' if h == 1 else f'Its {h} queries attend'} over {over} "
+        f"and give{'s' * (h == 1)} row {position(step.t)} of {'the' if h == 1 else 'each'} head's causal map.{hidden}"
+    )
 
 
 def _cache_heads(kv_heads: int) -> Sequence[int]:
@@ -111,16 +131,17 @@ def _step(n: int) -> int:
                 value=n,
                 key="cache_step",
                 bind="query-params",
-                help="Generation step t: the t-th token is the newest; the cache then holds t keys and t values.",
+                help="Generation step t, counted from 1: the token at position t − 1 is the newest, and the cache "
+                "then holds t keys and t values.",
             )
         )
         - 1
     )
 
 
-def _memory(settings: Settings, kv_heads: int, d_k: int) -> None:
-    """KV-cache bytes per token and at long contexts, fp16, for real models and the sidebar's settings."""
-    yours = CacheShape("your settings", 1, settings.config.n_heads, kv_heads, d_k)
+def _memory(settings: Settings, h: int, kv_heads: int, d_k: int, window: int) -> None:
+    """KV-cache bytes per token and at long contexts, fp16, for real models and the run's own shapes and window."""
+    yours = CacheShape("your settings", 1, h, kv_heads, d_k, window)
     rows = []
     for shape in (*MODEL_SHAPES, yours):
         rows.append(

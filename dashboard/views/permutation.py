@@ -20,7 +20,7 @@ from dashboard import compute
 from dashboard.figures import permutation_charts
 from dashboard.figures.steps import vector_panel, vectors_charts
 from dashboard.map_columns import show_grid
-from dashboard.mask_words import plain_causal, rule_words
+from dashboard.mask_words import bias_slopes, moved, plain_causal, rule_words, sees_order
 from dashboard.page import (
     choose_head,
     permutation_code,
@@ -51,7 +51,24 @@ WHY_MASK = (
     "different set of words."
 )
 WHY_OTHER_MASK = "The mask depends on positions, so after reordering a word sees a different set of words:"
-WHY_ALIBI = "ALiBi's bias depends on positions: it lowers each score by the distance between query and key."
+WHY_ALIBI = {
+    True: "ALiBi's bias depends on positions: it lowers each score by m·|i − j|, the distance between query and key, "
+    "and this reordering changes distances.",
+    False: "ALiBi's bias depends on positions: it lowers each score by m·(i − j), how far back the key is, and this "
+    "reordering changes those.",
+}
+"""By whether the run's bias is symmetric (``mask_words.bias_slopes``)."""
+SAME_DISTANCES = (
+    "Same map, reordered, yet {who} relative order. {what} {depend} the distance |i − j| between query and key, and "
+    "this reordering keeps every distance (a reversal does: |(T−1−i) − (T−1−j)| = |i − j|). A shuffle changes "
+    "distances, and the maps differ."
+)
+"""The maps match, but the run does see positions: through what reads only |i − j| (ALiBi's bias, a window both
+ways), which this reordering keeps."""
+WHY_ALIBI_ROW = (
+    "ALiBi lowers each score by m·|i − j|, the distance between two words: it sees how far apart they are, not "
+    "where they stand. A shuffle changes distances and the maps; a reversal keeps every distance, and they match."
+)
 
 
 def _choose_permutation(tokens: tuple[str, ...], source: ModelSource) -> tuple[int, ...] | None:
@@ -133,27 +150,53 @@ def _maps(
     show_grid(charts, key="permutation_chart")
 
 
-def _verdict(diff: float, run: Run) -> tuple[bool, str]:
-    """(order visible?, one plain sentence saying why), from how the run gave positions and its mask."""
+def _reads_positions(run: Run) -> bool:
+    """True when something in the run besides an encoding reads where words stand: ALiBi's bias, or a mask that
+    some reordering changes."""
+    mask = run.trace.mask
+    return run.trace.bias is not None or (mask is not None and sees_order(mask))
+
+
+def _same_words(run: Run) -> str:
+    """Why the maps match, from what the run gives attention about positions: nothing, or a bias and a mask that
+    read only the distance between query and key (the only way a reordering can leave them unchanged)."""
+    if not _reads_positions(run):
+        return SAME
+    bias, mask = run.trace.bias, run.trace.mask
+    masked = mask is not None and sees_order(mask)
+    alibi = "ALiBi lowers each score by m·|i − j|."
+    who, what, depend = {
+        (True, False): ("ALiBi sees", alibi, "It depends only on"),
+        (False, True): ("the mask sees", rule_words(mask), "It depends only on"),
+        (True, True): ("ALiBi and the mask see", f"{alibi} {rule_words(mask)}", "Both depend only on"),
+    }[bias is not None, masked]
+    return SAME_DISTANCES.format(who=who, what=what, depend=depend)
+
+
+def _verdict(diff: float, run: Run, perm: tuple[int, ...]) -> tuple[bool, str]:
+    """(order visible?, one plain sentence saying why), from how the run gave positions, its mask and its bias,
+    and which of them this reordering ``perm`` (of all T positions) changes."""
+    bias = run.trace.bias
     if diff <= TOLERANCE:
-        return False, SAME
+        return False, _same_words(run)
     reasons = {"none": [], "rope": [WHY_ROPE]}.get(run.positional, [WHY_POSITIONS])
     mask = run.trace.mask
-    if mask is not None:
+    if mask is not None and moved(mask, perm):
         reasons.append(WHY_MASK if plain_causal(mask) else f"{WHY_OTHER_MASK} {rule_words(mask)}")
-    reasons += [WHY_ALIBI] if run.trace.bias is not None else []
+    reasons += [WHY_ALIBI[bias_slopes(bias)[1]]] if bias is not None and moved(bias, perm) else []
     return True, "Different maps: word order now matters. " + " ".join(reasons)
 
 
 def _breakers(tokens: tuple[str, ...], perm: tuple[int, ...], config: AttentionConfig) -> pd.DataFrame:
     """The same reordering under the symmetric setting and under each thing that breaks it."""
-    cases = [("no positional encoding, no mask", replace(config, positional="none", causal=False))]
+    bare = replace(config, positional="none", causal=False, window=0, prefix=0, alibi=False)  # nothing sees order
+    cases = [("no positional encoding, no mask", bare)]
     cases += [
-        (f"{kind} positional encoding", replace(config, positional=kind, causal=False))
+        (f"{kind} positional encoding", replace(bare, positional=kind))
         for kind in POSITIONAL_KINDS
         if kind != "none" and config.n_heads in head_options(config.d_model, kind)  # RoPE needs an even d_k
     ]
-    cases.append(("causal mask", replace(config, positional="none", causal=True)))
+    cases += [("causal mask", replace(bare, causal=True)), ("ALiBi's bias", replace(bare, alibi=True))]
     rows = []
     for label, cfg in cases:
         diff = compute.permutation_run(tokens, perm, cfg).max_abs_diff
@@ -179,7 +222,8 @@ def render(settings: Settings) -> None:
     results = compute.permutation_runs(source, perm)  # one per layer
     run, result = source.run(settings.layer), results[min(settings.layer, len(results)) - 1]
     _maps(result, k, tokens, settings, run.trace.mask)
-    visible, sentence = _verdict(result.max_abs_diff, run)
+    whole = (*range(first), *(first + p for p in perm), *range(stop, len(tokens)))  # of all T positions
+    visible, sentence = _verdict(result.max_abs_diff, run, whole)
     every = "all heads" if run.trace.n_heads > 1 else "the one head"
     where = f"layer {run.layer}, {every}" if len(results) > 1 else every
     st.metric(f"max |original − moved back|, {where}", f"{result.max_abs_diff:.2e}")
@@ -190,15 +234,18 @@ def render(settings: Settings) -> None:
             "pieces between move."
         )
     _show_permutation_code(settings, perm)
-    _outputs(result, tokens, settings.presenter)
+    _outputs(result, tokens, settings.presenter, _reads_positions(run))
     if len(results) > 1:
         rows = [(f"layer {i + 1}", f"{r.max_abs_diff:.2e}") for i, r in enumerate(results)]
         show_frame(pd.DataFrame(rows, columns=["layer", "max |difference|"]), presenter=settings.presenter)
     if settings.kind.supports("positions"):  # the same reordering with the other encodings and the mask
         st.subheader("What breaks the symmetry")
-        st.caption("The same reordering, with the other settings as in the sidebar.")
+        st.caption(
+            "The same reordering under each setting alone: no window, prefix or ALiBi unless the row names it; "
+            "the weights, d_model, heads and seed as in the sidebar."
+        )
         show_frame(_breakers(tokens, perm, settings.config), presenter=settings.presenter)
-        st.markdown(f"- {WHY_POSITIONS}\n- {WHY_ROPE}\n- {WHY_MASK}")
+        st.markdown(f"- {WHY_POSITIONS}\n- {WHY_ROPE}\n- {WHY_MASK}\n- {WHY_ALIBI_ROW}")
 
 
 def _show_permutation_code(settings: Settings, perm: tuple[int, ...]) -> None:
@@ -213,18 +260,24 @@ EQUIVARIANT = (
     "reordered the same way, attention(P X) = P attention(X). Each word keeps its own output vector, wherever "
     "it stands; moved back, the rows match to rounding."
 )
+EQUAL_DISTANCES = (
+    "The same output rows, moved: attention(P X) = P attention(X) for this reordering, because it keeps every "
+    "distance |i − j|, the only thing about positions this run reads. A reordering that changes distances changes "
+    "the output too."
+)
 NOT_EQUIVARIANT = (
     "Not equivariant here: moved back, the reordered sentence's output rows differ from the original's, so "
     "attention(P X) ≠ P attention(X). Order reaches the output, not only the maps."
 )
 
 
-def _outputs(result: PermutationResult, tokens: tuple[str, ...], presenter: bool) -> None:
-    """The output rows compared as the maps are: original, reordered and moved back, and their difference."""
+def _outputs(result: PermutationResult, tokens: tuple[str, ...], presenter: bool, sees: bool) -> None:
+    """The output rows compared as the maps are: original, reordered and moved back, and their difference.
+    ``sees``: the run reads positions (ALiBi's bias, a window), so equal rows hold for this reordering only."""
     st.subheader("The output rows", anchor=False)
     same = result.output_diff <= TOLERANCE
     st.metric("max |original output − moved-back output|", f"{result.output_diff:.2e}")
-    (st.success if same else st.warning)(EQUIVARIANT if same else NOT_EQUIVARIANT)
+    (st.success if same else st.warning)((EQUAL_DISTANCES if sees else EQUIVARIANT) if same else NOT_EQUIVARIANT)
     difference = abs(result.output - result.realigned_output)  # (T, d_model)
     panels = [
         vector_panel(result.output, tokens, "output of the sentence"),

@@ -32,6 +32,7 @@ from dashboard import compute
 from dashboard.figures.grid import ChartGrid
 from dashboard.figures.steps import (
     MAX_CONTRIBUTION_PANELS,
+    bias_charts,
     concat_charts,
     contributions_charts,
     mask_conventions_charts,
@@ -271,18 +272,27 @@ def _grouped_words(head: Head) -> str:
 
 
 def bias_step(head: Head) -> Step:
-    """ALiBi's bias for this head, as a heatmap: what is added to the scaled scores before the mask."""
+    """ALiBi's bias for this head, as a heatmap: what is added to the scaled scores before the mask. The cells the
+    mask hides are marked as masked, as in the next step: their bias is never used (under the causal mask, −m·(i − j)
+    is positive above the diagonal: drawn there, it read as a reward the model never gets)."""
     tr, n = head.run.trace, head.n
     t_q, t_k = tr.scores.shape[-2:]
     bias = np.broadcast_to(tr.bias, tr.scores.shape)[head.k]  # (T_q, T_k): this head's bias
     slope = bias_slopes(tr.bias)[0][head.k] if t_k > 1 else 0.0
+    hidden = tr.mask is not None and not tr.mask.all()
     return Step(
         f"+ ALiBi's bias (slope 1/{1 / slope:.4g})" if slope else "+ ALiBi's bias",
-        scores_charts(
-            bias, head.run.tokens, head.run.key_tokens, f"head {n}: ALiBi bias", presenter=head.settings.presenter
+        bias_charts(
+            bias,
+            head.run.tokens,
+            head.run.key_tokens,
+            f"head {n}: ALiBi bias",
+            allowed=tr.mask,
+            presenter=head.settings.presenter,
         ),
         "step_bias_chart",
-        f"Shape {shape_text((t_q, t_k))}, added to the scaled scores. {bias_words(tr.bias)}",
+        f"Shape {shape_text((t_q, t_k))}, added to the scaled scores. {bias_words(tr.bias, tr.mask)}"
+        + (" Keys the mask hides are marked as masked: their bias is never used." if hidden else ""),
         (
             rf"S_{{ij}} \leftarrow S_{{ij}} - m_{{{n}}}\,{'|i - j|' if bias_slopes(tr.bias)[1] else '(i - j)'}"
             if t_k > 1
@@ -457,13 +467,22 @@ def output_step(head: Head) -> Step:
         f"concat and output are {shape_text((t_q, d))}. Head {n} fills columns {first}–{last} of concat, "
         f"so it meets rows {first}–{last} of W_O: {mixes}.",
         (
-            rf"\text{{concat}} = [\,Z_1 \mid \cdots \mid Z_{{{h}}}\,],",
+            rf"\text{{concat}} = {_concat_parts(h)},",
             rf"Y = \text{{concat}}\; W_O{bias}",
             rf"({t_q} \times {d})\,({d} \times {d}) \to ({t_q} \times {d})",
         ),
         (multi_head_attention, source_lines(multi_head_attention, "concat = merge_heads(", "output = linear(concat")),
         after=lambda: _heads_sum(head),
     )
+
+
+def _concat_parts(h: int) -> str:
+    """concat as the heads' outputs side by side, in LaTeX: ``Z_1`` alone for one head, every Z_h up to three,
+    ``[Z_1 | ⋯ | Z_h]`` beyond (the dots stand for heads that exist)."""
+    if h == 1:
+        return "Z_1"
+    parts = [f"Z_{{{n}}}" for n in range(1, h + 1)] if h <= 3 else ["Z_1", r"\cdots", f"Z_{{{h}}}"]
+    return r"[\," + r" \mid ".join(parts) + r"\,]"
 
 
 def _has_biases(run: Run) -> bool:

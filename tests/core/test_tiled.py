@@ -94,3 +94,9 @@ def test_score_memory_is_t_by_t_against_t_by_block():
     assert score_memory(10, 64).tile_bytes == score_memory(10, 10).full_bytes  # a block wider than T is all of T
     assert MEMORY_LENGTHS == (4096, 128 * 1024)
     assert score_memory(8, 8, bytes_per_value=8).full_bytes == 512  # 8 x 8 float64 scores
+
+
+def test_flashattentions_block_of_queries_and_keys_does_not_grow_with_t():
+    """FlashAttention tiles the queries too: 128 x 64 float32 scores are 32 KiB at 4k and at 128k tokens alike."""
+    assert {score_memory(t, 3).flash_bytes for t in MEMORY_LENGTHS} == {128 * 64 * 4}
+    assert score_memory(8, 3).flash_bytes == 8 * 8 * 4  # a block larger than the sentence is the sentence

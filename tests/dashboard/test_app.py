@@ -160,6 +160,7 @@ def test_permutation_verdict_flips_with_positional_encoding_and_causal_mask():
         "learned positional encoding": "yes",
         "rope positional encoding": "yes",
         "causal mask": "yes",
+        "ALiBi's bias": "no",  # a reversal keeps every distance |i − j|, all ALiBi reads
     }
 
     at.button_group(key="positional").set_value("sinusoidal").run()
@@ -176,6 +177,16 @@ def test_permutation_verdict_flips_with_positional_encoding_and_causal_mask():
     at.toggle(key="causal").set_value(True).run()
     no_exception(at)
     assert at.warning and "causal mask" in at.warning[0].value
+
+
+def test_what_breaks_the_symmetry_changes_one_setting_at_a_time():
+    """Each row turns on one thing: its first row has no mask and no bias even when the sidebar has a window and
+    ALiBi (it said "no positional encoding, no mask" over the sidebar's window), and ALiBi's row shows a shuffle."""
+    at = make_app(view="permutation", window="2", alibi="true", perm_mode="shuffle").run()
+    no_exception(at)
+    table = at.dataframe[-1].value.set_index("setting")["order visible?"]
+    assert table["no positional encoding, no mask"] == "no"
+    assert table["ALiBi's bias"] == "yes" and table["causal mask"] == "yes"
 
 
 def test_permutation_shows_both_orders_and_the_realigned_map():

@@ -77,7 +77,7 @@ def test_block_figure_marks_minus_infinity_as_masked():
     (z,), (hidden,) = grids(fig), masked(fig)
     np.testing.assert_array_equal(hidden, ~np.isfinite(scores))
     np.testing.assert_allclose(z[np.isfinite(scores)], scores[np.isfinite(scores)])
-    assert "keys 5–6" in json.dumps(fig, ensure_ascii=False)
+    assert "keys 4–5" in json.dumps(fig, ensure_ascii=False)  # the title names the positions the x labels carry
     assert fig["data"][-1]["x"] == ["4·&amp;amp;", "5·it's"]  # keys at their own positions, 4 and 5 (from 0)
 
 

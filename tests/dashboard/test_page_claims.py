@@ -32,7 +32,7 @@ from core.training import load_trained
 from dashboard.settings import DEFAULT_CONFIG, DEFAULTS
 from dashboard.views import VIEWS
 from tests.conftest import require_minilm
-from tests.dashboard.conftest import make_app, no_exception
+from tests.dashboard.conftest import array, heatmaps, keyed_figures, make_app, no_exception
 
 
 @dataclass(frozen=True)
@@ -96,6 +96,17 @@ class Facts:
     """"" without a bias; "causal" when the bias is not symmetric, "symmetric" when it equals its transpose."""
     kv_heads: int = 0
     n_heads: int = 0
+    mask_sees_order: bool = False
+    """Some reordering of the words changes the mask: it is neither all True nor the diagonal alone."""
+    reversal_keeps: bool = False
+    """Nothing in the run reads where a word stands in a way a reversal changes: no position added or rotated, and
+    the mask and the bias equal themselves read backwards (|i − j| is all they read). The cases open the
+    permutation view's default reordering, the reversal."""
+    last_row_hidden: int = 0
+    """How many keys the mask hides from the last query: with the causal mask, what a sliding window hides when the
+    KV cache's last step attends (the kv_cache view decodes with the run's window, causally)."""
+    hides: bool = False
+    """The mask hides some key from some query."""
 
 
 def mask_facts(mask) -> dict:
@@ -109,7 +120,11 @@ def mask_facts(mask) -> dict:
     future_seen = bool((np.triu(mask, 1) & outside).any())  # a later key seen outside the block
     past_hidden = bool((np.tril(~mask, -1) & outside).any())  # an earlier key hidden outside the block
     causal = not future_seen
+    order_blind = mask.all() or (t_q == t_k and np.array_equal(mask, np.eye(t_q, dtype=bool)))
     return dict(
+        mask_sees_order=not order_blind,
+        hides=not mask.all(),
+        last_row_hidden=int(t_k - mask[-1].sum()),
         plain_causal=causal and not past_hidden and block <= 1,
         causal_window=causal and past_hidden and block <= 1,
         both_ways_window=future_seen and past_hidden,
@@ -146,7 +161,17 @@ def computed(case: Case) -> Facts:
     scaled = math.isclose(tr.scale, 1 / math.sqrt(tr.q.shape[-1]))
     facts = (scaled, tr.mask is not None, run.positional, run.input_from, run.layer, source.tokens().label)
     alibi = "" if tr.bias is None else ("symmetric" if np.array_equal(tr.bias, tr.bias.swapaxes(-1, -2)) else "causal")
-    return Facts(case.weights, *facts, **mask_facts(tr.mask), alibi=alibi, kv_heads=tr.kv_heads, n_heads=tr.n_heads)
+    backwards = [a for a in (tr.mask, tr.bias) if a is not None]  # what reads positions, besides an encoding
+    reversal_keeps = run.positional == "none" and all(np.array_equal(a, a[..., ::-1, ::-1]) for a in backwards)
+    return Facts(
+        case.weights,
+        *facts,
+        **mask_facts(tr.mask),
+        alibi=alibi,
+        kv_heads=tr.kv_heads,
+        n_heads=tr.n_heads,
+        reversal_keeps=reversal_keeps,
+    )
 
 
 LAYERS = (1, 2, 3)
@@ -159,6 +184,11 @@ no_mask: Rule = lambda f: not f.causal  # noqa: E731
 minilm: Rule = lambda f: f.weights == "minilm"  # noqa: E731
 first_layer_input: Rule = lambda f: f.input_from == EMBEDDED  # noqa: E731
 never: Rule = lambda f: False  # noqa: E731
+always: Rule = lambda f: True  # noqa: E731
+blind: Rule = lambda f: f.positional == "none" and not f.mask_sees_order and not f.alibi  # noqa: E731
+"""Nothing in the run sees where a word stands: no position, no bias, a mask no reordering changes."""
+embedded: Rule = lambda f: f.positional == "none" and f.input_from == EMBEDDED  # noqa: E731
+"""A first layer's input with no position added to it."""
 
 CLAIMS: dict[str, Rule] = {
     # scaling
@@ -184,16 +214,25 @@ CLAIMS: dict[str, Rule] = {
     r"Multi-query attention: all \d+ query heads read one K": lambda f: f.kv_heads == 1 < f.n_heads,
     r"· K/V \d|repeat_kv: each K/V head copied|\(d_model, kv_heads·d_k\)": lambda f: f.kv_heads < f.n_heads,
     r"The same mask, written three ways": causal,
+    r"softmax over all \d+ keys": lambda f: not f.hides,  # the score probe's query 0 sees every key
+    r"Masked cells are blank": never,  # they are hatched grey (the legend says so)
     r"^lesson 1: 1 = keep$": causal,
     r"query i may attend to source positions 0\.\.i only": lambda f: f.plain_causal,
     r"^No mask|\\text\{no mask": no_mask,
-    r"Not equivariant here": lambda f: f.causal or f.positional != "none",
+    r"Not equivariant here": lambda f: not f.reversal_keeps,
     # positions
-    r"order is invisible": lambda f: f.positional == "none" and first_layer_input(f),
+    r"order is invisible": lambda f: blind(f) and first_layer_input(f),
+    r"order enters only through the mask": lambda f: f.mask_sees_order and f.positional == "none",
+    r"order enters only through (the mask and )?ALiBi's bias": lambda f: bool(f.alibi) and f.positional == "none",
     r"identical rows\s+and identical columns": lambda f: f.positional == "none" and not f.causal and not f.alibi,
     r"^X \+ P$|position vector P|positional encoding P": lambda f: f.positional in ("sinusoidal", "learned"),
     r"RoPE adds nothing here|before RoPE|RoPE-rotated": lambda f: f.positional == "rope",
-    r"Same map, reordered|Permutation equivariance": lambda f: f.positional == "none" and not f.causal,
+    r"Same map, reordered": lambda f: f.reversal_keeps,
+    r"Attention alone cannot see word order|Permutation equivariance": blind,
+    r"(ALiBi|the mask|ALiBi and the mask) sees? relative order": lambda f: f.reversal_keeps and not blind(f),
+    r"The same output rows, moved: attention\(P X\) = P attention\(X\) for this reordering": lambda f: (
+        f.reversal_keeps and not blind(f)
+    ),
     r"clock": lambda f: f.weights == "previous",
     # what the layer read
     r"the embedding of each token": first_layer_input,
@@ -211,8 +250,12 @@ CLAIMS: dict[str, Rule] = {
     r"Measured on this sentence": lambda f: f.weights in ("identity", "previous"),
     r"MiniLM|pretrained|\[CLS\]|b_O|\+ biases": minilm,
     r"trained in (this page|the train view)": lambda f: f.weights == "trained",
+    # the tiles and the cache
+    r"keeps long contexts in fast on-chip memory": never,  # the view's (T, B_c) scores: 1.5 MiB at T = 131,072
+    r"A sliding window of \d+ hides the other \d+": lambda f: f.last_row_hidden > 0,
     # counts and layers
-    r"(?<!layer )\b1 heads\b|\ball 1 heads|\bh = 1 heads": never,
+    r"\\mid \\cdots \\mid": lambda f: f.n_heads >= 4,  # concat = [Z_1 | ⋯ | Z_h]: the dots stand for heads
+    r"(?<!layer )\b1 heads\b|\ball 1 heads|\bh = 1 heads|\bheads 1\.\.1\b": never,
     **{rf"\blayer {n}\b(?! heads|'s output)": (lambda f, n=n: f.layer == n) for n in LAYERS},  # a toy's is 1
 }
 """A pattern (``re.search``) -> True for the computed facts under which the page may say it."""
@@ -235,6 +278,14 @@ REQUIRED: list[tuple[str, str, Rule]] = [
     ("heads", r"Grouped-query attention|Multi-query attention", lambda f: f.kv_heads < f.n_heads),
     ("shapes", r"repeat_kv: each K/V head copied", lambda f: f.kv_heads < f.n_heads),
     ("steps", r"^No mask", no_mask),
+    ("steps", r"order enters only through (the mask and )?ALiBi's bias", lambda f: bool(f.alibi) and embedded(f)),
+    ("steps", r"Keys the mask hides are marked as masked: their bias is never used", lambda f: f.alibi and f.hides),
+    ("heads", r"ALiBi adds −m·", lambda f: bool(f.alibi)),
+    ("permutation", r"Same map, reordered, yet .+ relative order", lambda f: f.reversal_keeps and not blind(f)),
+    ("permutation", r"ALiBi's bias depends on positions", lambda f: f.alibi == "causal"),  # a reversal flips i − j
+    ("flash", r"This view tiles only the keys: all \d+ query rows are in every block", always),
+    ("flash", r"FlashAttention tiles the queries too: .+ \d+ × \d+ in FlashAttention-2", always),
+    ("kv_cache", r"A sliding window of \d+ hides the other \d+", lambda f: f.last_row_hidden > 0),
 ]
 """(view, pattern, rule): whenever the rule holds for the case's run, the view must say it (the unscaled
 warning appears exactly when the trace's scale is not 1/√d_k, the input is described as what the layer read)."""
@@ -279,6 +330,11 @@ VARIANT_CASES = [
     Case(prefix=3),  # a prefix without the causal mask changes nothing
     Case(causal=True, weights="identity", kv_heads=2, window=4),  # grouping refused: hand-built weights
     Case(causal=True, weights="minilm", kv_heads=2, window=2, alibi=True),  # every variant refused
+    Case(alibi=True),  # ALiBi alone: a reversal keeps every distance, so the maps match, yet order is seen
+    Case(causal=True, alibi=True, n_heads=2),  # ALiBi under the causal mask: +m·(j − i) above the diagonal, masked
+    Case(window=2),  # a window both ways: it reads |i − j| too
+    Case(causal=True, window=3, kv_heads=2),  # the cache's window: its last step sees 3 of the 8 keys
+    Case(causal=True, alibi=True, n_heads=1),  # one head: one slope, one Z
 ]
 """Today's variants: the facts come from the trace, so a refused variant must not be described."""
 CASES = [*pairwise_cases(), Case(n_heads=1), *learned_cases(), *VARIANT_CASES]
@@ -416,6 +472,14 @@ def test_a_false_claim_would_be_caught():
     unscaled_run = facts_of(Case(scaled=False))
     assert false_claims(unscaled_run, ("Scores are scaled by 1/√d_k = 1/√16 = 0.25.",))
     assert false_claims(facts_of(Case()), ("Means over all 1 heads",))
+    assert false_claims(facts_of(Case()), ("with slopes m = 1/256 for heads 1..1: the farther the key",))
+    # sentences the variants' views printed before they were read from the run
+    assert false_claims(facts_of(Case()), ("On a GPU this is what keeps long contexts in fast on-chip memory.",))
+    assert false_claims(facts_of(Case(n_heads=1)), (r"\text{concat} = [\,Z_1 \mid \cdots \mid Z_{1}\,],",))
+    alibi = facts_of(Case(alibi=True))
+    assert false_claims(alibi, ("the embedding of each token; with no positional encoding, order is invisible",))
+    assert false_claims(alibi, ("Same map, reordered. Attention alone cannot see word order: moving the words",))
+    assert false_claims(facts_of(Case(causal=True)), ("Causal: query i sees keys 0..i. Masked cells are blank: ...",))
     assert not false_claims(facts_of(Case()), ("Scores are scaled by 1/√d_k = 1/√16 = 0.25.",))
     # the trained model asked for no scaling computed a scaled run: "Scaling is off" would be false there
     trained_unscaled = facts_of(Case(scaled=False, causal=True, weights="trained", task="shift"))
@@ -434,3 +498,72 @@ def test_only_an_every_layer_views_map_labels_may_name_another_layer():
     assert not false_claims(layer_2, model)
     assert false_claims(layer_2, ("layer 1, head 1",)), "outside an every-layer view's chart it is a claim"
     assert false_claims(layer_2, (MAP_LABEL.sub("", "maps of layer 1: layer 1, head 1"),)), "only the label form goes"
+
+
+ALIBI_CASES = [
+    Case(alibi=True),
+    Case(causal=True, alibi=True, n_heads=2),
+    Case(causal=True, alibi=True, window=3),
+    Case(causal=True, alibi=True, prefix=3),
+]
+
+
+@pytest.mark.parametrize("case", ALIBI_CASES, ids=[c.id for c in ALIBI_CASES])
+def test_the_bias_map_draws_the_runs_bias_where_the_mask_lets_it_count_and_a_penalty_there(case):
+    """Under the causal mask −m·(i − j) is +m·(j − i) above the diagonal: drawn, +2.25 read as a reward next to "a
+    penalty growing with distance". The map draws the run's bias only on the cells the mask lets through; the rest
+    is marked masked. A drawn cell above 0 (a prefix's later keys) is named in the caption."""
+    config = replace(DEFAULT_CONFIG, causal=case.causal, window=case.window, prefix=case.prefix, alibi=True)
+    config = replace(config, n_heads=case.n_heads)
+    trace = ConfigSource.of(tokenize(DEFAULTS.sentence), config).run(1).trace
+    at = make_app(view="steps", **case.query()).run()
+    no_exception(at)
+    fig = keyed_figures(at)["step_bias_chart"]
+    [z] = [array(t["z"]).astype(float) for t in heatmaps(fig) if t.get("name") != "masked"]
+    seen = np.ones(z.shape, dtype=bool) if trace.mask is None else trace.mask  # (T, T)
+    np.testing.assert_array_equal(np.isfinite(z), seen)  # a masked cell is not drawn, whatever its bias
+    np.testing.assert_allclose(z[seen], trace.bias[0][seen], atol=1e-12)  # head 1's bias, as the run added it
+    overlays = [~np.isnan(array(t["z"])) for t in heatmaps(fig) if t.get("name") == "masked"]
+    assert (overlays[0] if overlays else np.zeros_like(seen)).tolist() == (~seen).tolist()
+    [caption] = [c.value for c in at.caption if c.value.startswith(f"Shape {shape_of(z)}, added to the scaled")]
+    raised = np.flatnonzero((trace.bias[0] > 0) & seen).tolist()
+    if raised:  # the prefix's later keys, raised: said, and named by position
+        keys = sorted({j for j in range(z.shape[1]) if ((trace.bias[0][:, j] > 0) & seen[:, j]).any()})
+        assert f"(here keys {', '.join(map(str, keys))}) is raised by m·(j − i)" in caption, caption
+    else:
+        assert (z[seen] <= 0).all() and "the farther the key, the lower its score" in caption
+        assert fig["layout"]["coloraxis"]["cmax"] == 0  # the scale stops at 0: no colour a reward would take
+
+
+def shape_of(z: np.ndarray) -> str:
+    return "(" + ", ".join(map(str, z.shape)) + ")"
+
+
+@pytest.mark.parametrize("query", [dict(window="3"), dict(window="3", kv_heads="2"), dict(), dict(window="5")])
+def test_the_cache_memory_row_for_your_settings_is_the_runs_shapes_and_window(query):
+    """At window 3 the row said "none" and 8 MiB at 32,768 tokens: a window-3 cache keeps 3 tokens."""
+    at = make_app(view="kv_cache", **query).run()
+    no_exception(at)
+    config = replace(DEFAULT_CONFIG, causal=True, window=int(query.get("window", 0)))
+    config = replace(config, kv_heads=int(query["kv_heads"]) if "kv_heads" in query else None)
+    trace = ConfigSource.of(tokenize(DEFAULTS.sentence), config).run(1).trace
+    h, kv, d_k = trace.n_heads, trace.kv_heads, trace.q.shape[-1]
+    window = 0 if trace.mask[-1].all() else int(trace.mask[-1].sum())  # the keys the last query sees
+    table = at.dataframe[0].value
+    [row] = [r for r in table.to_dict("records") if r["model"] == "your settings"]
+    per_token = 2 * 1 * kv * d_k * 2  # K and V, one layer, fp16
+    kept = min(32768, window) if window else 32768
+    assert row["heads (query / K,V)"] == f"{h} / {kv}" and row["d_k"] == d_k
+    assert row["window"] == (str(window) if window else "none")
+    assert row["at 32,768 tokens"] == written(per_token * kept)
+    assert row["per token"] == written(per_token)
+
+
+def written(n: int) -> str:
+    """Bytes as the table writes them, worked out here: B under 1 KiB, else KiB, MiB or GiB with one decimal."""
+    if n < 1024:
+        return f"{n} B"
+    for unit, power in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 2**power:
+            return f"{n / 2**power:,.1f} {unit}"
+    raise AssertionError(n)

@@ -176,6 +176,20 @@ def test_the_answers_follow_the_run_not_the_settings():
     assert width.choices[width.answer] == "map B (d_k = 64)"  # the page's defaults: 4 numbers against 64
 
 
+@pytest.mark.parametrize("config", [AttentionConfig(alibi=True), AttentionConfig(window=2)])
+def test_a_reversal_alibi_or_a_window_both_ways_cannot_tell_is_not_called_a_bag_of_words(config):
+    """ALiBi's bias and a window without the causal mask read only |i − j|, which a reversal keeps: the weights
+    move with their words, yet the run sees relative order (it said "Attention alone sees a bag of words")."""
+    tokens = tuple(tokenize(SENTENCES[0]))
+    r = run(tokens, config)
+    [q] = [q for q in mechanics_questions(r) if q.kind == "reorder"]
+    moved = permutation_experiment(tokens, reordering(tokens), config).max_abs_diff  # computed here, on core
+    assert q.answer == 0 and moved < 1e-12
+    assert "bag of words" not in q.explanation and "sees relative order" in q.explanation
+    shuffled = permutation_experiment(tokens, (0, 2, 1, *range(3, len(tokens))), config).max_abs_diff
+    assert shuffled > 1e-3  # as the explanation says: a reordering that changes distances changes the map
+
+
 def test_a_zero_that_no_rule_explains_is_no_question():
     r = run(tuple(tokenize(SENTENCES[0])), AttentionConfig())
     w = np.array(r.trace.weights)  # (h, T, T)

@@ -41,10 +41,13 @@ def expected(state: dict) -> dict[str, str]:
         "q_shape": _shape(h, t, d_k),
         "k_shape": _shape(kv, t, d_k),
         "k_repeated": _shape(h, t, d_k),
-        "last_sees": ", ".join(str(j) for j in range(max(1, t - w + 1) if w else 1, t + 1)),
+        "last_query": str(t - 1),  # positions from 0, as the map's labels: the last of T is T - 1
+        "last_sees": ", ".join(str(j) for j in range(max(0, t - w) if w else 0, t)),
+        "window": str(w),
         "slope_first": f"{2 ** (-8 / h):.3g}",  # ALiBi: m_h = 2^(-8h/H)
         "slope_last": f"{2**-8:.3g}",
-        "cache_t": str(cache_t),
+        "cache_t": str(cache_t),  # steps from 1: step 5 adds the row of position 4
+        "cache_position": str(cache_t - 1),
         "cache_shape": _shape(kv, cache_t, d_k),
         "llama_per_token": f"{llama_token / 2**10:.1f} KiB",  # 128.0 KiB
         "llama_32k": f"{llama_token * 32768 / 2**30:.1f} GiB",  # 4.0 GiB

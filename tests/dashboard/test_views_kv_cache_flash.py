@@ -147,3 +147,8 @@ def test_flash_memory_table_compares_t_by_t_with_t_by_block():
     assert list(df["T"])[1:] == ["4,096", "131,072"]
     assert list(df["plain: (T, T) scores"])[1:] == ["64.0 MiB", "64.0 GiB"]
     assert list(df["tiled: (T, B_c = 2) scores"])[1:] == ["32.0 KiB", "1.0 MiB"]
+    # FlashAttention tiles the queries too: one 128 x 64 block of float32 scores, 32 KiB at any long T
+    flash = df["FlashAttention: (B_r, B_c) = (128, 64) scores"]
+    assert list(flash) == ["256 B", "32.0 KiB", "32.0 KiB"]  # at T = 8 the block is the 8 x 8 scores
+    [caption] = [c.value for c in at.caption if c.value.startswith("Per head, float32")]
+    assert "1.0 MiB at T = 131,072" in caption and "128 × 64" in caption and "32.0 KiB of scores" in caption
