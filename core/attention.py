@@ -91,19 +91,17 @@ def alibi_slopes(n_heads: int) -> np.ndarray:
     return 2.0 ** (-8.0 * np.arange(1, n_heads + 1) / n_heads)  # (h,): 1/2^(8/H), ..., 1/256
 
 
-def alibi_bias(
-    n_heads: int, t_q: int, t_k: int | None = None, *, causal: bool = False, first_query: int = 0
-) -> np.ndarray:
-    """ALiBi's bias ``(h, T_q, T_k)``, added to the scaled scores: a penalty growing with distance.
-
-    With ``causal``: ``-m_h (i - j)`` (only keys ``j <= i`` count: the rest are masked);
-    without it the symmetric ``-m_h |i - j|``. Positions as in ``attention_mask``. ALiBi
-    replaces position embeddings: it is meant with none added to the input.
+def alibi_bias(n_heads: int, t_q: int, t_k: int | None = None, *, first_query: int = 0) -> np.ndarray:
+    """ALiBi's bias ``(h, T_q, T_k)``, added to the scaled scores: a penalty growing with distance,
+    ``-m_h |i - j|``. Under a causal mask every key a query sees is ``j <= i``, so this is the paper's
+    ``-m_h (i - j)``; a prefix-LM's query also sees the later keys of its prefix, and pays for their distance
+    too. Positions as in ``attention_mask``. ALiBi replaces position embeddings: it is meant with none added
+    to the input.
     """
     t_k = t_q if t_k is None else t_k
     i = np.arange(first_query, first_query + t_q)[:, None]  # (T_q, 1)
     j = np.arange(t_k)[None, :]  # (1, T_k)
-    distance = (i - j) if causal else np.abs(i - j)  # (T_q, T_k): how far back (or away) key j is
+    distance = np.abs(i - j)  # (T_q, T_k): how far back (or ahead) key j is
     return -alibi_slopes(n_heads)[:, None, None] * distance  # (h, 1, 1) * (T_q, T_k) -> (h, T_q, T_k)
 
 

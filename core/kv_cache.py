@@ -77,7 +77,7 @@ def decode(
         k_cache = np.concatenate([k_cache, k_t], axis=-2)  # (kv_heads, t, d_k) -> (kv_heads, t + 1, d_k)
         v_cache = np.concatenate([v_cache, v_t], axis=-2)  # (kv_heads, t, d_k) -> (kv_heads, t + 1, d_k)
         mask = attention_mask(1, t + 1, causal=True, window=window, first_query=t)  # (1, t + 1): by position
-        bias = alibi_bias(n_heads, 1, t + 1, causal=True, first_query=t) if alibi else None  # (h, 1, t + 1)
+        bias = alibi_bias(n_heads, 1, t + 1, first_query=t) if alibi else None  # (h, 1, t + 1)
         context, weights = scaled_dot_product_attention(  # (h, 1, d_k), (h, 1, t + 1)
             q_t, repeat_kv(k_cache, group), repeat_kv(v_cache, group), mask, scale=scale, bias=bias
         )

@@ -106,7 +106,7 @@ class AttentionConfig:
 
     def bias(self, t_q: int, t_k: int) -> np.ndarray | None:
         """``(h, T_q, T_k)`` ALiBi's bias when ``alibi`` is on, else None."""
-        return alibi_bias(self.n_heads, t_q, t_k, causal=self.causal) if self.alibi else None
+        return alibi_bias(self.n_heads, t_q, t_k) if self.alibi else None
 
 
 @dataclass(frozen=True)

@@ -149,4 +149,3 @@ def send(address: Mapping[str, str]) -> None:
         if sends(qp._query_params):
             QueryParams._send_query_param_msg(qp)  # the one message: the browser pushes one entry if it moved
             getattr(qp, _SENT).append(dict(qp._query_params))
-

@@ -13,7 +13,6 @@ import numpy as np
 
 from core import AttentionTrace
 from core.attention import attention_mask
-from dashboard.figures.labels import positions
 
 
 class MaskRule(NamedTuple):
@@ -91,36 +90,26 @@ def sees_order(pairs: np.ndarray) -> bool:
     return moved(pairs, swap) or moved(pairs, cycle)
 
 
-def bias_slopes(bias: np.ndarray) -> tuple[np.ndarray, bool]:
-    """``(h,)`` ALiBi's slope per head read from ``bias (h, T_q, T_k)`` (key 1 is one step from query 0), and
-    whether it is symmetric (``-m |i - j|``) rather than causal (``-m (i - j)``). Needs T_k >= 2."""
-    one_step = bias[:, 0, 1]  # (h,): -m (0 - 1) = m causal, -m |0 - 1| = -m symmetric
-    return np.abs(one_step), bool(one_step[0] < 0)
+def bias_slopes(bias: np.ndarray) -> np.ndarray:
+    """``(h,)`` ALiBi's slope per head, read from ``bias (h, T_q, T_k)``: key 1 is one step from query 0, so its bias
+    is ``-m``. Needs T_k >= 2."""
+    return -bias[:, 0, 1]  # (h,)
 
 
-def bias_words(bias: np.ndarray | None, mask: np.ndarray | None = None) -> str:
-    """ALiBi's bias in one sentence, its slopes read from the bias and what it does read from the cells ``mask``
-    ``(T_q, T_k)`` lets through (a masked cell's bias is never used); empty when there is none."""
+def bias_words(bias: np.ndarray | None) -> str:
+    """ALiBi's bias in one sentence, its slopes read from the bias; empty when there is none."""
     if bias is None:
         return ""
     if bias.shape[-1] < 2:
         return "ALiBi's bias is 0 at distance 0: with one key there is nothing to penalise."
-    slopes, symmetric = bias_slopes(bias)
+    slopes = bias_slopes(bias)
     listed = ", ".join(f"1/{1 / m:.4g}" for m in slopes)
-    distance = "|i − j|" if symmetric else "(i − j)"
-    seen = np.ones(bias.shape[-2:], dtype=bool) if mask is None else mask  # (T_q, T_k)
-    raised = np.flatnonzero(((bias > 0) & seen).any(axis=tuple(range(bias.ndim - 1))))  # keys a seen bias raises
-    effect = "the farther the key, the lower its score"
-    if len(raised):  # a causal bias on keys after their query that the mask shows (a prefix): a bonus, not a penalty
-        effect = (
-            f"the farther back the key, the lower its score; but a key after its query that the mask lets it see "
-            f"(here keys {positions(raised)}) is raised by m·(j − i), since (i − j) counts distance one way only"
-        )
     one = len(slopes) == 1
     heads = f"slope m = {listed}" if one else f"slopes m = {listed} for heads 1..{len(slopes)}"
     return (
-        f"ALiBi adds −m·{distance} to {'the' if one else 'each'} head's scaled scores, with {heads}: {effect}. "
-        "It replaces position embeddings."
+        f"ALiBi adds −m·|i − j| to {'the' if one else 'each'} head's scaled scores, with {heads}: the farther the key, "
+        "the lower its score (under the causal mask every key a query sees is at or before it: −m·(i − j)). It "
+        "replaces position embeddings."
     )
 
 

@@ -239,7 +239,8 @@ def _positional(defaults: Mapping[str, object]) -> None:
         key="positional",
         bind="query-params",
         help="sinusoidal and learned add a vector per position to the embeddings; rope rotates each head's "
-        "queries and keys by their position. With none, word order is invisible to attention.",
+        "queries and keys by their position. With none, attention sees word order only through a causal mask or "
+        "ALiBi's bias.",
     )
 
 
@@ -479,7 +480,7 @@ def _variants(kind: type[ModelSource], values: Mapping[str, object], defaults: M
         bind="query-params",
         disabled=not biased,
         help=biased.reason
-        or "BLOOM's and MPT's bias: -m_h times the distance i - j (|i - j| without the causal mask) is added to "
+        or "BLOOM's and MPT's bias: -m_h times the distance |i - j| (i - j under the causal mask) is added to "
         "each head's scaled scores, slope m_h = 2^(-8h/H). It replaces position embeddings: use it with "
         "positional = none.",
     )

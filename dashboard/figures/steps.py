@@ -129,13 +129,10 @@ def bias_charts(bias: np.ndarray, *labels, allowed: np.ndarray | None = None, pr
     """A bias added to the scores ``(T_q, T_k)``, masked cells marked as the heads do (their bias is never used);
     ``labels``: rows, columns and title, as for ``scores_charts``.
 
-    When every cell the mask lets through is at most 0 (ALiBi's penalty), the scale runs from the lowest to 0,
-    dark to white, with no colour for a reward; a bias that raises some seen score (a causal bias inside a prefix)
-    keeps the diverging scale, so the raise is drawn as what it is.
+    ALiBi's bias only ever lowers a score: the scale runs from the lowest cell the mask lets through to 0, dark to
+    white, with no colour for a reward.
     """
     seen = bias if allowed is None else bias[allowed]
-    if np.any(seen > 0):
-        return scores_charts(bias, *labels, allowed=allowed, value_name="bias", presenter=presenter)
     panel = Panel(bias, *labels, allowed)
     limit = symmetric_limit(seen)
     return single_chart(panel, zmin=-limit, zmax=0.0, value_name="bias", colorscale=PENALTY, presenter=presenter)

@@ -119,7 +119,7 @@ def _notice(run: Run) -> None:
     if causal:
         points.append(f"{rule_words(run.trace.mask)} Masked cells are hatched grey: their weight is 0.")
     if run.trace.bias is not None:
-        points.append(bias_words(run.trace.bias, run.trace.mask))
+        points.append(bias_words(run.trace.bias))
     peak = compute.mean_row_peak(weights)
     if len(tokens) > 1:
         points.append(f"The largest weight in a row is {peak:.2f} on average (1.00 = one-hot, 1/{len(tokens)} = flat).")

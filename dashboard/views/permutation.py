@@ -20,7 +20,7 @@ from dashboard import compute
 from dashboard.figures import permutation_charts
 from dashboard.figures.steps import vector_panel, vectors_charts
 from dashboard.map_columns import show_grid
-from dashboard.mask_words import bias_slopes, moved, plain_causal, rule_words, sees_order
+from dashboard.mask_words import moved, plain_causal, rule_words, sees_order
 from dashboard.page import (
     choose_head,
     permutation_code,
@@ -51,13 +51,10 @@ WHY_MASK = (
     "different set of words."
 )
 WHY_OTHER_MASK = "The mask depends on positions, so after reordering a word sees a different set of words:"
-WHY_ALIBI = {
-    True: "ALiBi's bias depends on positions: it lowers each score by m·|i − j|, the distance between query and key, "
-    "and this reordering changes distances.",
-    False: "ALiBi's bias depends on positions: it lowers each score by m·(i − j), how far back the key is, and this "
-    "reordering changes those.",
-}
-"""By whether the run's bias is symmetric (``mask_words.bias_slopes``)."""
+WHY_ALIBI = (
+    "ALiBi's bias depends on positions: it lowers each score by m·|i − j|, the distance between query and key, and "
+    "this reordering changes distances."
+)
 SAME_DISTANCES = (
     "Same map, reordered, yet {who} relative order. {what} {depend} the distance |i − j| between query and key, and "
     "this reordering keeps every distance (a reversal does: |(T−1−i) − (T−1−j)| = |i − j|). A shuffle changes "
@@ -183,7 +180,7 @@ def _verdict(diff: float, run: Run, perm: tuple[int, ...]) -> tuple[bool, str]:
     mask = run.trace.mask
     if mask is not None and moved(mask, perm):
         reasons.append(WHY_MASK if plain_causal(mask) else f"{WHY_OTHER_MASK} {rule_words(mask)}")
-    reasons += [WHY_ALIBI[bias_slopes(bias)[1]]] if bias is not None and moved(bias, perm) else []
+    reasons += [WHY_ALIBI] if bias is not None and moved(bias, perm) else []
     return True, "Different maps: word order now matters. " + " ".join(reasons)
 
 

@@ -273,12 +273,11 @@ def _grouped_words(head: Head) -> str:
 
 def bias_step(head: Head) -> Step:
     """ALiBi's bias for this head, as a heatmap: what is added to the scaled scores before the mask. The cells the
-    mask hides are marked as masked, as in the next step: their bias is never used (under the causal mask, −m·(i − j)
-    is positive above the diagonal: drawn there, it read as a reward the model never gets)."""
+    mask hides are marked as masked, as in the next step: their bias is never used."""
     tr, n = head.run.trace, head.n
     t_q, t_k = tr.scores.shape[-2:]
     bias = np.broadcast_to(tr.bias, tr.scores.shape)[head.k]  # (T_q, T_k): this head's bias
-    slope = bias_slopes(tr.bias)[0][head.k] if t_k > 1 else 0.0
+    slope = bias_slopes(tr.bias)[head.k] if t_k > 1 else 0.0
     hidden = tr.mask is not None and not tr.mask.all()
     return Step(
         f"+ ALiBi's bias (slope 1/{1 / slope:.4g})" if slope else "+ ALiBi's bias",
@@ -291,13 +290,9 @@ def bias_step(head: Head) -> Step:
             presenter=head.settings.presenter,
         ),
         "step_bias_chart",
-        f"Shape {shape_text((t_q, t_k))}, added to the scaled scores. {bias_words(tr.bias, tr.mask)}"
+        f"Shape {shape_text((t_q, t_k))}, added to the scaled scores. {bias_words(tr.bias)}"
         + (" Keys the mask hides are marked as masked: their bias is never used." if hidden else ""),
-        (
-            rf"S_{{ij}} \leftarrow S_{{ij}} - m_{{{n}}}\,{'|i - j|' if bias_slopes(tr.bias)[1] else '(i - j)'}"
-            if t_k > 1
-            else r"S_{ij} \leftarrow S_{ij} + 0",
-        ),
+        (rf"S_{{ij}} \leftarrow S_{{ij}} - m_{{{n}}}\,|i - j|" if t_k > 1 else r"S_{ij} \leftarrow S_{ij} + 0",),
         (alibi_bias, source_lines(alibi_bias, "distance = ", "return -alibi_slopes(")),
     )
 

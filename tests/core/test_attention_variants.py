@@ -100,18 +100,31 @@ def test_alibi_slopes_are_the_papers():
         alibi_slopes(0)
 
 
-@pytest.mark.parametrize("causal", [False, True])
-def test_alibi_bias_is_minus_slope_times_distance(causal):
+def test_alibi_bias_is_minus_slope_times_distance():
     h, t_q, t_k, first = 4, 3, 6, 2
-    bias = alibi_bias(h, t_q, t_k, causal=causal, first_query=first)
+    bias = alibi_bias(h, t_q, t_k, first_query=first)
     assert bias.shape == (h, t_q, t_k)
     for n in range(h):
         m = 2 ** (-8 * (n + 1) / h)
         for r in range(t_q):
             for j in range(t_k):
                 i = first + r
-                distance = (i - j) if causal else abs(i - j)
-                assert bias[n, r, j] == pytest.approx(-m * distance, abs=1e-15)
+                assert bias[n, r, j] == pytest.approx(-m * abs(i - j), abs=1e-15)
+
+
+@pytest.mark.parametrize(("causal", "prefix"), [(True, 0), (True, 4), (False, 0)])
+def test_alibi_never_rewards_a_key_a_query_sees(causal, prefix):
+    """A penalty for every visible key but the query's own: with a prefix-LM's mask a query also sees the later keys
+    of its prefix, and -m (i - j) gave those a bonus (+m per position ahead)."""
+    t = 6
+    seen = attention_mask(t, causal=causal, prefix=prefix)  # (T, T)
+    bias = alibi_bias(3, t)  # (h, T, T)
+    assert (bias[:, seen] <= 0).all()
+    off_diagonal = seen & ~np.eye(t, dtype=bool)
+    assert (bias[:, off_diagonal] < 0).all()
+    if causal:  # the paper's causal bias on every key the mask lets through
+        i, j = np.nonzero(seen & (np.arange(t)[:, None] >= np.arange(t)[None, :]))
+        np.testing.assert_array_equal(bias[:, i, j], -alibi_slopes(3)[:, None] * (i - j))
 
 
 def loop_biased_weights(q, k, bias, allowed, scale):
@@ -132,7 +145,7 @@ def test_sdpa_adds_the_bias_to_the_scaled_scores_and_reports_scores_without_it(c
     h, t, d_k = 3, 6, 4
     q, k, v = (rng.standard_normal((h, t, d_k)) for _ in range(3))
     mask = attention_mask(t, causal=causal, window=4)
-    bias = alibi_bias(h, t, causal=causal)
+    bias = alibi_bias(h, t)
     out, weights, scores = scaled_dot_product_attention(q, k, v, mask, bias=bias, return_scores=True)
     for n in range(h):
         want_scores, _, _ = loop_attention(q[n], k[n], v[n], mask, 1 / math.sqrt(d_k))
@@ -218,10 +231,10 @@ def test_float32_in_float32_out_with_every_variant():
     x32 = x.astype(np.float32)
     proj32 = Projections.random(16, 0, dtype=np.float32).grouped(4, 2)
     mask = attention_mask(5, causal=True, window=2, prefix=2)
-    trace = multi_head_attention(x32, proj32, 4, mask=mask, bias=alibi_bias(4, 5, causal=True))
+    trace = multi_head_attention(x32, proj32, 4, mask=mask, bias=alibi_bias(4, 5))
     for name in ("q", "k", "v", "scores", "weights", "context", "concat", "output"):
         assert getattr(trace, name).dtype == np.float32, name
-    want = multi_head_attention(x32.astype(np.float64), grouped, 4, mask=mask, bias=alibi_bias(4, 5, causal=True))
+    want = multi_head_attention(x32.astype(np.float64), grouped, 4, mask=mask, bias=alibi_bias(4, 5))
     np.testing.assert_allclose(trace.output, want.output, rtol=1e-4, atol=1e-5)
 
 

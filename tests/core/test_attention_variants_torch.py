@@ -83,7 +83,7 @@ def test_multi_head_attention_with_every_variant_matches_torch_sdpa(
     x, kv = rng.standard_normal((2, t_q, d_model)), rng.standard_normal((2, t_k, d_model))  # (B, T, d_model)
     proj = Projections.random(d_model, 1).grouped(n_heads, kv_heads)
     mask = attention_mask(t_q, t_k, causal=causal, window=window, prefix=prefix)  # (T_q, T_k), the builder
-    bias = alibi_bias(n_heads, t_q, t_k, causal=causal) if alibi else None  # (h, T_q, T_k)
+    bias = alibi_bias(n_heads, t_q, t_k) if alibi else None  # (h, T_q, T_k)
     trace = multi_head_attention(x, proj, n_heads, kv=kv, mask=mask, bias=bias)
     out, context = torch_grouped_mha(torch, x, kv, proj, n_heads, torch_mask(torch, mask, bias))
     fully_masked = ~mask.any(axis=1)  # (T_q,)

@@ -33,7 +33,7 @@ def test_cache_rows_stacked_are_the_full_causal_map(kv_heads, window, alibi, rop
         proj,
         h,
         mask=attention_mask(t, causal=True, window=window),
-        bias=alibi_bias(h, t, causal=True) if alibi else None,
+        bias=alibi_bias(h, t) if alibi else None,
         q_positions=np.arange(t) if rope else None,
         k_positions=np.arange(t) if rope else None,
     )

@@ -78,7 +78,7 @@ def test_alibi_bias_and_shared_kv_heads(kv_heads, alibi):
     x = np.random.default_rng(3).standard_normal((t, d))  # (T, d_model)
     proj = Projections.random(d, seed=2).grouped(h, kv_heads)
     mask = causal_mask(t)
-    bias = alibi_bias(h, t, causal=True) if alibi else None
+    bias = alibi_bias(h, t) if alibi else None
     trace = multi_head_attention(x, proj, h, mask=mask, bias=bias)
     assert (trace.bias is not None) == alibi and trace.kv_heads == kv_heads
     check_every_score(trace)

@@ -32,7 +32,7 @@ def by_hand(config: AttentionConfig) -> tuple[np.ndarray, np.ndarray]:
     v = repeat_kv((x @ w_v).reshape(t, kv, d_k).transpose(1, 0, 2), h // kv)  # (h, T, d_k)
     scores = q @ k.transpose(0, 2, 1) / np.sqrt(d_k)  # (h, T, T)
     if config.alibi:
-        scores = scores + alibi_bias(h, t, causal=config.causal)  # (h, T, T)
+        scores = scores + alibi_bias(h, t)  # (h, T, T)
     allowed = attention_mask(t, causal=config.causal, window=config.window, prefix=config.prefix)  # (T, T)
     weights = softmax(np.where(allowed, scores, -np.inf))  # (h, T, T)
     concat = (weights @ v).transpose(1, 0, 2).reshape(t, config.d_model)  # (T, d)

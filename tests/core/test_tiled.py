@@ -73,7 +73,7 @@ def test_each_tiles_running_state_is_the_softmax_of_the_keys_seen_so_far():
 def test_alibi_bias_tiles_like_the_plain_call():
     rng = np.random.default_rng(5)
     q, k, v = (rng.standard_normal((4, 6, 4)) for _ in range(3))  # (h, T, d_k)
-    mask, bias = attention_mask(6, causal=True, window=3), alibi_bias(4, 6, causal=True)
+    mask, bias = attention_mask(6, causal=True, window=3), alibi_bias(4, 6)
     plain, _ = scaled_dot_product_attention(q, k, v, mask, bias=bias)
     for block in range(1, 7):
         np.testing.assert_allclose(tiled_attention(q, k, v, mask, block=block, bias=bias), plain, rtol=0, atol=1e-12)

@@ -74,7 +74,7 @@ def test_alibi_draws_its_bias_as_a_step():
     no_exception(at)
     [z] = grids(charts(at)["step_bias_chart"])  # (8, 8): head 2's bias, on the cells the causal mask lets through
     seen = np.tril(np.ones((8, 8), dtype=bool))
-    np.testing.assert_allclose(z[seen], alibi_bias(4, 8, causal=True)[1][seen], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(z[seen], alibi_bias(4, 8)[1][seen], rtol=0, atol=1e-12)
     assert np.isnan(z[~seen]).all()  # above the diagonal +m·(j − i) is never used: not drawn
     assert "slopes m = 1/4, 1/16, 1/64, 1/256" in texts(at)
 
