@@ -19,7 +19,7 @@ from bench.screenshots import REPLAY_STEP
 from core.pretrained.locate import FIX_COMMAND
 from core.training.train import load_trained
 from dashboard.classroom.push import WATCH_SECONDS
-from dashboard.classroom.room_page import SEAT_TOUCH_SECONDS
+from dashboard.classroom.room_page import CHECK_SECONDS
 from dashboard.classroom.rooms import (
     IDLE_SECONDS,
     MAX_ROOMS,
@@ -167,7 +167,7 @@ def test_the_room_and_training_limits_are_the_code_s():
         f"at most {ROOMS_PER_TAB} open rooms started from one tab and {ROOMS_PER_ADDRESS} from one address, "
         f"{MAX_ROOMS} per server",
         f"seen within {SEAT_SECONDS:g} s",
-        f"an exploring student's every {SEAT_TOUCH_SECONDS:g} s",
+        f"every student's page answers every {CHECK_SECONDS:g} s",
         f"until {IDLE_SECONDS // 3600} hours after the teacher's last change",
         f"at most {JOBS_PER_ADDRESS} jobs running or waiting from one address ({MAX_JOBS} per server)",
         f"a session may train for at most {SESSION_SECONDS:g} s in all",

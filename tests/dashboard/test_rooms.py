@@ -704,9 +704,9 @@ def tabs(monkeypatch):
     monkeypatch.setattr(room_page, "session_id", lambda: current["id"])
     room_page.store.clear()  # every test starts on a server without rooms (the tab limits count per test)
 
-    def run(at, sid: str):
+    def run(at, sid: str, timeout: float | None = None):
         current["id"] = sid
-        return at.run()
+        return at.run(timeout=timeout)
 
     return run
 
@@ -1066,6 +1066,49 @@ def test_a_tab_that_keeps_starting_rooms_is_told_why_it_cannot(tabs):
     assert "This tab already runs 2 open rooms" in said[-1]
     assert not any("already runs" in s for s in said[:-1])
     assert len(room_page.store()) == rooms.ROOMS_PER_TAB
+
+
+class Runs:
+    """``room_page.enter_room`` counting the whole runs of each session's page (the app calls it once per run)."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.of: dict[str, int] = {}
+        enter = room_page.enter_room
+
+        def counted(link):
+            self.of[room_page.session_id()] = self.of.get(room_page.session_id(), 0) + 1
+            return enter(link)
+
+        monkeypatch.setattr(room_page, "enter_room", counted)
+
+
+@pytest.mark.parametrize("seats", [1, 2])
+def test_a_student_a_full_room_refuses_is_told_once_and_the_page_stops(tabs, monkeypatch, seats):
+    """Issue 32: the room's 301st student's page reran itself without end (its seat check joined, was refused, and
+    asked for a whole run, which checked the seat again: 1,684 runs in 20 s from one tab). The page says the room is
+    full in one run, draws its own view (no toggle to follow: it has no seat), and the class is untouched."""
+    monkeypatch.setattr(rooms, "MAX_STUDENTS", seats)
+    runs = Runs(monkeypatch)
+    teacher, code, _ = start_room(tabs)
+    followers = {f"s{i}": tabs(make_app(room=code), f"s{i}") for i in range(seats)}
+    late = tabs(make_app(room=code), "late", timeout=10)  # today: the run never ends, and times out
+    no_exception(late)
+    assert runs.of["late"] == 1
+    said = " ".join(w.value for w in late.warning)
+    assert f"This room is full ({seats} student" in said and f"asks again every {room_page.CHECK_SECONDS:g} s" in said
+    assert room_page.FOLLOW not in [t.key for t in late.toggle]  # no seat: nothing to follow
+    assert keyed_figures(late)["heads_chart"] and late.number_input(key="seed")  # the student's own view, controls
+    assert room_page.store().students(code) == seats
+    teacher.number_input(key="seed").set_value(77)
+    tabs(teacher, "teacher")
+    for sid, page in followers.items():
+        tabs(page, sid)  # what the push's rerun does
+        no_exception(page)
+        assert page.session_state["seed"] == 77 and page.session_state[room_page.FOLLOW] is True
+    room_page.store().leave(code, "s0")  # a seat frees: the page's next look takes it (here, its next run)
+    tabs(late, "late", timeout=10)
+    assert late.session_state["seed"] == 77 and late.session_state[room_page.FOLLOW] is True
+    assert not late.warning and room_page.store().students(code) == seats
 
 
 def test_an_empty_box_is_the_same_whether_it_reads_none_or_empty_text():
