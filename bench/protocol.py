@@ -213,12 +213,13 @@ def _runs(kinds: list[str]) -> str:
 
 @dataclass
 class Runs:
-    """What ``Tab.idle`` saw: runs started (``new_session``) and finished (not cut short for another), and the
-    page's alerts (warnings, errors) as they were drawn, in order."""
+    """What ``Tab.idle`` saw: runs started (``new_session``) and finished (not cut short for another), the text of
+    the alerts (warnings, errors) and markdown the runs drew, in order, and the elements that were exceptions."""
 
     started: int = 0
     finished: int = 0
     said: list[str] = field(default_factory=list)
+    exceptions: list[str] = field(default_factory=list)
 
 
 class NoRun(TimeoutError):
@@ -355,10 +356,11 @@ class Tab:
 
     async def idle(self, seconds: float, query: dict[str, str] | None = None) -> Runs:
         """``seconds`` of a browser tab nobody touches: read everything the server sends and fire the page's
-        fragment timers (``auto_rerun``) at their intervals, as the frontend's ``setInterval`` does; count the runs
-        that start (``new_session``: whole runs and fragment runs) and finish. With ``query``, the page is asked
-        for first (its first run counts). For a page whose runs may never end (a run that reruns itself): this
-        never waits for a ``script_finished``."""
+        fragment timers (``auto_rerun``, kept in ``auto_reruns`` for the next call) at their intervals, as the
+        frontend's ``setInterval`` does; count the runs that start (``new_session``: whole runs and fragment runs)
+        and finish. With ``query``, the page is asked for first (its first run counts). For a page whose runs may
+        never end (a run that reruns itself): this never waits for a ``script_finished``, nor merges what it reads
+        into ``page``."""
         if query is not None:
             await self.knock(query)
         runs = Runs()
@@ -384,13 +386,19 @@ class Tab:
                 runs.started += 1
             elif kind == "script_finished" and fm.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
                 runs.finished += 1
-            elif kind == "auto_rerun" and fm.auto_rerun.fragment_id not in timers:
-                every = fm.auto_rerun.interval
+            elif kind == "auto_rerun" and timers.get(fm.auto_rerun.fragment_id, (None,))[0] != fm.auto_rerun.interval:
+                every = self.auto_reruns[fm.auto_rerun.fragment_id] = fm.auto_rerun.interval
                 timers[fm.auto_rerun.fragment_id] = (every, time.monotonic() + every)
+            elif kind == "stop_auto_rerun":
+                for fragment_id in fm.stop_auto_rerun.fragment_ids:
+                    timers.pop(fragment_id, None)
+                    self.auto_reruns.pop(fragment_id, None)
             elif kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
                 element = fm.delta.new_element
-                if element.WhichOneof("type") == "alert":
-                    runs.said.append(element.alert.body)
+                if element.WhichOneof("type") in ("alert", "markdown"):
+                    runs.said.append(_proto(element).body)
+                elif element.WhichOneof("type") == "exception":
+                    runs.exceptions.append(f"{element.exception.type}: {element.exception.message}")
         return runs
 
     def _request(self, states: list[WidgetState], fragment_id: str | None = None, auto: bool = True) -> BackMsg:
