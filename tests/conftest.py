@@ -114,6 +114,7 @@ class RedisProcess:
     def __init__(self, directory: Path, persist: bool = False) -> None:
         from bench.streamlit_server import free_port
 
+        self.persist = persist
         self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         saving = ["--appendonly", "yes", "--appendfsync", "always"] if persist else ["--appendonly", "no"]

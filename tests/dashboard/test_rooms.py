@@ -1166,7 +1166,7 @@ def said(page) -> str:
     return " ".join(w.value for w in page.warning)
 
 
-@pytest.mark.parametrize("trouble", ["hung", "killed and started again"])
+@pytest.mark.parametrize("trouble", ["hung", "killed and started again", "killed, nothing saved"])
 def test_redis_hung_or_gone_every_page_says_so_the_teacher_teaches_on_and_both_follow_again_after(
     tabs, tmp_path, monkeypatch, trouble
 ):
@@ -1174,8 +1174,9 @@ def test_redis_hung_or_gone_every_page_says_so_the_teacher_teaches_on_and_both_f
     controls, and no page came back without a reload. Now each page says the room's server cannot be reached and
     that it asks again; the teacher's controls work, and the teacher's change made meanwhile reaches the room and the
     student once Redis is back (each page's next run: in a browser, its next check, tests/dashboard/test_rooms_live.py).
-    Killed: this Redis keeps an append-only file, so it comes back with its rooms."""
-    server = RedisProcess(tmp_path, persist=True).start()
+    Killed: this Redis keeps an append-only file, so it comes back with its rooms; one that saves nothing (the README's
+    ``--save ""``) comes back empty, and both pages then say the room is gone."""
+    server = RedisProcess(tmp_path, persist=trouble != "killed, nothing saved").start()
     monkeypatch.setenv(room_page.REDIS_URL, server.url)
     room_page.store.clear()
     try:
@@ -1198,6 +1199,12 @@ def test_redis_hung_or_gone_every_page_says_so_the_teacher_teaches_on_and_both_f
         time.sleep(AWAY_SECONDS)
         tabs(teacher, "teacher")
         no_exception(teacher)
+        if not server.persist:  # a Redis that saves nothing came back empty
+            tabs(student, "s1")
+            for page in (teacher, student):
+                assert f"No open room has the code {code}" in said(page) and page.button(key="room_restart")
+                assert "cannot be reached" not in said(page)
+            return
         assert not teacher.warning and any(f"You run room {code}" in m.value for m in teacher.success)
         assert room_page.store().snapshot(code).settings["seed"] == 77  # published as the page came back
         tabs(student, "s1")
