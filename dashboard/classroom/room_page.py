@@ -41,7 +41,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import streamlit as st
@@ -179,23 +179,23 @@ def held_key(code: str) -> str:
 def enter_room(link: Mapping[str, str]) -> tuple[dict[str, str], RoomState]:
     """The link without the teacher link's claim token, and this page's place in a room. Call it before any widget.
     The room's server not answering leaves the page as it is, not in its room (``RoomState.waiting``)."""
+    problem = st.session_state.pop(NOTE, None)
     try:
-        return _enter_room(link)
+        return _enter_room(link, problem)
     except Unreachable as err:
         raw_code = st.session_state.get(ROOM, st.query_params.get(ROOM, ""))
         code = normal_code(str(raw_code)) if raw_code else None
         teacher = code is not None and _teacher_of(code) is not None
         return {k: v for k, v in link.items() if k != teacher_key.CLAIM_PARAM}, RoomState(
-            code, teacher=teacher, problem=st.session_state.pop(NOTE, None), waiting=str(err), unreachable=True
+            code, teacher=teacher, problem=problem, waiting=str(err), unreachable=True
         )
 
 
-def _enter_room(link: Mapping[str, str]) -> tuple[dict[str, str], RoomState]:
+def _enter_room(link: Mapping[str, str], problem: str | None) -> tuple[dict[str, str], RoomState]:
     link = dict(link)
     token = link.pop(teacher_key.CLAIM_PARAM, None)
     raw_code = st.session_state.get(ROOM, st.query_params.get(ROOM, ""))
     code = normal_code(str(raw_code)) if raw_code else None
-    problem = st.session_state.pop(NOTE, None)
     if token is not None and code and store().snapshot(code) is None:
         return link, RoomState(code, problem=missing_room(code, teacher_link=True), gone=True)
     if token is not None and _teacher_of(code or "") is None:
@@ -349,15 +349,6 @@ def start_room() -> None:
     st.session_state[SHOW_KEY_ONCE] = True
 
 
-@contextlib.contextmanager
-def _noting() -> Iterator[None]:
-    """In a button's callback: the room's server not answering is the page's next message, not an error."""
-    try:
-        yield
-    except Unreachable as err:
-        st.session_state[NOTE] = str(err)
-
-
 def _leave_room() -> None:
     """Button callback: clear the room code (a teacher's room stays open for the teacher link); a seat is freed (or,
     the room's server away, frees itself within ``SEAT_SECONDS``)."""
@@ -373,10 +364,13 @@ def _close_room() -> None:
     """Button callback: close the teacher's room for everyone, and say what that does to the students' pages."""
     held = st.session_state.get(TEACHER)
     if held:
-        with _noting():  # the room's server away: the room stays open, and this page its teacher
+        try:
             with contextlib.suppress(Forbidden):  # already closed (idle): nothing left to close
                 store().close(*held)
-            st.session_state.pop(TEACHER, None)
+        except Unreachable as err:  # the room stays open, and this page its teacher: the next run says why
+            st.session_state[NOTE] = str(err)
+            return
+        del st.session_state[TEACHER]
         st.session_state[NOTE] = (
             f"You closed room {held[0]}. Your students' pages keep the view they show, and their room section "
             "says that you closed the room."
@@ -388,8 +382,12 @@ def _bring_back() -> None:
     """Button callback: every student in the room follows again (``RoomStore.recall_students``)."""
     code = normal_code(str(st.session_state.get(ROOM, "") or ""))
     if code:
-        with _noting(), contextlib.suppress(Forbidden):  # closed meanwhile: the page says so
+        try:
             store().recall_students(code, held_key(code))
+        except Forbidden:  # closed meanwhile: the page says so
+            pass
+        except Unreachable as err:
+            st.session_state[NOTE] = str(err)
 
 
 def after_class(code: str) -> None:

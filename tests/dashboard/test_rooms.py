@@ -1216,6 +1216,37 @@ def test_redis_hung_or_gone_every_page_says_so_the_teacher_teaches_on_and_both_f
         room_page.store.clear()
 
 
+def test_buttons_pressed_while_redis_is_hung_say_so_and_change_nothing(tabs, own_redis, monkeypatch):
+    """The page drew its room buttons, then Redis hung: a button's callback raised redis-py's TimeoutError (the
+    error box). Now each says the room's server cannot be reached, and the room and the teacher stay as they were."""
+    monkeypatch.setenv(room_page.REDIS_URL, own_redis.url)
+    room_page.store.clear()
+    try:
+        teacher, code, key = start_room(tabs)
+        for button in ("room_close", "room_recall"):
+            own_redis.hang()
+            teacher.button(key=button).click()
+            tabs(teacher, "teacher")
+            no_exception(teacher)
+            assert "The room's server cannot be reached right now" in said(teacher), button
+            assert teacher.session_state[room_page.TEACHER] == (code, key)
+            own_redis.resume()
+            time.sleep(AWAY_SECONDS)
+            tabs(teacher, "teacher")  # its look at the room, as its timer would
+            assert any(f"You run room {code}" in m.value for m in teacher.success)
+        assert room_page.store().snapshot(code).recall == 0  # nothing was done
+        own_redis.hang()
+        page = tabs(make_app(), "another teacher")
+        page.button(key="room_start").click()
+        tabs(page, "another teacher")
+        no_exception(page)
+        assert "The room's server cannot be reached right now" in said(page)
+        assert room_page.TEACHER not in page.session_state
+    finally:
+        own_redis.stop()
+        room_page.store.clear()
+
+
 def test_an_empty_box_is_the_same_whether_it_reads_none_or_empty_text():
     assert room_page._same(None, "") and room_page._same("", None) and room_page._same(4, 4)
     assert not room_page._same("", "heads") and not room_page._same(4, 2)
