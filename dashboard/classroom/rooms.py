@@ -39,8 +39,8 @@ open as many tabs (sessions) as it likes, so each limit counts what is hardest t
   students' own questions can neither add to nor evict it; a freed seat takes its guess with it.
 
 A store whose server does not answer (Redis stopped, hung or restarting) raises ``Unreachable``, a ``RoomError``,
-from every call, within ``SOCKET_SECONDS`` (twice that for a refused connection, tried again once), and then at once
-for ``AWAY_SECONDS`` without asking: a hung Redis costs a process one time-out every 2 s, not one per page. The page
+from every call, within ``SOCKET_SECONDS`` (a dropped connection is tried once more), and then at once for
+``AWAY_SECONDS`` without asking: a hung Redis costs a process one time-out every 2 s, not one per page. The page
 says so and asks again (``room_page``); nothing is lost but what the call would have done.
 """
 
@@ -75,7 +75,8 @@ ROOMS_PER_TAB = 2
 """Open rooms started from one browser tab (session): a teacher needs one, and its teacher link reopens it."""
 MAX_STUDENTS = 300
 """Seats per room: an introductory lecture seats 100-300 (bench.load --lecture-hall runs 300 on one process). A
-seat is held only while its page is alive, so a script's closed tabs do not keep a hall out."""
+seat is held only while its page answers (``SEAT_SECONDS``), so a script's tabs, closed or silent, do not keep a hall
+out."""
 SEAT_SECONDS = 30.0
 """A seat whose page has not answered for 30 s is free: every student's page answers every
 ``room_page.CHECK_SECONDS`` (10 s), so a seat outlives one late answer."""
