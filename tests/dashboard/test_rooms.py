@@ -1212,6 +1212,7 @@ def test_redis_hung_or_gone_every_page_says_so_the_teacher_teaches_on_and_both_f
         assert not student.warning and student.session_state[room_page.FOLLOW] is True
         assert student.session_state["seed"] == 77
     finally:
+        room_page.store().stopped.set()  # its listener ends with the test, not at the interpreter's exit
         server.stop()
         room_page.store.clear()
 
@@ -1243,6 +1244,7 @@ def test_buttons_pressed_while_redis_is_hung_say_so_and_change_nothing(tabs, own
         assert "The room's server cannot be reached right now" in said(page)
         assert room_page.TEACHER not in page.session_state
     finally:
+        room_page.store().stopped.set()
         own_redis.stop()
         room_page.store.clear()
 
