@@ -211,6 +211,17 @@ def _runs(kinds: list[str]) -> str:
     return ", ".join(k if n == 1 else f"{k} x{n}" for k, n in out) or "nothing"
 
 
+@dataclass
+class Runs:
+    """What ``Tab.idle`` saw: runs started (``new_session``) and finished (not cut short for another), the text of
+    the alerts (warnings, errors) and markdown the runs drew, in order, and the elements that were exceptions."""
+
+    started: int = 0
+    finished: int = 0
+    said: list[str] = field(default_factory=list)
+    exceptions: list[str] = field(default_factory=list)
+
+
 class NoRun(TimeoutError):
     """``Tab.next_run``: no run started in time (what a run that started and did not finish raises is not this)."""
 
@@ -341,13 +352,69 @@ class Tab:
         a whole run replaces ``self.page``, and a run that drew more than the timers' fragments (a push the server
         ran with this look) is merged into it (``_ran``).
         """
-        widgets = self.page.widgets()
-        states = [encode(el, self.values[k]) for k, el in widgets.items() if self.values.get(k) is not None]
-        return await self._rerun(states, fragment_id=fragment_id)
+        return await self._rerun(self._states(), fragment_id=fragment_id)
 
-    async def _rerun(self, states: list[WidgetState], fragment_id: str | None = None, auto: bool = True) -> Page:
-        """Send one rerun and read it to its end: the whole page, or fragment ``fragment_id`` (a timer's look,
-        ``auto``, or a widget the fragment drew)."""
+    def _states(self) -> list[WidgetState]:
+        """Every widget's state as the page shows it, as the browser sends it with each rerun."""
+        widgets = self.page.widgets()
+        return [encode(el, self.values[k]) for k, el in widgets.items() if self.values.get(k) is not None]
+
+    async def knock(self, query: dict[str, str] | None = None) -> None:
+        """Ask for the page with ``?query`` and read nothing: a script's socket that holds a session (and whatever
+        its first run takes: a seat) without ever drawing the page. Nothing this tab reads afterwards is its own."""
+        self.query = dict(query or {})
+        await self._ws.send(self._request([]).SerializeToString())
+
+    async def idle(self, seconds: float, query: dict[str, str] | None = None) -> Runs:
+        """``seconds`` of a browser tab nobody touches: read everything the server sends and fire the page's
+        fragment timers (``auto_rerun``, kept in ``auto_reruns`` for the next call) at their intervals, as the
+        frontend's ``setInterval`` does; count the runs that start (``new_session``: whole runs and fragment runs)
+        and finish. With ``query``, the page is asked for first (its first run counts). For a page whose runs may
+        never end (a run that reruns itself): this never waits for a ``script_finished``, nor merges what it reads
+        into ``page``."""
+        if query is not None:
+            await self.knock(query)
+        runs = Runs()
+        timers: dict[str, tuple[float, float]] = {f: (s, time.monotonic() + s) for f, s in self.auto_reruns.items()}
+        deadline = time.monotonic() + seconds
+        while (now := time.monotonic()) < deadline:
+            due = min([deadline, *(at for _, at in timers.values())])
+            if due <= now:
+                for fragment_id, (every, at) in list(timers.items()):
+                    if at <= now:
+                        timers[fragment_id] = (every, at + every)
+                        await self._ws.send(self._request(self._states(), fragment_id).SerializeToString())
+                continue
+            try:
+                async with asyncio.timeout(due - now):
+                    raw = await self._ws.recv()
+            except TimeoutError:
+                continue
+            fm = ForwardMsg()
+            fm.ParseFromString(raw)
+            kind = fm.WhichOneof("type")
+            if kind == "new_session":
+                runs.started += 1
+            elif kind == "script_finished" and fm.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                runs.finished += 1
+            elif kind == "auto_rerun" and timers.get(fm.auto_rerun.fragment_id, (None,))[0] != fm.auto_rerun.interval:
+                every = self.auto_reruns[fm.auto_rerun.fragment_id] = fm.auto_rerun.interval
+                timers[fm.auto_rerun.fragment_id] = (every, time.monotonic() + every)
+            elif kind == "stop_auto_rerun":
+                for fragment_id in fm.stop_auto_rerun.fragment_ids:
+                    timers.pop(fragment_id, None)
+                    self.auto_reruns.pop(fragment_id, None)
+            elif kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
+                element = fm.delta.new_element
+                if element.WhichOneof("type") in ("alert", "markdown"):
+                    runs.said.append(_proto(element).body)
+                elif element.WhichOneof("type") == "exception":
+                    runs.exceptions.append(f"{element.exception.type}: {element.exception.message}")
+        return runs
+
+    def _request(self, states: list[WidgetState], fragment_id: str | None = None, auto: bool = True) -> BackMsg:
+        """The ``rerun_script`` message a browser sends: the URL, every widget's state, the fragment (a timer's,
+        ``auto``, or a widget's) or none (the whole page)."""
         msg = BackMsg()
         cs = msg.rerun_script
         cs.query_string = urlencode(self.query)
@@ -360,6 +427,12 @@ class Tab:
         cs.context_info.locale = "en-US"
         if self.cache is not None:
             cs.cached_message_hashes[:] = self.cache.hashes()
+        return msg
+
+    async def _rerun(self, states: list[WidgetState], fragment_id: str | None = None, auto: bool = True) -> Page:
+        """Send one rerun and read it to its end: the whole page, or fragment ``fragment_id`` (a timer's look,
+        ``auto``, or a widget the fragment drew)."""
+        msg = self._request(states, fragment_id, auto)
         start = time.perf_counter()
         await self._ws.send(msg.SerializeToString())
         page = await self._read_run(start, FRAGMENT_DONE if fragment_id is not None else DONE)
@@ -392,9 +465,7 @@ class Tab:
             return
         trigger = WidgetState(id=f"$$STREAMLIT_INTERNAL_KEY_{mounted[0].id}__events")  # the frontend's id for it
         trigger.json_trigger_value = json.dumps([{"event": "done", "value": done}])
-        widgets = self.page.widgets()
-        states = [encode(el, self.values[k]) for k, el in widgets.items() if self.values.get(k) is not None]
-        await self._rerun([*states, trigger])
+        await self._rerun([*self._states(), trigger])
 
     async def next_run(self, timeout: float | None = None) -> Page:
         """Wait up to ``timeout`` for a run this tab did not ask for (the server reran the page: a room's push);

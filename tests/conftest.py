@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+import subprocess
+import time
 from pathlib import Path
 
 import pytest  # none of these imports NumPy: the pin below still comes first
@@ -101,3 +104,58 @@ def redis_url(redis_server):
 
     redis.Redis.from_url(redis_server).flushdb()
     return redis_server
+
+
+class RedisProcess:
+    """A redis-server of one test's own, on a port it keeps: hang it (SIGSTOP), resume it, kill it (SIGKILL), start it
+    again on the same port. ``persist``: every write goes to an append-only file in ``directory`` first, so a killed
+    Redis started again has its rooms back (the default, like the README's, keeps nothing)."""
+
+    def __init__(self, directory: Path, persist: bool = False) -> None:
+        from bench.streamlit_server import free_port
+
+        self.persist = persist
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        saving = ["--appendonly", "yes", "--appendfsync", "always"] if persist else ["--appendonly", "no"]
+        self.args = [require_redis_server(), "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
+        self.args += [*saving, "--dir", str(directory)]
+        self.proc: subprocess.Popen | None = None
+
+    def start(self, timeout: float = 20) -> RedisProcess:
+        import redis
+
+        self.proc = subprocess.Popen(self.args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        client, deadline = redis.Redis.from_url(self.url), time.monotonic() + timeout
+        while True:
+            try:
+                client.ping()
+                return self
+            except redis.ConnectionError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"redis-server did not start on port {self.port}") from None
+                time.sleep(0.05)
+
+    def hang(self) -> None:
+        self.proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self.proc.send_signal(signal.SIGCONT)
+
+    def kill(self) -> None:
+        self.proc.kill()
+        self.proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.resume()
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+
+
+@pytest.fixture
+def own_redis(tmp_path):
+    """A ``RedisProcess`` started for this test (nothing saved); stopped after it, hung or not."""
+    server = RedisProcess(tmp_path).start()
+    yield server
+    server.stop()

@@ -19,7 +19,7 @@ from bench.screenshots import REPLAY_STEP
 from core.pretrained.locate import FIX_COMMAND
 from core.training.train import load_trained
 from dashboard.classroom.push import WATCH_SECONDS
-from dashboard.classroom.room_page import SEAT_TOUCH_SECONDS, TALLY_SECONDS
+from dashboard.classroom.room_page import CHECK_SECONDS, TALLY_SECONDS
 from dashboard.classroom.rooms import (
     HOLD_SECONDS,
     IDLE_SECONDS,
@@ -175,7 +175,7 @@ def test_the_room_and_training_limits_are_the_code_s():
         f"or {LEFT_SECONDS / 60:g} minutes after a teacher's page last showed it, then it is deleted",
         f"ends at its next look, every {'second' if WAIT_LOOK_SECONDS == 1 else f'{WAIT_LOOK_SECONDS:g} s'}",
         f"seen within {SEAT_SECONDS:g} s",
-        f"an exploring student's every {SEAT_TOUCH_SECONDS:g} s",
+        f"every student's page answers every {CHECK_SECONDS:g} s",
         f"until {IDLE_SECONDS // 3600} hours after the teacher's last change",
         f"at most {JOBS_PER_ADDRESS} jobs running or waiting from one address ({MAX_JOBS} per server)",
         f"a session may train for at most {SESSION_SECONDS:g} s in all",

@@ -6,8 +6,8 @@ and one daemon thread per process, the watcher, reads the version of each follow
 (one store read per room, not per student: a dict lookup under a lock, or one Redis round trip, which is how a
 teacher on process A reaches students on process B). A page that shows an older version is asked to rerun, once;
 its rerun registers the new version. A following page names the fragment that draws it (``follower_page``'s body,
-everything the room's settings decide): a new version reruns that fragment alone, and a closed room, a lost seat or
-a fragment the session no longer holds reruns the whole page. The teacher's publish on this process wakes the
+everything the room's settings decide): a new version reruns that fragment alone, and a closed room or a fragment
+the session no longer holds reruns the whole page. The teacher's publish on this process wakes the
 watcher at once (``changed()``), so in-process rooms do not wait for the tick; so does a publish on another process,
 through the Redis store's pub/sub listener (``RoomStore.on_change``), which falls back to the tick while Redis is
 away. What a following page shows can also change outside its room: a training job of this process starts or ends
@@ -15,9 +15,9 @@ away. What a following page shows can also change outside its room: a training j
 ``shows`` such a job (``room_page``: the train view or trained weights), and only then: the pages are never polled
 for it.
 
-The watcher also keeps the followers' seats (``rooms.SEAT_SECONDS``): every ``SEAT_TOUCH_SECONDS`` it tells the room
-each live follower is still there, takes a seat freed meanwhile again, and reruns a page whose room has closed or is
-full (the page then says why). A follower's page therefore runs nothing while the teacher changes nothing.
+The watcher keeps no seat: a seat is held only by a page that answers itself (``rooms.SEAT_SECONDS``; the page's
+check, ``room_page.CHECK_SECONDS``), so a socket that never reads, which the watcher would go on seeing as connected
+and rerunning, holds nothing after 30 s, whether the teacher changes anything or not.
 
 How a page is rerun: Streamlit's runtime, as it does itself for ``runOnSave`` (``AppSession._on_source_file_changed``):
 ``AppSession.request_rerun`` with the session's last client state (its URL and widget values), scheduled on the
@@ -37,12 +37,10 @@ from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.runtime import Runtime
 
 from dashboard import clients
-from dashboard.classroom.rooms import RoomError, RoomStore
+from dashboard.classroom.rooms import RoomStore
 
 WATCH_SECONDS = 0.5
 """The watcher reads each followed room's version this often (a change on another process shows within it)."""
-SEAT_TOUCH_SECONDS = 10.0
-"""The watcher tells each room every 10 s that its live followers still hold their seats."""
 STALE = -1
 """The version ``redraw`` marks a follower with: no room has it (versions start at 1), so the watcher reruns it."""
 LOG_SECONDS = 60.0
@@ -144,17 +142,13 @@ def rerun(session_id: str, fragment_id: str | None = None) -> bool:
 
 
 def _watch() -> None:
-    touched = time.monotonic()
     while True:
         _wake.wait(WATCH_SECONDS)
         _wake.clear()
-        touch = time.monotonic() - touched >= SEAT_TOUCH_SECONDS
-        if touch:
-            touched = time.monotonic()
-        _tick(touch)
+        _tick()
 
 
-def _tick(touch: bool) -> None:
+def _tick() -> None:
     """One look at every followed room. An error in one room (Redis away) neither ends the watcher nor skips the
     other rooms; it is logged (at most every ``LOG_SECONDS``), and that room's pages fall back to their own check."""
     global _logged
@@ -162,15 +156,15 @@ def _tick(touch: bool) -> None:
         rooms = {code: (_stores[code], dict(sessions)) for code, sessions in _followers.items()}
     for code, (store, sessions) in rooms.items():
         try:
-            _look(store, code, sessions, touch)
+            _look(store, code, sessions)
         except Exception:
             if time.monotonic() - _logged >= LOG_SECONDS:
                 _logged = time.monotonic()
                 _LOGGER.warning("The room watcher could not look at a room", exc_info=True)
 
 
-def _look(store: RoomStore, code: str, sessions: dict[str, int | None], touch: bool) -> None:
-    """One room: rerun the pages behind its version (or of a closed room); keep live followers' seats."""
+def _look(store: RoomStore, code: str, sessions: dict[str, int | None]) -> None:
+    """One room: rerun the pages behind its version (or of a closed room)."""
     room = store.snapshot(code)
     for session_id, shown in sessions.items():
         if clients.alive(session_id, here=True) is False:  # the tab has gone: forget it (the room frees its seat)
@@ -178,10 +172,9 @@ def _look(store: RoomStore, code: str, sessions: dict[str, int | None], touch: b
             continue
         if shown is None:  # a rerun was asked for: it registers what the page shows then
             continue
-        whole = room is None or (touch and not _keep_seat(store, code, session_id))  # the page says why
-        if not whole and shown == room.version:
+        if room is not None and shown == room.version:
             continue
-        body = None if whole else _bodies.get(session_id)
+        body = None if room is None else _bodies.get(session_id)  # a closed room: the whole page says why
         if _asked(code, session_id, shown) and not rerun(session_id, body):
             _drop(code, session_id)
 
@@ -194,19 +187,6 @@ def _asked(code: str, session_id: str, shown: int) -> bool:
             return False
         sessions[session_id] = None
         return True
-
-
-def _keep_seat(store: RoomStore, code: str, session_id: str) -> bool:
-    """The follower is seen now; a seat freed meanwhile is taken again. False: the page must rerun (room full)."""
-    polled = store.poll(code, session_id)
-    if polled is None:
-        return False
-    if not polled[1]:
-        try:
-            store.join(code, session_id)
-        except RoomError:
-            return False
-    return True
 
 
 def _drop(code: str, session_id: str) -> None:

@@ -14,9 +14,16 @@ The app calls, in this order:
 
 A student's page that follows is pushed: it registers with ``dashboard.classroom.push``, whose one thread per
 process reads each followed room's version (a dict lookup under a lock, or one Redis round trip) and asks the pages
-behind it to rerun; it also keeps their seats (``rooms.SEAT_SECONDS``). The page itself checks the room only every
-``CHECK_SECONDS``, a fallback whose timer also brings it back after a server restart. A student exploring on their
-own keeps the seat with a slow poll (``SEAT_TOUCH_SECONDS``) that never reruns the page.
+behind it to rerun. The page itself answers every ``CHECK_SECONDS``: its check keeps its seat (only a page's own
+answer does: ``rooms.SEAT_SECONDS``) and is the push's fallback, and its timer also brings the page back after a
+server restart. A student exploring on their own answers as often, with a fragment that never reruns the page.
+
+A refusal stops: a page the room cannot take (full, or its server unreachable: ``RoomState.waiting``) says so and
+asks again every ``CHECK_SECONDS``, rerunning itself once when it gets in. A fragment asks for a whole run only from
+its own run (a timer's, a click's), never from inside a whole run, which draws from what it has just found: a full
+room's refused page did so without end (issue 32: 1,684 runs in 20 s from one tab, most of a core). While the
+room's server does not answer, a teacher's page keeps its controls and teaches on its own; on the next check that
+finds the room again, the room takes the teacher's settings and the students follow again.
 
 The rooms live in ``store()``: in this process, or in Redis when ``ATTENTION_LAB_REDIS_URL`` is set (an
 environment variable or a Streamlit secret), so that several app processes serve one room.
@@ -58,6 +65,7 @@ from dashboard.classroom.rooms import (
     RoomError,
     RoomStore,
     Snapshot,
+    Unreachable,
     normal_code,
 )
 from dashboard.classroom.share import Base, base_note, public_base, share_button, show_link, with_query
@@ -98,12 +106,11 @@ ASKED = "_room_asked"
 runs it whole again, so the code box locks and unlocks (``code_box``) with the question."""
 RECALLED = "_room_recalled"
 """Session: (code, the room's "Bring everyone back" count this page has obeyed)."""
-CHECK_SECONDS = 30.0
-"""A following page is pushed (``dashboard.classroom.push``); it checks the room itself only every 30 s, as a
-fallback (3-8 ms of server CPU per check: about 0.2 ms per student per second)."""
-SEAT_TOUCH_SECONDS = push.SEAT_TOUCH_SECONDS
-"""A student exploring on their own (not following) tells the room every 10 s that the seat is still used."""
-assert SEAT_TOUCH_SECONDS * 2 < SEAT_SECONDS, "a seat must survive one late poll"
+CHECK_SECONDS = 10.0
+"""Every student's page answers the room every 10 s (a following page's check, an explorer's seat, a page waiting
+for its place): its seat is seen then and only then. A following page is pushed (``dashboard.classroom.push``):
+the check is also the push's fallback (3-8 ms of server CPU per check: about 0.5 ms per student per second)."""
+assert CHECK_SECONDS * 2 < SEAT_SECONDS, "a seat must survive one late answer"
 TALLY_SECONDS = 2.0
 """The teacher's count of seated students, and of picks until the reveal, redraws every 2 s; the same timer tells
 the room that a teacher's page shows it (``RoomStore.hold``)."""
@@ -132,6 +139,12 @@ class RoomState:
     held: bool = False
     """A student's page that follows only because the teacher's question is open (``question_open``): "Follow the
     teacher" is off, and the page explores on its own once the answer is revealed."""
+    waiting: str | None = None
+    """Why this page is not in its room yet (our words): the room is full, or its server did not answer. The page
+    says so where it would follow and asks again every ``CHECK_SECONDS`` (``follow_line``); the page is the student's
+    meanwhile, and a teacher's controls stay the teacher's."""
+    unreachable: bool = False
+    """The room's server did not answer this run (``rooms.Unreachable``): nothing later in the run asks it."""
 
 
 def question_open(room: Snapshot | None) -> bool:
@@ -197,12 +210,25 @@ def held_key(code: str) -> str:
 
 
 def enter_room(link: Mapping[str, str]) -> tuple[dict[str, str], RoomState]:
-    """The link without the teacher link's claim token, and this page's place in a room. Call it before any widget."""
+    """The link without the teacher link's claim token, and this page's place in a room. Call it before any widget.
+    The room's server not answering leaves the page as it is, not in its room (``RoomState.waiting``)."""
+    problem = st.session_state.pop(NOTE, None)
+    try:
+        return _enter_room(link, problem)
+    except Unreachable as err:
+        raw_code = st.session_state.get(ROOM, st.query_params.get(ROOM, ""))
+        code = normal_code(str(raw_code)) if raw_code else None
+        teacher = code is not None and _teacher_of(code) is not None
+        return {k: v for k, v in link.items() if k != teacher_key.CLAIM_PARAM}, RoomState(
+            code, teacher=teacher, problem=problem, waiting=str(err), unreachable=True
+        )
+
+
+def _enter_room(link: Mapping[str, str], problem: str | None) -> tuple[dict[str, str], RoomState]:
     link = dict(link)
     token = link.pop(teacher_key.CLAIM_PARAM, None)
     raw_code = st.session_state.get(ROOM, st.query_params.get(ROOM, ""))
     code = normal_code(str(raw_code)) if raw_code else None
-    problem = st.session_state.pop(NOTE, None)
     if token is not None and code and store().snapshot(code) is None:
         return link, RoomState(code, problem=missing_room(code, teacher_link=True), gone=True)
     if token is not None and _teacher_of(code or "") is None:
@@ -230,8 +256,8 @@ def enter_room(link: Mapping[str, str]) -> tuple[dict[str, str], RoomState]:
         return link, RoomState(code, problem=problem or missing_room(code, teacher_link=False), gone=True)
     try:
         store().join(code, session_id())
-    except RoomError as err:
-        return link, RoomState(code, room=room, problem=str(err))
+    except RoomError as err:  # full: the page says so and asks again (``follow_line``), never reruns meanwhile
+        return link, RoomState(code, problem=problem, waiting=str(err), unreachable=isinstance(err, Unreachable))
     _back_to_the_room()
     st.session_state[ASKED] = question_open(room)
     following = _still_following(code, room)
@@ -299,8 +325,12 @@ def follow_on(code: str) -> RoomState | None:
     its settings written into the page's state; None when the page must run whole instead, to say or draw what
     changed: the room closed, this browser became its teacher, following was turned off (and no question holds the
     page: ``question_open``), the teacher asked or revealed a question (the code box locks or unlocks), the teacher
-    brought everyone back, or the student changed a control (``enter_room`` then says so)."""
-    room = store().snapshot(code)
+    brought everyone back, the student changed a control, or the room's server did not answer (``enter_room`` then
+    says so)."""
+    try:
+        room = store().snapshot(code)
+    except Unreachable:
+        return None
     held = not st.session_state.get(FOLLOW, True)
     if (
         room is None
@@ -343,8 +373,8 @@ def publish_room(state: RoomState, settings: Settings) -> None:
     """On the teacher's page, last in the run: the widgets' values become the room's settings, with the state of
     the teacher's training of them and the process that holds it (``training_jobs.TEACHER_TRAINING``: the followers
     redraw as it starts and ends)."""
-    if not state.teacher or state.code is None:
-        return
+    if not state.teacher or state.code is None or state.waiting:
+        return  # a teacher whose room's server is away teaches on alone: the room takes these when it is back
     values = {k: st.session_state[k] for k in FOLLOWED_KEYS if k in st.session_state}
     with contextlib.suppress(ValueError):  # settings no model trains on (the train view says why)
         if (training := training_state(settings.training)) is not None:
@@ -357,6 +387,8 @@ def publish_room(state: RoomState, settings: Settings) -> None:
     except Forbidden:
         st.session_state.pop(TEACHER, None)
         st.session_state[NOTE] = "Your room has closed: start a new one."
+    except Unreachable:
+        pass  # the page's next look at the room says so (``_seats``), and the next run that reaches it publishes
 
 
 # -- starting a room -------------------------------------------------------------------------------------------------
@@ -374,20 +406,27 @@ def start_room() -> None:
 
 
 def _leave_room() -> None:
-    """Button callback: clear the room code (a teacher's room stays open for the teacher link); a seat is freed."""
+    """Button callback: clear the room code (a teacher's room stays open for the teacher link); a seat is freed (or,
+    the room's server away, frees itself within ``SEAT_SECONDS``)."""
     code = normal_code(str(st.session_state.get(ROOM, "") or ""))
     if code:
-        store().leave(code, session_id())
+        with contextlib.suppress(Unreachable):
+            store().leave(code, session_id())
     st.session_state[ROOM] = ""
     st.session_state.pop(APPLIED, None)
 
 
 def _close_room() -> None:
     """Button callback: close the teacher's room for everyone, and say what that does to the students' pages."""
-    held = st.session_state.pop(TEACHER, None)
+    held = st.session_state.get(TEACHER)
     if held:
-        with contextlib.suppress(Forbidden):  # already closed (idle): nothing left to close
-            store().close(*held)
+        try:
+            with contextlib.suppress(Forbidden):  # already closed (idle): nothing left to close
+                store().close(*held)
+        except Unreachable as err:  # the room stays open, and this page its teacher: the next run says why
+            st.session_state[NOTE] = str(err)
+            return
+        del st.session_state[TEACHER]
         st.session_state[NOTE] = (
             f"You closed room {held[0]}. Your students' pages keep the view they show, and their room section "
             "says that you closed the room."
@@ -399,8 +438,12 @@ def _bring_back() -> None:
     """Button callback: every student in the room follows again (``RoomStore.recall_students``)."""
     code = normal_code(str(st.session_state.get(ROOM, "") or ""))
     if code:
-        with contextlib.suppress(Forbidden):  # closed meanwhile: the page says so
+        try:
             store().recall_students(code, held_key(code))
+        except Forbidden:  # closed meanwhile: the page says so
+            pass
+        except Unreachable as err:
+            st.session_state[NOTE] = str(err)
 
 
 def after_class(code: str) -> None:
@@ -414,7 +457,7 @@ def after_class(code: str) -> None:
     )
     try:
         results = store().results(code, held_key(code))
-    except Forbidden:
+    except RoomError:  # closed meanwhile, or its server away: the page's next look says so
         return
     st.download_button(
         "Download the tally (CSV)",
@@ -472,8 +515,13 @@ def mine_button() -> None:
 
 def _close_mine(code: str) -> None:
     """Button callback: close room ``code``, one this browser started (``RoomStore.close_mine``)."""
-    with contextlib.suppress(Forbidden):  # closed meanwhile (or never this browser's): the list says what is left
+    try:
         store().close_mine(code, client())
+    except Forbidden:  # closed meanwhile (or never this browser's): the list says what is left
+        pass
+    except Unreachable as err:  # the dialog says so, in place of its refusal
+        st.session_state[REFUSED] = str(err)
+        return
     st.session_state[CLOSED_MINE] = code
 
 
@@ -496,7 +544,11 @@ def rooms_dialog(refusal: str | None) -> None:
         st.success(f"You closed room {closed} for everyone.", icon=":material/door_front:")  # our alphabet only
     elif refusal:
         st.warning(refusal, icon=":material/meeting_room:")  # our own message (``RoomStore.open``)
-    owned = store().mine(client())
+    try:
+        owned = store().mine(client())
+    except Unreachable as err:
+        st.warning(str(err), icon=":material/cloud_off:")  # our own words (``rooms.Unreachable``)
+        return
     if not owned:
         st.caption("This browser runs no open room now.")
     for room in owned:
@@ -527,7 +579,11 @@ def room_links(code: str, base: Base) -> tuple[str, str]:
 @st.dialog("Your room", width="large")
 def _room_dialog(code: str, with_key: bool) -> None:
     base = public_base()
-    student, teacher = room_links(code, base)
+    try:
+        student, teacher = room_links(code, base)
+    except Unreachable as err:
+        st.warning(str(err), icon=":material/cloud_off:")
+        return
     with show_link(student, "the room: students follow your view"):
         with st.container(key="room_code"):  # presenter mode draws the code large (dashboard/presenter.py)
             st.subheader(f"Room code: {code}", anchor=False)  # our alphabet only: safe as a heading
@@ -568,10 +624,11 @@ def class_bar(state: RoomState, presenter: bool) -> None:
             elif state.code is None:
                 start_button()
     held = st.session_state.get(TEACHER) if state.teacher else None
-    teacher_key.browser_keys(store(), state.code, held, _become_teacher)  # a reload, a new tab, a restart
+    if not state.unreachable:  # its answer is read once the room's server answers again
+        teacher_key.browser_keys(store(), state.code, held, _become_teacher)  # a reload, a new tab, a restart
     with_key = st.session_state.pop(SHOW_KEY_ONCE, False)
     refused, mine = st.session_state.pop(REFUSED, None), st.session_state.pop(SHOW_MINE, False)
-    if state.teacher and state.code and (st.session_state.pop(SHOW_LINK, False) or with_key):
+    if state.teacher and state.room and (st.session_state.pop(SHOW_LINK, False) or with_key):
         _room_dialog(state.code, with_key)
     elif refused or mine:
         rooms_dialog(refused)
@@ -614,9 +671,12 @@ def watch_room(state: RoomState, body: str | None) -> None:
 def follow_line(state: RoomState) -> None:
     """On a following page, under the view's heading: "Following room CODE" in the page itself (a phone's sidebar is
     collapsed), drawn by the ``_check`` fragment, push's fallback; one element for both. Not in presenter mode's
-    heading row: beside a long heading it was squeezed into a column of five lines."""
+    heading row: beside a long heading it was squeezed into a column of five lines. On a page waiting for its place
+    (``RoomState.waiting``), in the same place: why, by the ``_retry`` fragment, which asks again."""
     if state.following and state.room is not None:
         st.fragment(_check, run_every=CHECK_SECONDS)(state.room.code, state.held)
+    elif state.waiting and state.code:
+        st.fragment(_retry, run_every=CHECK_SECONDS)(state.code, state.teacher, state.waiting)
 
 
 def code_box(state: RoomState) -> None:
@@ -688,7 +748,7 @@ def room_panel(state: RoomState, presenter: bool, with_code_box: bool = True) ->
         if state.held:
             st.caption("Your teacher's question is open: your page shows it until the answer is revealed.")
         if not state.following:  # a following page's check is on the page itself (``follow_line``)
-            st.fragment(_keep_seat, run_every=SEAT_TOUCH_SECONDS)(state.room.code, state.room.recall)
+            st.fragment(_keep_seat, run_every=CHECK_SECONDS)(state.room.code, state.room.recall)
     elif state.code is None:
         if not presenter:  # presenter mode has it in the bar on the page (``class_bar``)
             start_button()
@@ -696,17 +756,21 @@ def room_panel(state: RoomState, presenter: bool, with_code_box: bool = True) ->
 
 
 def _check(code: str, held: bool = False) -> None:
-    """Every ``CHECK_SECONDS``: a change the push missed reruns the page. Its timer also makes the browser rerun
-    the whole page after it reconnects to a restarted server (Streamlit's frontend does so for a page with
-    self-rerunning fragments), where the page then says the room is gone. The version the page shows is the one its
-    body drew to the end last (``drawn``): the push reruns the page's body alone, so this fragment's own arguments
-    are older, and a body run that Streamlit ended early (a rerun asked for while it drew; 10% of 100 students per
-    change in ``bench.load --classroom``) applied a version it did not finish drawing."""
-    seen = _seen(code)
-    shown = st.session_state.get(DRAWN)
-    # in a whole run the body draws after this: only a closed room is news then
-    if seen is None or (fragment_rerun() and seen != (shown[1] if shown and shown[0] == code else None)):
-        st.rerun(scope="app")
+    """Every ``CHECK_SECONDS``: the page answers (its seat seen now), and a change the push missed reruns the page.
+    Its timer also makes the browser rerun the whole page after it reconnects to a restarted server (Streamlit's
+    frontend does so for a page with self-rerunning fragments), where the page then says the room is gone. The version
+    the page shows is the one its body drew to the end last (``drawn``): the push reruns the page's body alone, so
+    this fragment's own arguments are older, and a body run that Streamlit ended early (a rerun asked for while it
+    drew; 10% of 100 students per change in ``bench.load --classroom``) applied a version it did not finish drawing.
+    In a whole run it only draws its line: ``enter_room`` has just seen the room and the seat."""
+    if fragment_rerun():
+        try:
+            seen = _seen(code)
+        except RoomError:  # the seat went to another student meanwhile, or the room's server is away
+            seen = None
+        shown = st.session_state.get(DRAWN)
+        if seen is None or seen != (shown[1] if shown and shown[0] == code else None):
+            st.rerun(scope="app")  # the whole page says why, or draws the version it missed
     if held:  # "Follow the teacher" is off, but the teacher's question holds the page
         st.caption(
             f"Room {code}: your teacher's question is open, so your page shows it, not the map, until your teacher "
@@ -718,33 +782,71 @@ def _check(code: str, held: bool = False) -> None:
 
 def _seats(code: str) -> None:
     """The teacher's line, redrawn every ``TALLY_SECONDS``: how many are seated (live tabs only: ``RoomStore``); a
-    room gone reruns the page."""
-    if store().snapshot(code) is None:
-        st.rerun(scope="app")  # the page says why (closed, idle, left, or the server restarted)
-    store().hold(code, held_key(code), session_id())  # a teacher's page shows the room: it stays open, and counts
-    n = store().students(code)
+    room gone, or its server away, reruns the page (from the fragment's own run). The teacher's page holds the room
+    (``RoomStore.hold``): it stays open, and counts against the limits."""
+    try:
+        n = None
+        if store().snapshot(code) is not None:
+            store().hold(code, held_key(code), session_id())
+            n = store().students(code)
+    except Unreachable:
+        n = None
+    if n is None:
+        if fragment_rerun():
+            st.rerun(scope="app")  # the page says why (closed, idle, left, the server restarted, its server away)
+        return
     st.success(f"You run room {code}: {n} student{'s' if n != 1 else ''} joined.", icon=":material/groups:")
 
 
 def _keep_seat(code: str, recall: int) -> None:
-    """Every ``SEAT_TOUCH_SECONDS`` while exploring: the seat stays this student's; a closed room, the teacher's
-    "Bring everyone back" (a new ``recall``) or a question the teacher asks (``question_open``) reruns the page."""
-    if _seen(code) is None:
-        st.rerun(scope="app")
-    room = store().snapshot(code)
+    """Every ``CHECK_SECONDS`` while exploring: the page answers, and the seat stays this student's; a closed room,
+    a seat lost, the room's server away, the teacher's "Bring everyone back" (a new ``recall``) or a question the
+    teacher asks (``question_open``) reruns the page. In a whole run it does nothing: ``enter_room`` has just seen
+    the seat."""
+    if not fragment_rerun():
+        return
+    try:
+        room = store().snapshot(code) if _seen(code) is not None else None
+    except RoomError:
+        room = None
     if room is None or room.recall != recall or question_open(room):
         st.rerun(scope="app")
 
 
 def _seen(code: str) -> int | None:
-    """The room's version, this student seen now; a seat freed while the page was away is taken again."""
+    """The room's version, this student seen now; a seat freed while the page was away is taken again. None: the
+    room has closed. ``RoomError`` when the seat cannot be had again (the room is full) or its server is away."""
     polled = store().poll(code, session_id())
     if polled is None:
         return None
     version, seated = polled
     if not seated:
-        try:
-            store().join(code, session_id())
-        except RoomError:
-            st.rerun(scope="app")  # the page says why (the room is full)
+        store().join(code, session_id())
     return version
+
+
+def _retry(code: str, teacher: bool, why: str) -> None:
+    """Every ``CHECK_SECONDS`` on a page waiting for its place in room ``code`` (``RoomState.waiting``): ask again
+    (the room's server, and a student's seat); once the room takes the page, or has closed, the whole page runs again
+    and says so. Meanwhile, and in a whole run, it only says why the page waits: it never reruns the page."""
+    if fragment_rerun():
+        try:
+            if store().snapshot(code) is not None and not teacher:
+                store().join(code, session_id())
+        except RoomError as err:
+            why = str(err)
+        else:
+            st.rerun(scope="app")
+    st.warning(_waiting_note(why, teacher), icon=":material/hourglass_top:")
+
+
+def _waiting_note(why: str, teacher: bool) -> str:
+    if teacher:
+        return (
+            f"{why} Your controls work as ever: this page asks again every {CHECK_SECONDS:g} s, and your class "
+            "follows your settings again once the room answers."
+        )
+    return (
+        f"{why} This page asks again every {CHECK_SECONDS:g} s and follows the teacher once it is in; meanwhile the "
+        "page is yours to explore."
+    )

@@ -88,7 +88,7 @@ def _tally(code: str, qid: str, choices: tuple[str, ...], presenter: bool) -> No
             )
             return
         kept = next((r for r in store().results(code, key) if r["id"] == qid), None)
-    except Forbidden:
+    except RoomError:  # closed, or its server away: the page's next look says so
         return
     counts = dict(enumerate(kept["counts"])) if kept else {}
     if not any(counts.values()):

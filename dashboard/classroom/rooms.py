@@ -36,16 +36,24 @@ open as many tabs (sessions) as it likes, so each limit counts what is hardest t
   ``HOLD_SECONDS`` and that page's tab is not known to have closed. A room nobody holds is left behind: it counts
   against no limit, the server closes it to make room for a new one when it has ``MAX_ROOMS``, and it closes by
   itself ``LEFT_SECONDS`` after a teacher's page last showed it (the teacher link, reused, holds it again);
-- seats: held only while their tab is alive. Streamlit's runtime says when a tab's socket closed (``alive``);
-  a seat whose page has not been seen for ``SEAT_SECONDS`` is free too (a script that stops polling, a phone
-  asleep, or a tab on another app process). Seats are not counted per address: a whole hall shares one;
+- seats: held only by a page that is there. Streamlit's runtime says when a tab's socket closed (``alive``); and
+  a seat is seen only when its page itself asks (its first run, its check every ``room_page.CHECK_SECONDS``), so
+  a seat whose page has not answered for ``SEAT_SECONDS`` is free too: a socket that never reads, a phone asleep,
+  or a tab on another app process, whether the teacher changes anything or not (the server's pushed runs never
+  see a seat). Seats are not counted per address: a whole hall shares one;
 - guesses: only for the teacher's current question, one per seat (the last one counts until the reveal), so
   students' own questions can neither add to nor evict it; a freed seat takes its guess with it.
+
+A store whose server does not answer (Redis stopped, hung or restarting) raises ``Unreachable``, a ``RoomError``,
+from every call, within ``SOCKET_SECONDS`` (a dropped connection is tried once more), and then at once for
+``AWAY_SECONDS`` without asking: a hung Redis costs a process one time-out every 2 s, not one per page. The page
+says so and asks again (``room_page``); nothing is lost but what the call would have done.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -79,10 +87,11 @@ LEFT_SECONDS = 10 * 60.0
 """A room no teacher's page has shown for 10 minutes closes: its teacher closed every page that held it."""
 MAX_STUDENTS = 300
 """Seats per room: an introductory lecture seats 100-300 (bench.load --lecture-hall runs 300 on one process). A
-seat is held only while its page is alive, so a script's closed tabs do not keep a hall out."""
+seat is held only while its page answers (``SEAT_SECONDS``), so a script's tabs, closed or silent, do not keep a hall
+out."""
 SEAT_SECONDS = 30.0
-"""A seat whose page has not been seen for 30 s is free: a follower's page is seen every second, any other
-student's every ``room_page.SEAT_TOUCH_SECONDS``."""
+"""A seat whose page has not answered for 30 s is free: every student's page answers every
+``room_page.CHECK_SECONDS`` (10 s), so a seat outlives one late answer."""
 MAX_QUESTIONS = 50
 """Revealed answers a room keeps (the oldest dropped first); only the teacher adds to them."""
 MAX_ANSWER = 1000
@@ -97,6 +106,11 @@ LISTEN_RETRY_SECONDS = 1.0
 """A Redis store's listener, its connection lost (Redis restarted, the socket closed), subscribes again this often."""
 LOG_SECONDS = 60.0
 """The listener logs a lost connection at most once a minute, not at every retry."""
+SOCKET_SECONDS = 1.0
+"""A Redis call waits at most this long for an answer (a hung Redis: SIGSTOP, a host gone); a dropped connection
+(a Redis restart) is tried once more at once. redis-py's own default waits 5 s and retries 10 times."""
+AWAY_SECONDS = 2.0
+"""After a call found the room's server unreachable, every call says so at once for this long without asking it."""
 GONE_KEPT = 10_000
 """Codes of closed rooms the in-process store remembers (why they closed, for the page's message)."""
 
@@ -112,6 +126,35 @@ class RoomError(ValueError):
 
 class Forbidden(RoomError):
     """A request that needs the room's teacher key came without it."""
+
+
+class Unreachable(RoomError):
+    """The room's server (Redis) did not answer in time or refused the connection: the call did nothing."""
+
+    def __init__(self) -> None:
+        super().__init__("The room's server cannot be reached right now.")
+
+
+def _reaching(method):
+    """A ``RoomStore`` call that needs its backend's server: what the backend raises when that server is away
+    (``RoomStore._away_errors``) becomes ``Unreachable``, and for ``AWAY_SECONDS`` after that every such call raises
+    it at once, asking nothing (logged at most every ``LOG_SECONDS``)."""
+
+    @functools.wraps(method)
+    def call(self: RoomStore, *args, **kwargs):
+        if time.monotonic() < self._away_until:
+            raise Unreachable
+        try:
+            return method(self, *args, **kwargs)
+        except self._away_errors as err:
+            now = time.monotonic()
+            self._away_until = now + AWAY_SECONDS
+            if now - self._away_logged >= LOG_SECONDS:
+                self._away_logged = now
+                _LOGGER.warning("The room store's server cannot be reached: %r", err)
+            raise Unreachable from err
+
+    return call
 
 
 def new_code() -> str:
@@ -215,10 +258,14 @@ class RoomStore(ABC):
 
     survives_restart: bool
     """True when rooms outlive this process (a shared store): the page words a missing room accordingly."""
+    _away_errors: tuple[type[BaseException], ...] = ()
+    """What the backend raises when its server is away (none for the in-process store): ``Unreachable`` then."""
 
     def __init__(self, clock: Callable[[], float], alive: Alive) -> None:
         self._clock = clock
         self._alive = alive
+        self._away_until = 0.0
+        self._away_logged = -LOG_SECONDS
         self.started = time.time()
         """When this store (in effect, this server process's rooms) began: wall-clock seconds."""
 
@@ -348,6 +395,7 @@ class RoomStore(ABC):
         room.guesses = {s: a for s, a in room.guesses.items() if s in seated}
 
     # -- the teacher ---------------------------------------------------------------------------------------------
+    @_reaching
     def open(self, settings: Mapping[str, object], client: Client) -> tuple[str, str]:
         """A new room showing ``settings``: its (code, teacher key). ``RoomError`` past a limit (the message says).
 
@@ -395,11 +443,13 @@ class RoomStore(ABC):
             self._save(room)
             return code, key
 
+    @_reaching
     def is_teacher(self, code: str, key: str) -> bool:
         with self._reading(code):
             room = self._find(code)
             return bool(room and key and secrets.compare_digest(room.key.encode(), key.encode()))
 
+    @_reaching
     def claim_token(self, code: str, key: str) -> str:
         """The room's unspent claim token for the teacher link, a new one if the last was spent. Needs the key.
 
@@ -411,6 +461,7 @@ class RoomStore(ABC):
             self._save(room)
             return room.claim
 
+    @_reaching
     def claim(self, code: str, token: str) -> str | None:
         """Spend claim token ``token`` of room ``code``: the room's key, once; None for any other token or room."""
         with self._locked(code):
@@ -424,6 +475,7 @@ class RoomStore(ABC):
             self._save(room)
             return room.key
 
+    @_reaching
     def publish(self, code: str, key: str, settings: Mapping[str, object], question: str | None = None) -> int:
         """Show ``settings`` and ask ``question`` (None: no quiz) in the room; the version grows when settings
         changed. A new question starts with no guesses. Needs the key."""
@@ -442,6 +494,7 @@ class RoomStore(ABC):
                 self._announce(code)
             return room.version
 
+    @_reaching
     def reveal(
         self, code: str, key: str, question_id: str, answer: int, text: str = "", choices: Sequence[str] = ()
     ) -> None:
@@ -468,21 +521,24 @@ class RoomStore(ABC):
             self._save(room)
             self._announce(code)
 
+    @_reaching
     def results(self, code: str, key: str) -> list[dict]:
         """Every revealed question's answers as they stood at its reveal (``Room.results``, with its ``"id"``),
         oldest first. Needs the key."""
         with self._locked(code):
             return [{"id": qid, **r} for qid, r in self._teacher(code, key).results.items()]
 
+    @_reaching
     def recall_students(self, code: str, key: str) -> None:
         """ "Bring everyone back": every student's page follows the teacher again at its next look. Needs the key."""
         with self._locked(code):
             room = self._teacher(code, key)
             room.recall += 1
-            room.version += 1  # followers rerun, and so does every explorer's seat check (room_page._keep_seat)
+            room.version += 1  # followers rerun, and an explorer's page at its next check (room_page._keep_seat)
             self._save(room)
             self._announce(code)
 
+    @_reaching
     def tally(self, code: str, key: str, question_id: str) -> dict[int, int]:
         """How many seated students chose each answer to ``question_id`` (answer -> count). Needs the key."""
         with self._locked(code):
@@ -495,12 +551,14 @@ class RoomStore(ABC):
                     counts[answer] = counts.get(answer, 0) + 1
             return dict(sorted(counts.items()))
 
+    @_reaching
     def close(self, code: str, key: str) -> None:
         with self._locked(code):
             room = self._teacher(code, key)
             self._delete(room.code, "closed")
             self._announce(code)
 
+    @_reaching
     def hold(self, code: str, key: str, session: str) -> bool:
         """The teacher's page of tab ``session`` shows room ``code`` now (``room_page``'s teacher line says so every
         ``TALLY_SECONDS``): it is held. Needs the key; False when the room is not open or the key is not its. One
@@ -516,6 +574,7 @@ class RoomStore(ABC):
             self._hold(code, session, now)
             return True
 
+    @_reaching
     def mine(self, client: Client) -> list[Owned]:
         """The open rooms ``client``'s browser started (``Room.browser``), the one a page showed last first."""
         now = self._clock()
@@ -526,6 +585,7 @@ class RoomStore(ABC):
             owned = [Owned(r.code, self._held(r, now), max(0.0, now - r.held)) for r in found]
         return sorted(owned, key=lambda o: o.since)
 
+    @_reaching
     def close_mine(self, code: str, client: Client) -> None:
         """Close room ``code`` for everyone, as ``close`` does, if ``client``'s browser started it (``mine``);
         ``Forbidden`` otherwise."""
@@ -536,6 +596,7 @@ class RoomStore(ABC):
             self._delete(room.code, "closed")
             self._announce(code)
 
+    @_reaching
     def students(self, code: str) -> int:
         """How many students hold a seat (live tabs only; 0 when the room is not open). Reads every seat: the
         teacher's line asks, every ``room_page.TALLY_SECONDS``; a follower's run never does (``snapshot``)."""
@@ -544,6 +605,7 @@ class RoomStore(ABC):
             return 0 if room is None else len(self._seated(room, self._clock()))
 
     # -- the students --------------------------------------------------------------------------------------------
+    @_reaching
     def snapshot(self, code: str) -> Snapshot | None:
         """The room's settings, version, revealed answers, question; None when it is not open. Every follower's
         run reads it, so it reads no seat and no guess: one Redis round trip, its bytes whatever the class's size
@@ -557,6 +619,7 @@ class RoomStore(ABC):
                 return None
             return head[2]
 
+    @_reaching
     def poll(self, code: str, session_id: str) -> tuple[int, bool] | None:
         """(version, still seated) of the room (None: closed); a held seat is seen now. Made every second."""
         now = self._clock()
@@ -565,6 +628,7 @@ class RoomStore(ABC):
             return None
         return seen[0], seen[3]
 
+    @_reaching
     def join(self, code: str, session_id: str) -> None:
         """Take a seat in the room (again: seen now). ``RoomError`` when it is closed or full.
 
@@ -584,15 +648,17 @@ class RoomStore(ABC):
                 self._free_seats(room, now)
                 if len(room.seats) >= MAX_STUDENTS:
                     raise RoomError(
-                        f"This room is full ({MAX_STUDENTS} students). A seat frees within "
-                        f"{SEAT_SECONDS:.0f} s of someone leaving: reload then, or explore on your own meanwhile."
+                        f"This room is full ({MAX_STUDENTS} students). A seat frees within {SEAT_SECONDS:.0f} s of "
+                        "someone leaving."
                     )
             self._seat(code, session_id, now)
 
+    @_reaching
     def leave(self, code: str, session_id: str) -> None:
         """Give the seat back (and its guess) at once. One step, no room lock."""
         self._unseat(code, [session_id])
 
+    @_reaching
     def record_guess(self, code: str, question_id: str, session_id: str, answer: int) -> None:
         """A student's guess for the teacher's current question: one per seat, the last one counts until the reveal.
 
@@ -612,6 +678,7 @@ class RoomStore(ABC):
         if why == "revealed":
             raise RoomError("The teacher has revealed this answer: guesses are closed.")
 
+    @_reaching
     def __len__(self) -> int:
         with self._locked("*"):
             return sum(self._find(c) is not None for c in self._codes())
@@ -783,15 +850,27 @@ class RedisRoomStore(RoomStore):
         prefix: str = "attention_lab:",
     ) -> None:
         import redis  # only when configured: the default store needs nothing installed
+        from redis.backoff import NoBackoff
+        from redis.retry import Retry
 
         super().__init__(clock, alive)
-        self._redis = redis.Redis.from_url(url, decode_responses=True, socket_timeout=5, health_check_interval=30)
+        self._away_errors = (redis.ConnectionError, redis.TimeoutError, redis.exceptions.LockError, OSError)
+
+        def client(retries: int) -> redis.Redis:
+            retry = Retry(NoBackoff(), retries, supported_errors=(redis.ConnectionError,))  # a time-out: not again
+            timeouts = {"socket_timeout": SOCKET_SECONDS, "socket_connect_timeout": SOCKET_SECONDS}
+            return redis.Redis.from_url(url, decode_responses=True, retry=retry, health_check_interval=30, **timeouts)
+
+        self._redis = client(1)
+        self._listening = client(0)
+        """The listener's own connections: one it loses raises (``_listen`` subscribes again and calls back), where a
+        retry would have reconnected in silence, past the changes made meanwhile."""
         self._prefix = prefix
         self._see_script = self._redis.register_script(SEE_SCRIPT)
         self._guess_script = self._redis.register_script(GUESS_SCRIPT)
         self._hold_script = self._redis.register_script(HOLD_SCRIPT)
-        self._redis.set(self._k("salt"), secrets.token_hex(16), nx=True)
-        self._secret = bytes.fromhex(self._redis.get(self._k("salt")))
+        self._secret: bytes | None = None
+        """Read at its first use, not here: a store made while Redis is away works once it is back."""
         self._callbacks: list[Callable[[], None]] = []
         self._listener: threading.Thread | None = None
         self._listen_lock = threading.Lock()
@@ -920,7 +999,7 @@ class RedisRoomStore(RoomStore):
     def _listen(self) -> None:
         logged, lost = -LOG_SECONDS, False
         while not self.stopped.is_set():
-            pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+            pubsub = self._listening.pubsub(ignore_subscribe_messages=True)
             since = time.monotonic()
             try:
                 pubsub.subscribe(self._k("changed"))
@@ -963,8 +1042,12 @@ class RedisRoomStore(RoomStore):
         return None if found is None else (int(found[0]), float(found[1]), float(found[2]), bool(found[3]))
 
     def _salt(self) -> bytes:
+        if self._secret is None:
+            self._redis.set(self._k("salt"), secrets.token_hex(16), nx=True)  # the first process's, kept
+            self._secret = bytes.fromhex(self._redis.get(self._k("salt")))
         return self._secret
 
+    @_reaching
     def gone(self, code: str) -> str | None:
         return self._redis.get(self._k("gone", code))
 

@@ -33,7 +33,7 @@ import secrets
 
 import streamlit as st
 
-from dashboard.classroom.rooms import RoomStore
+from dashboard.classroom.rooms import RoomError, RoomStore
 
 CLAIM_PARAM = "claim"
 """The teacher link's query parameter: a single-use claim token (``rooms.RoomStore.claim``). Not in LINK_KEYS."""
@@ -139,11 +139,15 @@ def browser_keys(store: RoomStore, code: str | None, held: tuple[str, str] | Non
         st.session_state[FORGET] = forget - {c for c in forgot if isinstance(c, str)}
     if teacher or not code or said.get("code") != code:
         return  # an answer about another room (the page moved on): the next run asks again
-    st.session_state[ASKED] = code
     key = said.get("key")
+    try:
+        teaches = isinstance(key, str) and store.is_teacher(code, key)
+    except RoomError:  # the room's server is away: not answered yet (the page's next run that reaches it asks again)
+        return
+    st.session_state[ASKED] = code
     if isinstance(key, str):
-        if store.is_teacher(code, key):
+        if teaches:
             become_teacher(code, key)
         else:
             st.session_state[FORGET] = st.session_state.get(FORGET, set()) | {code}
-        st.rerun(scope="app")
+        st.rerun(scope="app")  # once per answer: a trigger's value lasts one run

@@ -94,7 +94,7 @@ def _check_once(code: str) -> None:
         (True, False, False, True),  # a pushed body applied the new version but Streamlit ended it before its end
         (True, True, False, False),  # the body drew it: nothing to redraw
         (False, False, False, False),  # a whole run: the body draws after the check
-        (False, True, True, True),  # a whole run, the room closed: the page says so
+        (False, True, True, False),  # a whole run asks nothing (issue 32): a room closed since, push reruns it whole
         (True, True, True, True),
     ],
 )

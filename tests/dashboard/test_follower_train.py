@@ -101,7 +101,7 @@ def test_a_run_cancelled_after_the_teacher_left_redraws_the_followers_and_says_s
     asked = []
     monkeypatch.setattr(push, "rerun", lambda session, body=None: asked.append(session) or True)
     monkeypatch.setattr(push, "_thread", type("Alive", (), {"is_alive": lambda self: True})())  # no watcher thread
-    monkeypatch.setattr(push, "_tick", lambda touch: None)  # nor one an earlier test started: this test looks
+    monkeypatch.setattr(push, "_tick", lambda: None)  # nor one an earlier test started: this test looks
     monkeypatch.setattr(push, "_followers", {})
     monkeypatch.setattr(push, "_stores", {})
     monkeypatch.setattr(push, "_bodies", {})
@@ -114,7 +114,7 @@ def test_a_run_cancelled_after_the_teacher_left_redraws_the_followers_and_says_s
     gate.set()
     until(lambda: registry().job(SETTINGS) is None, "the job was not cancelled")
     assert room_value(code) == f"training@{PROCESS}"  # the teacher's page published nothing since
-    push._look(room_page.store(), code, dict(push._followers[code]), False)
+    push._look(room_page.store(), code, dict(push._followers[code]))
     assert asked == ["s1"]  # the watcher reruns the follower without a new room version
     line = told(tabs(student, "s1"))
     assert "was cancelled before it ended" in line and TAKE_OVER in line

@@ -9,7 +9,7 @@ another room's key change nothing. The attacks of issue 18 are tested with its n
 from __future__ import annotations
 
 import ast
-import contextlib
+import inspect
 import re
 import secrets
 import threading
@@ -20,6 +20,7 @@ import pytest
 from bench.protocol import TeacherKeys
 from dashboard.classroom import room_page, rooms, teacher_key
 from dashboard.classroom.rooms import (
+    AWAY_SECONDS,
     CODE_ALPHABET,
     CODE_LENGTH,
     HOLD_SECONDS,
@@ -30,16 +31,18 @@ from dashboard.classroom.rooms import (
     ROOMS_PER_ADDRESS,
     ROOMS_PER_BROWSER,
     SEAT_SECONDS,
+    SOCKET_SECONDS,
     Client,
     Forbidden,
     MemoryRoomStore,
     RedisRoomStore,
     RoomError,
     RoomStore,
+    Unreachable,
     normal_code,
 )
 from dashboard.views import VIEWS
-from tests.conftest import ROOT
+from tests.conftest import ROOT, RedisProcess
 from tests.dashboard.conftest import keyed_figures, make_app, no_exception, subscribed
 
 SETTINGS = {"sentence": "the cat sat", "d_model": 64, "n_heads": 4, "seed": 18, "view": "heads"}
@@ -365,31 +368,12 @@ def test_on_redis_a_change_on_one_process_reaches_the_others_listener_at_once(re
         student_side.stopped.set()
 
 
-def test_on_redis_the_listener_survives_a_closed_socket_and_a_redis_restart(tmp_path):
+def test_on_redis_the_listener_survives_a_closed_socket_and_a_redis_restart(own_redis):
     """The listener built last session raised when its socket closed. It must outlive both, and listen again."""
-    import subprocess
-
     import redis
 
-    from bench.streamlit_server import free_port
-    from tests.conftest import require_redis_server
-
-    port, exe = free_port(), require_redis_server()
-    url = f"redis://127.0.0.1:{port}/0"
-    args = [exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", tmp_path]
-    servers = []
-
-    def start() -> redis.Redis:
-        servers.append(subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT))
-        r = redis.Redis.from_url(url)
-        for _ in range(200):
-            with contextlib.suppress(redis.ConnectionError):
-                r.ping()
-                return r
-            time.sleep(0.05)
-        raise RuntimeError("redis-server did not start")
-
-    r = start()
+    url = own_redis.url
+    r = redis.Redis.from_url(url)
     teacher_side, student_side = RedisRoomStore(url), RedisRoomStore(url)
     heard = threading.Semaphore(0)
     student_side.on_change(heard.release)
@@ -401,10 +385,9 @@ def test_on_redis_the_listener_survives_a_closed_socket_and_a_redis_restart(tmp_
         code, key = open_room(teacher_side)
         teacher_side.publish(code, key, {**SETTINGS, "seed": 2})
         assert heard.acquire(timeout=5)
-        servers[-1].terminate()
-        servers[-1].wait(timeout=10)
+        own_redis.stop()
         time.sleep(2 * rooms.LISTEN_RETRY_SECONDS)  # Redis away: the listener retries, and lives
-        r = start()
+        own_redis.start()
         assert subscribed(r) and student_side._listener.is_alive()
         assert heard.acquire(timeout=5)
         code, key = open_room(RedisRoomStore(url))  # nothing was saved: the rooms went with that Redis
@@ -412,9 +395,77 @@ def test_on_redis_the_listener_survives_a_closed_socket_and_a_redis_restart(tmp_
         assert heard.acquire(timeout=5)
     finally:
         student_side.stopped.set()
-        for server in servers:
-            server.terminate()
-            server.wait(timeout=10)
+
+
+# -- the room's server away: Redis hung or gone ----------------------------------------------------------------------
+def calls(code: str, key: str) -> dict:
+    """Every public call of a store, each on room ``code`` (teacher key ``key``): name -> call(store)."""
+    return {
+        "open": lambda s: s.open(SETTINGS, someone()),
+        "is_teacher": lambda s: s.is_teacher(code, key),
+        "claim_token": lambda s: s.claim_token(code, key),
+        "claim": lambda s: s.claim(code, "a-token"),
+        "publish": lambda s: s.publish(code, key, {**SETTINGS, "seed": 2}, "q"),
+        "reveal": lambda s: s.reveal(code, key, "q", 1),
+        "results": lambda s: s.results(code, key),
+        "recall_students": lambda s: s.recall_students(code, key),
+        "tally": lambda s: s.tally(code, key, "q"),
+        "close": lambda s: s.close(code, key),
+        "students": lambda s: s.students(code),
+        "snapshot": lambda s: s.snapshot(code),
+        "poll": lambda s: s.poll(code, "s1"),
+        "join": lambda s: s.join(code, "s2"),
+        "leave": lambda s: s.leave(code, "s1"),
+        "record_guess": lambda s: s.record_guess(code, "q", "s1", 0),
+        "gone": lambda s: s.gone(code),
+        "__len__": len,
+    }
+
+
+@pytest.mark.parametrize("trouble", ["hung", "killed"])
+def test_every_call_to_a_redis_hung_or_gone_says_so_within_2_s_and_works_again_once_it_is_back(own_redis, trouble):
+    """Issue 32: a hung Redis raised redis-py's TimeoutError to the page after 5 s (10 retries on a lost one), a
+    killed one its ConnectionError: Streamlit's redacted error box, on every page. Now every call raises
+    ``Unreachable`` (a ``RoomError``, with our message) within a socket time-out, a hung Redis costs one time-out
+    per ``AWAY_SECONDS`` (the calls after it say so at once), and the same store serves again once Redis is back.
+    ``calls`` must hold every call a page can make (a new one is tried here too)."""
+    public = {name for name, _ in inspect.getmembers(RedisRoomStore, inspect.isfunction) if not name.startswith("_")}
+    assert set(calls("ABCDEF", "key")) == public - {"on_change"} | {"__len__"}  # on_change asks Redis nothing
+    store = RedisRoomStore(own_redis.url)
+    code, key = open_room(store)
+    store.publish(code, key, SETTINGS, "q")
+    store.join(code, "s1")
+    own_redis.hang() if trouble == "hung" else own_redis.kill()
+    took = {}
+    for name, call in calls(code, key).items():
+        start = time.monotonic()
+        with pytest.raises(Unreachable, match="The room's server cannot be reached"):
+            call(store)
+        took[name] = time.monotonic() - start
+    assert max(took.values()) <= 2 * SOCKET_SECONDS + 0.5, took
+    assert sum(t > SOCKET_SECONDS / 2 for t in took.values()) <= 1 + sum(took.values()) / AWAY_SECONDS, took
+    own_redis.resume() if trouble == "hung" else own_redis.start()
+    time.sleep(AWAY_SECONDS)
+    if trouble == "hung":  # nothing was lost: the room, its seat, its question
+        assert store.poll(code, "s1") == (1, True) and store.snapshot(code).question == "q"
+        assert store.publish(code, key, {**SETTINGS, "seed": 3}, "q") == 2
+    else:  # nothing was saved (as the README's Redis): the room went with it; the store opens a new one
+        assert store.snapshot(code) is None
+        code, key = open_room(store)
+        store.join(code, "s1")
+        assert store.students(code) == 1
+
+
+def test_a_store_made_while_redis_is_away_serves_once_it_is_back(own_redis):
+    """The app makes its store once (``st.cache_resource``): made while Redis was down, it raised every run."""
+    own_redis.kill()
+    store = RedisRoomStore(own_redis.url)
+    with pytest.raises(Unreachable):
+        open_room(store)
+    own_redis.start()
+    time.sleep(AWAY_SECONDS)
+    code, _ = open_room(store)
+    assert store.snapshot(code).settings == SETTINGS
 
 
 # -- guesses ---------------------------------------------------------------------------------------------------------
@@ -863,9 +914,9 @@ def tabs(monkeypatch):
     monkeypatch.setattr(room_page, "session_id", lambda: current["id"])
     room_page.store.clear()  # every test starts on a server without rooms (the tab limits count per test)
 
-    def run(at, sid: str):
+    def run(at, sid: str, timeout: float | None = None):
         current["id"] = sid
-        return at.run()
+        return at.run(timeout=timeout)
 
     return run
 
@@ -1299,6 +1350,136 @@ def test_a_room_no_teachers_page_showed_for_10_minutes_says_so_to_its_students(t
     assert any(
         f"Room {code} closed: no page of its teacher had shown it for 10 minutes" in w.value for w in student.warning
     )
+
+
+class Runs:
+    """``room_page.enter_room`` counting the whole runs of each session's page (the app calls it once per run)."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.of: dict[str, int] = {}
+        enter = room_page.enter_room
+
+        def counted(link):
+            self.of[room_page.session_id()] = self.of.get(room_page.session_id(), 0) + 1
+            return enter(link)
+
+        monkeypatch.setattr(room_page, "enter_room", counted)
+
+
+@pytest.mark.parametrize("seats", [1, 2])
+def test_a_student_a_full_room_refuses_is_told_once_and_the_page_stops(tabs, monkeypatch, seats):
+    """Issue 32: the room's 301st student's page reran itself without end (its seat check joined, was refused, and
+    asked for a whole run, which checked the seat again: 1,684 runs in 20 s from one tab). The page says the room is
+    full in one run, draws its own view (no toggle to follow: it has no seat), and the class is untouched."""
+    monkeypatch.setattr(rooms, "MAX_STUDENTS", seats)
+    runs = Runs(monkeypatch)
+    teacher, code, _ = start_room(tabs)
+    followers = {f"s{i}": tabs(make_app(room=code), f"s{i}") for i in range(seats)}
+    late = tabs(make_app(room=code), "late", timeout=10)  # today: the run never ends, and times out
+    no_exception(late)
+    assert runs.of["late"] == 1
+    said = " ".join(w.value for w in late.warning)
+    assert f"This room is full ({seats} student" in said and f"asks again every {room_page.CHECK_SECONDS:g} s" in said
+    assert room_page.FOLLOW not in [t.key for t in late.toggle]  # no seat: nothing to follow
+    assert keyed_figures(late)["heads_chart"] and late.number_input(key="seed")  # the student's own view, controls
+    assert room_page.store().students(code) == seats
+    teacher.number_input(key="seed").set_value(77)
+    tabs(teacher, "teacher")
+    for sid, page in followers.items():
+        tabs(page, sid)  # what the push's rerun does
+        no_exception(page)
+        assert page.session_state["seed"] == 77 and page.session_state[room_page.FOLLOW] is True
+    room_page.store().leave(code, "s0")  # a seat frees: the page's next look takes it (here, its next run)
+    tabs(late, "late", timeout=10)
+    assert late.session_state["seed"] == 77 and late.session_state[room_page.FOLLOW] is True
+    assert not late.warning and room_page.store().students(code) == seats
+
+
+def said(page) -> str:
+    return " ".join(w.value for w in page.warning)
+
+
+@pytest.mark.parametrize("trouble", ["hung", "killed and started again", "killed, nothing saved"])
+def test_redis_hung_or_gone_every_page_says_so_the_teacher_teaches_on_and_both_follow_again_after(
+    tabs, tmp_path, monkeypatch, trouble
+):
+    """Issue 32: a hung or killed Redis gave every page Streamlit's redacted error box, the teacher lost the
+    controls, and no page came back without a reload. Now each page says the room's server cannot be reached and
+    that it asks again; the teacher's controls work, and the teacher's change made meanwhile reaches the room and the
+    student once Redis is back (each page's next run: in a browser, its next check, tests/dashboard/test_rooms_live.py).
+    Killed: this Redis keeps an append-only file, so it comes back with its rooms; one that saves nothing (the README's
+    ``--save ""``) comes back empty, and both pages then say the room is gone."""
+    server = RedisProcess(tmp_path, persist=trouble != "killed, nothing saved").start()
+    monkeypatch.setenv(room_page.REDIS_URL, server.url)
+    room_page.store.clear()
+    try:
+        teacher, code, key = start_room(tabs)
+        student = tabs(make_app(room=code), "s1")
+        assert student.session_state[room_page.FOLLOW] is True and student.session_state["seed"] == 18
+        server.hang() if trouble == "hung" else server.kill()
+        teacher.number_input(key="seed").set_value(77)
+        tabs(teacher, "teacher")
+        no_exception(teacher)
+        assert "The room's server cannot be reached right now. Your controls work" in said(teacher)
+        assert teacher.session_state[room_page.TEACHER] == (code, key) and keyed_figures(teacher)["heads_chart"]
+        assert teacher.number_input(key="seed").value == 77 and teacher.button_group(key="n_heads")  # the controls
+        tabs(student, "s1")
+        no_exception(student)
+        assert "The room's server cannot be reached right now" in said(student)
+        assert f"asks again every {room_page.CHECK_SECONDS:g} s" in said(student)
+        assert student.session_state["seed"] == 18 and keyed_figures(student)["heads_chart"]  # the view it had
+        server.resume() if trouble == "hung" else server.start()
+        time.sleep(AWAY_SECONDS)
+        tabs(teacher, "teacher")
+        no_exception(teacher)
+        if not server.persist:  # a Redis that saves nothing came back empty
+            tabs(student, "s1")
+            for page in (teacher, student):
+                assert f"No open room has the code {code}" in said(page) and page.button(key="room_restart")
+                assert "cannot be reached" not in said(page)
+            return
+        assert not teacher.warning and any(f"You run room {code}" in m.value for m in teacher.success)
+        assert room_page.store().snapshot(code).settings["seed"] == 77  # published as the page came back
+        tabs(student, "s1")
+        no_exception(student)
+        assert not student.warning and student.session_state[room_page.FOLLOW] is True
+        assert student.session_state["seed"] == 77
+    finally:
+        room_page.store().stopped.set()  # its listener ends with the test, not at the interpreter's exit
+        server.stop()
+        room_page.store.clear()
+
+
+def test_buttons_pressed_while_redis_is_hung_say_so_and_change_nothing(tabs, own_redis, monkeypatch):
+    """The page drew its room buttons, then Redis hung: a button's callback raised redis-py's TimeoutError (the
+    error box). Now each says the room's server cannot be reached, and the room and the teacher stay as they were."""
+    monkeypatch.setenv(room_page.REDIS_URL, own_redis.url)
+    room_page.store.clear()
+    try:
+        teacher, code, key = start_room(tabs)
+        for button in ("room_close", "room_recall"):
+            own_redis.hang()
+            teacher.button(key=button).click()
+            tabs(teacher, "teacher")
+            no_exception(teacher)
+            assert "The room's server cannot be reached right now" in said(teacher), button
+            assert teacher.session_state[room_page.TEACHER] == (code, key)
+            own_redis.resume()
+            time.sleep(AWAY_SECONDS)
+            tabs(teacher, "teacher")  # its look at the room, as its timer would
+            assert any(f"You run room {code}" in m.value for m in teacher.success)
+        assert room_page.store().snapshot(code).recall == 0  # nothing was done
+        own_redis.hang()
+        page = tabs(make_app(), "another teacher")
+        page.button(key="room_start").click()
+        tabs(page, "another teacher")
+        no_exception(page)
+        assert "The room's server cannot be reached right now" in said(page)
+        assert room_page.TEACHER not in page.session_state
+    finally:
+        room_page.store().stopped.set()
+        own_redis.stop()
+        room_page.store.clear()
 
 
 def test_an_empty_box_is_the_same_whether_it_reads_none_or_empty_text():

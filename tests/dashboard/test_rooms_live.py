@@ -1,29 +1,39 @@
 """Rooms on real servers, spoken to over Streamlit's websocket protocol (``bench.protocol``): two app processes on
 one real redis-server serve one room and keep it across a restart; a closed socket frees its seat (which pins the
-runtime API ``dashboard.clients.alive`` reads, on a running server).
+runtime API ``dashboard.clients.alive`` reads, on a running server), and a socket that never reads holds none after
+30 s; a full room's refused tab runs at most twice in 10 s and gets in by itself when a seat frees; with Redis hung
+or killed, the pages say so and come back on their own timers.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 
 import pytest
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from bench.follower import shows_seed
-from bench.protocol import TEACHER_KEY_COMPONENT, Tab
+from bench.full_room import SEATS, SMALL_ROOM_APP
+from bench.protocol import TEACHER_KEY_COMPONENT, Page, Tab
 from bench.streamlit_server import streamlit_server
-from dashboard.classroom.room_page import CHECK_SECONDS, REDIS_URL
-from dashboard.classroom.rooms import SEAT_SECONDS
+from dashboard.classroom.room_page import CHECK_SECONDS, REDIS_URL, TALLY_SECONDS
+from dashboard.classroom.rooms import AWAY_SECONDS, SEAT_SECONDS
 from dashboard.classroom.teacher_key import CLAIM_PARAM
+from tests.conftest import RedisProcess
 
 pytestmark = pytest.mark.servers  # four real servers: the full CI pass runs them, the light one leaves them
 
 
 def alerts(tab: Tab) -> str:
     return " ".join(tab.page.texts("alert"))
+
+
+def exceptions(page: Page) -> list[str]:
+    """The exception elements on a page (Streamlit's error box; its text redacted on this app's server)."""
+    return [f"{e.exception.type}: {e.exception.message}" for e in page.of("exception")]
 
 
 async def start_room(teacher: Tab) -> str:
@@ -187,3 +197,123 @@ def test_seven_sockets_flooding_heavy_runs_are_cancelled_and_memory_returns():
     assert not [s for s in said if "Your network already has" in s or "busy" in s], said
     assert "trainings running or waiting" not in accepted and "busy" not in accepted, accepted
     assert grown <= KEEP_BYTES + 50 * 2**20
+
+
+def test_a_full_rooms_refused_tab_runs_at_most_twice_in_10_s_and_gets_in_by_itself_when_a_seat_frees():
+    """Issue 32: the refused tab's page reran itself without end (on this bench's 2-seat room, 1,603 runs started
+    and none finished in 10 s, 0.92 of a core: ``python -m bench.full_room``). Its runs are counted from its first
+    request, read as a browser reads them, its timers fired as a browser fires them (``Tab.idle``)."""
+
+    async def scenario(url: str) -> tuple:
+        async with Tab(url) as teacher, Tab(url) as late:
+            code = await start_room(teacher)
+            async with Tab(url) as seated:
+                await seated.open({"room": code})
+                refused = await late.idle(10, {"room": code})
+            joined = await late.idle(CHECK_SECONDS + 5)  # the seated tab closed: its seat is free at once
+            return code, refused, joined
+
+    with streamlit_server(app=SMALL_ROOM_APP, env={SEATS: "1"}) as (url, _):
+        code, refused, joined = asyncio.run(scenario(url))
+    print(f"\nthe refused tab: {refused.started} runs started in 10 s; when a seat freed: {joined.started} runs")
+    assert refused.started <= 2 and refused.finished == refused.started and not refused.exceptions
+    assert any("This room is full (1 student" in s for s in refused.said), refused.said
+    assert not any(f"Following room {code}" in s for s in refused.said)
+    assert any(f"Following room {code}" in s for s in joined.said) and not joined.exceptions, joined.said
+    assert joined.started <= 3  # its look (every CHECK_SECONDS), then the whole page, once
+
+
+def joined(page: Page) -> int:
+    """The teacher's count of seated students (its ``_seats`` line)."""
+    counts = [int(m.group(1)) for t in page.texts("alert") if (m := re.search(r": (\d+) students? joined", t))]
+    assert counts, page.texts("alert")
+    return counts[0]
+
+
+async def seats_line(teacher: Tab) -> int:
+    """The teacher's line as its timer redraws it (the ``_seats`` fragment, every ``TALLY_SECONDS``)."""
+    [line] = [f for f, every in teacher.auto_reruns.items() if every == TALLY_SECONDS]
+    return joined(await teacher.poll(line))
+
+
+@pytest.mark.parametrize("teaching", [False, True], ids=["teacher idle", "teacher changing"])
+def test_a_socket_that_never_reads_holds_no_seat_after_30_s(teaching):
+    """Issue 32: one script filled the 300 seats in 13 s, and sockets that never read held every seat for 40 s and
+    more (the server told the room every 10 s that each connected follower was there). A seat is held only by a page
+    that answers its check, whether the teacher changes anything or not; a page that answers keeps its seat."""
+
+    async def scenario(url: str) -> tuple[int, int, float]:
+        async with Tab(url) as teacher, Tab(url) as reader, Tab(url) as silent:
+            code = await start_room(teacher)
+            await reader.open({"room": code})
+            await silent.knock({"room": code})  # its first run takes a seat; it never reads, never answers
+            knocked = time.monotonic()
+            both = await seats_line(teacher)
+            while both < 2 and time.monotonic() - knocked < 10:
+                await asyncio.sleep(0.5)
+                both = await seats_line(teacher)
+
+            async def teach() -> None:
+                seed = 100
+                while time.monotonic() - knocked < SEAT_SECONDS + 2:
+                    seed += 1
+                    await teacher.change(seed=seed)  # every follower's body is pushed, the silent one's too
+                    await asyncio.sleep(2)
+
+            answering = reader.idle(SEAT_SECONDS + 2 - (time.monotonic() - knocked))  # a browser: its timers fire
+            await asyncio.gather(answering, *([teach()] if teaching else []))
+            return both, await seats_line(teacher), time.monotonic() - knocked
+
+    with streamlit_server() as (url, _):
+        both, after, seconds = asyncio.run(scenario(url))
+    assert both == 2
+    assert after == 1, f"{after} seats held {seconds:.0f} s after a socket that never reads took one"
+
+
+@pytest.mark.parametrize("trouble", ["hung", "killed and started again"])
+def test_with_redis_hung_or_gone_pages_say_so_and_come_back_by_their_own_timers(tmp_path, trouble):
+    """Issue 32: with Redis hung (SIGSTOP) or killed, a page's next look at the room raised redis-py's error
+    (Streamlit's redacted box), the teacher lost the controls, and no page came back without a reload. Here the
+    student's check finds Redis away: its page says so; the teacher changes the seed meanwhile. Redis back (killed:
+    started again on its append-only file), each page's own timer (a look every ``CHECK_SECONDS``, fired here as a
+    browser fires it) takes it back into the room, and the student shows the teacher's change."""
+    redis = RedisProcess(tmp_path, persist=True).start()
+
+    async def scenario(url: str) -> dict:
+        async with Tab(url) as teacher, Tab(url) as student:
+            code = await start_room(teacher)
+            await student.open({"room": code})
+            [check] = student.auto_reruns
+            redis.hang() if trouble == "hung" else redis.kill()
+            await student.poll(check)  # its next check: the whole page says why
+            await teacher.change(seed=77)
+            away = {"student": alerts(student), "teacher": alerts(teacher), "seed box": teacher.values.get("seed")}
+            away["exceptions"] = exceptions(student.page) + exceptions(teacher.page)
+            away["timers"] = [*student.auto_reruns.values(), *teacher.auto_reruns.values()]
+            redis.resume() if trouble == "hung" else redis.start()
+            await asyncio.sleep(AWAY_SECONDS)
+            for tab in (teacher, student):  # each page's one timer (``away["timers"]``): its look at the room
+                for look in list(tab.auto_reruns)[:1]:
+                    await tab.poll(look)
+            back = {
+                "student": alerts(student),
+                "teacher": alerts(teacher),
+                "follows": " ".join(student.page.texts("markdown")),
+            }
+            back["exceptions"] = exceptions(student.page) + exceptions(teacher.page)
+            return {"code": code, "away": away, "back": back}
+
+    try:
+        with streamlit_server(env={REDIS_URL: redis.url}) as (url, _):
+            r = asyncio.run(scenario(url))
+    finally:
+        redis.stop()
+    away, back = r["away"], r["back"]
+    assert not away["exceptions"] and not back["exceptions"], (away["exceptions"], back["exceptions"])
+    for who in ("student", "teacher"):
+        assert "The room's server cannot be reached right now" in away[who], away[who]
+        assert f"asks again every {CHECK_SECONDS:g} s" in away[who]
+    assert away["seed box"] == 77 and away["timers"] == [CHECK_SECONDS, CHECK_SECONDS]  # the teacher's controls
+    assert f"You run room {r['code']}" in back["teacher"] and "cannot be reached" not in back["teacher"]
+    assert f"Following room {r['code']}" in back["follows"] and re.search(r"\bseed 77\b", back["follows"]), back
+    assert "cannot be reached" not in back["student"]

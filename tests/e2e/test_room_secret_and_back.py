@@ -18,7 +18,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from bench.streamlit_server import wait_idle
-from dashboard.classroom.room_page import SEAT_TOUCH_SECONDS
+from dashboard.classroom.room_page import CHECK_SECONDS
 from tests.e2e.conftest import watched_page
 from tests.e2e.dom import choose_segment, flip_toggle, input_value, toggle_on, type_text, widget
 from tests.e2e.test_projector_and_phone import PHONE
@@ -74,7 +74,7 @@ def test_follow_off_during_the_question_keeps_the_question_and_no_map(server, br
 
 
 def test_a_student_exploring_when_the_teacher_asks_is_brought_to_the_question(server, browser, page):
-    """The exploring page's seat check (every ``SEAT_TOUCH_SECONDS``) finds the question open and runs the page
+    """The exploring page's seat check (every ``CHECK_SECONDS``) finds the question open and runs the page
     whole: within that, plus drawing, the student's page shows the question instead of the view it explored."""
     code = start_room(page, server, f"seed={TEACHER_SEED}")
     with watched_page(browser) as student:
@@ -87,7 +87,7 @@ def test_a_student_exploring_when_the_teacher_asks_is_brought_to_the_question(se
         flip_toggle(page, "quiz")  # the teacher asks
         question = widget(page, "quiz_panel").locator("[data-testid='stText']").first.inner_text()
         asked = time.monotonic()
-        expect(widget(student, "quiz_panel")).to_contain_text(question, timeout=(SEAT_TOUCH_SECONDS + 10) * 1000)
+        expect(widget(student, "quiz_panel")).to_contain_text(question, timeout=(CHECK_SECONDS + 10) * 1000)
         print(f"the exploring student's page showed the question {time.monotonic() - asked:.1f} s after it was asked")
         wait_idle(student)
         assert maps(student) == 0 and widget(student, "view").count() == 0
