@@ -514,7 +514,8 @@ def settle(link: Mapping[str, str], room: Mapping[str, str] | None = None) -> Re
     The values are read from one address, through ``read``:
     - a following page's: the room's address (``room``), with this screen's own keys (``OWN_KEYS``);
     - a tour step's (``address.replace``), likewise;
-    - a link opened (the session's first run, Back or Forward): the link, every key it leaves out at its default;
+    - a link opened (the session's first run, Back or Forward): the link, every key it leaves out at its default (on a
+      first run, but for what the run set before the controls: the room's settings a teacher link opens with);
     - otherwise the last run's values, with what changed since: a control the user moved, a callback (an example,
       a task's recommendation), a new value in the address. A value a control showed stays, even where its default
       moves (the train view's recommendation, say), except one that follows another key (``Spec.follows``): K/V heads
@@ -524,8 +525,12 @@ def settle(link: Mapping[str, str], room: Mapping[str, str] | None = None) -> Re
     """
     state = st.session_state
     before = state.get(_VALUES)
-    if before is None or going_back():
+    if going_back():
         given = {k: v for k, v in link.items() if k in SPEC}
+    elif before is None:  # the session's first run: the link, and what this run set before the controls (a room's)
+        given = {k: _text(state[k]) for k in SPEC if state.get(k) is not None} | {
+            k: v for k, v in link.items() if k in SPEC
+        }
     else:
         address, drawn = state.get(_ADDRESS, {}), state.get(_DRAWN, frozenset())
         given = {
@@ -545,6 +550,11 @@ def settle(link: Mapping[str, str], room: Mapping[str, str] | None = None) -> Re
             state.pop(key, None)
         elif key not in state or type(state[key]) is not type(value) or state[key] != value:
             state[key] = value
+    # what the next run starts from if this one ends early (an st.rerun): its values, every one it was given kept;
+    # ``finish`` replaces them with what the controls showed
+    state[_VALUES], state[_ADDRESS] = reading.context, reading.address()
+    if room is not None:
+        state[_DRAWN] = frozenset(SPEC)
     return reading
 
 
