@@ -142,8 +142,3 @@ def minilm_download(base_url: str | None = None, cache_dir: Path | None = None) 
     caller, shared by every later one; a failed one is kept (``hub.forget`` drops it)."""
     cache = cache_directory() if cache_dir is None else Path(cache_dir)
     return download_once(MINILM_FILES, cache, base_url or endpoint())
-
-
-def downloads(directory: str | os.PathLike | None = None) -> bool:
-    """True when ``locate_minilm(directory)`` would download what it does not find (no directory is named)."""
-    return not (directory or os.environ.get(ENV_VAR))
