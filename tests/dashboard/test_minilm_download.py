@@ -173,3 +173,25 @@ def test_a_page_offline_shows_no_bar(tmp_path):
     download = Download(repository, tmp_path / "cache", _free_url()).start()
     assert minilm_files.wait_for(download, lambda *a, **k: drawn.append(a)) is False
     assert drawn == [] and isinstance(download.error, ConnectionRefusedError)
+
+
+def test_what_heads_learn_opens_on_a_fresh_server_with_every_minilm_step_drawn(
+    fresh_server, monkeypatch, served_minilm
+):
+    """The tour's first six steps are MiniLM's: on a fresh server its first step downloads the files (once), and
+    every one of the six draws its quiz or its maps, none an error (they showed only the error)."""
+    from dashboard.classroom.tours import load_tours
+
+    monkeypatch.setenv("HF_ENDPOINT", served_minilm.url)
+    tour = load_tours()["what-heads-learn"]
+    minilm_steps = [n for n, step in enumerate(tour.steps, 1) if step.settings.get("weights") == "minilm"]
+    assert minilm_steps == [1, 2, 3, 4, 5, 6]
+    for number in minilm_steps:
+        at = make_app(tour="what-heads-learn", tour_step=str(number)).run()
+        no_exception(at)
+        assert not at.error, (number, [e.value for e in at.error])
+        if tour.steps[number - 1].settings.get("quiz"):  # the question comes before any map
+            assert [s for s in at.selectbox if s.key.startswith("quiz_pick_")], f"step {number} asks nothing"
+        else:
+            assert charts(at), f"step {number} draws no chart"
+    assert served_minilm.gets == {"model.safetensors": 1, "vocab.txt": 1}
