@@ -136,7 +136,12 @@ def test_no_server_fails_within_two_seconds(files, tmp_path) -> None:
 def test_a_host_that_never_answers_fails_within_two_seconds(files, tmp_path, monkeypatch) -> None:
     """DNS or a connect that hangs (``getaddrinfo`` ignores socket timeouts): given up on at ``OFFLINE_SECONDS``."""
     repository, _ = files
-    monkeypatch.setattr(hub.socket, "create_connection", lambda *a, **k: time.sleep(10))
+
+    def hang(*args, **kwargs):
+        time.sleep(10)
+        raise OSError("unreachable")
+
+    monkeypatch.setattr(hub.socket, "create_connection", hang)
     start = time.perf_counter()
     download = download_once(repository, tmp_path / "cache", "https://huggingface.co")
     assert download.finished.wait(2.0), "still waiting after 2 s"
