@@ -1,10 +1,11 @@
 """MiniLM's files on this server, on the page: the first use downloads them, with a progress bar; offline, what to do.
 
-``source.minilm_ready`` calls ``show_download`` when nothing on this server holds the files (``NotInstalled``):
-no folder named, no package installed, nothing downloaded yet, as on a fresh Community Cloud app. The download is
-the process's one (``locate.minilm_download``): the first page starts it, every page that asks meanwhile shows the
-same progress, and the files are fetched once. A page waits at most ``hub.OFFLINE_SECONDS`` to learn that the hub
-cannot be reached; a failed download is kept, so reruns answer at once, until "Try again".
+``minilm_ready`` (every view that draws MiniLM asks it, through ``source``) loads the model from this server's files
+(``compute.minilm_or_error``). When nothing here holds them (``NotInstalled``: no folder named, no package, nothing
+downloaded yet, as on a fresh Community Cloud app), it waits for the process's download (``locate.minilm_download``):
+the first page starts it, every page that asks meanwhile shows the same progress, and the files are fetched once.
+A page waits at most ``hub.OFFLINE_SECONDS`` to learn that the hub cannot be reached; a failed download is kept,
+so reruns answer at once, until "Try again".
 """
 
 from __future__ import annotations
