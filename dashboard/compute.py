@@ -40,17 +40,24 @@ from core.tiled import Tile, tiles
 
 
 @st.cache_resource(max_entries=1, show_spinner="Loading the pretrained MiniLM (once per server)…")
-def minilm() -> MiniLM | str:
-    """The pretrained model, loaded once per server process; or, if it cannot be, the message saying why.
+def minilm_or_error() -> MiniLM | Exception:
+    """The pretrained model, loaded once per server process from the files on this server; or what stopped it.
 
-    A directory named by the Streamlit secret (or environment variable) ATTENTION_LAB_MINILM_DIR wins;
-    then the installed package; then a pinned, sha256-checked download. The failure is cached too, so an
-    offline page answers at once on every rerun; ``minilm.clear()`` (the page's Retry button) tries again.
+    A directory named by the Streamlit secret (or environment variable) ATTENTION_LAB_MINILM_DIR wins; then the
+    installed package; then the download cache. Nothing here is ``NotInstalled``: ``minilm_files.minilm_ready``
+    then downloads the files (once per process, with a progress bar) and clears this cache. The failure is cached
+    too, so a page answers at once on every rerun; ``minilm_or_error.clear()`` (the page's Try again) looks again.
     """
     try:
-        return load_minilm(secret(ENV_VAR))
+        return load_minilm(secret(ENV_VAR), download=False)
     except (WeightsNotFound, ChecksumError, CheckpointError, OSError) as err:
-        return str(err)
+        return err
+
+
+def minilm() -> MiniLM | str:
+    """The pretrained model (``minilm_or_error``), or the message saying why it is not loaded."""
+    found = minilm_or_error()
+    return str(found) if isinstance(found, Exception) else found
 
 
 def secret(name: str) -> str | None:

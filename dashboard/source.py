@@ -17,12 +17,13 @@ from dataclasses import dataclass, replace
 import streamlit as st
 
 from core import AttentionConfig, Run, multi_head_attention, permutation_experiment, run
-from core.pretrained import FIX_COMMAND, bert_forward
+from core.pretrained import bert_forward
 from core.pretrained.runs import permutation_layers
 from core.sources import ConfigSource, MiniLMSource, ModelSource, ToySource, TrainedSource
 from core.tokens import count_tokens
 from core.training.model import forward
 from dashboard import compute, training_jobs
+from dashboard.minilm_files import minilm_ready
 from dashboard.settings import Settings
 
 EMPTY_SENTENCE = "Type a sentence in the sidebar to see its attention maps."
@@ -38,18 +39,6 @@ def tokens_or_message(sentence: str, empty: str = EMPTY_SENTENCE) -> tuple[str, 
     except ValueError as err:
         st.error(str(err))
         return None
-
-
-def minilm_ready() -> bool:
-    """True when the pretrained model is loaded; otherwise say why on the page, with the fix and a retry."""
-    model = compute.minilm()
-    if not isinstance(model, str):
-        return True
-    st.error(model, icon=":material/cloud_off:")
-    st.caption("On this server, install the model's files with (no other packages; the rest of the app works):")
-    st.code(FIX_COMMAND, language="bash")
-    st.button("Try again", key="minilm_retry", on_click=compute.minilm.clear, icon=":material/refresh:")
-    return False
 
 
 _runs: weakref.WeakValueDictionary[tuple[str, AttentionConfig], Run] = weakref.WeakValueDictionary()

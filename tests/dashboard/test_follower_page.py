@@ -242,15 +242,15 @@ def test_a_line_made_while_minilm_failed_gets_its_facts_after_try_again(monkeypa
 
     settings = settings_of_values({"weights": "minilm", "layer": 3, "sentence": "the cat sat"})
 
-    def offline(_directory):
+    def offline(_directory, **_):
         raise WeightsNotFound("offline")
 
-    compute.minilm.clear()
+    compute.minilm_or_error.clear()
     with monkeypatch.context() as patched:
         patched.setattr(compute, "load_minilm", offline)
         assert isinstance(compute.minilm(), str)
         assert "d_model" not in follower_page.settings_line(settings)  # the choices only: no run to read
-    compute.minilm.clear()  # what "Try again" does
+    compute.minilm_or_error.clear()  # what "Try again" does
     line = follower_page.settings_line(settings)
     assert "12 heads of d_k 32" in line and "layer 3" in line
 

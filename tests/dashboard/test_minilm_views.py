@@ -101,7 +101,7 @@ def test_missing_weights_say_so_with_the_fix_and_the_rest_works(monkeypatch, tmp
     monkeypatch.setenv("ATTENTION_LAB_MINILM_DIR", str(tmp_path))  # an empty directory: nothing to load
     from dashboard import compute
 
-    compute.minilm.clear()
+    compute.minilm_or_error.clear()
     try:
         at = page()
         assert any("MiniLM" in e.value or "model.safetensors" in e.value for e in at.error), [e.value for e in at.error]
@@ -110,7 +110,7 @@ def test_missing_weights_say_so_with_the_fix_and_the_rest_works(monkeypatch, tmp
         at.button_group(key="weights").set_value("random").run()  # the rest of the app keeps working
         assert not at.error and len(grids(charts(at)["heads_chart"])) == 4
     finally:
-        compute.minilm.clear()
+        compute.minilm_or_error.clear()
 
 
 @pytest.mark.parametrize("example", PRETRAINED_EXAMPLES, ids=[e[3] for e in PRETRAINED_EXAMPLES])
