@@ -188,6 +188,7 @@ def _holds(panels: Sequence[Panel], ticks: list[tuple[bool, bool]]) -> Holds:
         token_chars=min(longest, TICK_CHARS),
         ticks=ticks,
         masked=_masked(panels),
+        title_chars=max(len(p.title) for p in panels),
     )
 
 
@@ -450,6 +451,7 @@ def chart_grid(
     panel_px: int | None = None,
     square: bool = True,
     control_rows: int = 0,
+    above_px: int = 0,
 ) -> ChartGrid:
     """One figure per panel (its own title and both axes' labels), ``ncols`` to a row of the page, and a bar.
 
@@ -457,7 +459,7 @@ def chart_grid(
     columns (``layout.chart_panel_px``); a projector's rows of maps end above its fold, and a map above another
     with the same keys leaves the key labels to the one below (a projector never stacks the columns).
     ``panel_px``, ``square``: as for ``heatmap_grid`` (matrices of vectors pass their own). ``control_rows``: rows
-    of pickers the view puts above the maps (``layout.chart_fold_px``).
+    of pickers the view puts above the maps, ``above_px`` whatever else it draws there (``layout.chart_fold_px``).
     """
     if not panels:
         raise ValueError("chart_grid needs at least one panel")
@@ -465,7 +467,7 @@ def chart_grid(
     shape = max((p.z.shape for p in panels), key=max)  # (T_q, T_k) of the largest map
     rows = -(-len(panels) // ncols)
     note = MASK_NOTE if _masked(panels) else ""
-    fold_px = chart_fold_px(presenter=presenter, control_rows=control_rows, caption=bool(note))
+    fold_px = chart_fold_px(presenter=presenter, control_rows=control_rows, caption=bool(note), above_px=above_px)
     common = dict(zmin=zmin, zmax=zmax, value_name=value_name, value_format=value_format, colorscale=colorscale)
     maps = [
         heatmap_grid(
@@ -489,10 +491,10 @@ def chart_grid(
     return ChartGrid(maps=maps, colour_bar=bar, ncols=ncols, bar_px=bar_chart_px(presenter), note=note)
 
 
-def single_chart(panel: Panel, *, presenter: bool = False, **colour) -> ChartGrid:
+def single_chart(panel: Panel, *, presenter: bool = False, above_px: int = 0, **colour) -> ChartGrid:
     """One map in its own chart, as wide as ``layout.single_map_columns`` page columns allow, and its bar.
 
     On a laptop it takes half the page (a phone stacks the columns: the whole width); on a projector all of it.
-    ``colour``: ``zmin``, ``zmax``, ``value_name``, ``colorscale`` as for ``chart_grid``.
+    ``colour``: ``zmin``, ``zmax``, ``value_name``, ``colorscale`` as for ``chart_grid``; ``above_px`` too.
     """
-    return chart_grid([panel], single_map_columns(presenter), presenter=presenter, **colour)
+    return chart_grid([panel], single_map_columns(presenter), presenter=presenter, above_px=above_px, **colour)

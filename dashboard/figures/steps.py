@@ -108,15 +108,17 @@ def scores_charts(
     limit: float | None = None,
     allowed: np.ndarray | None = None,
     presenter: bool = False,
+    above_px: int = 0,
 ) -> ChartGrid:
     """One score map ``(T_q, T_k)`` in its own chart on a diverging scale; ``allowed`` marks masked cells as the
-    heads do.
+    heads do. ``above_px``: what the page draws above it on a projector (``layout.chart_fold_px``).
 
     Pass the same ``limit`` to two score maps (QKᵀ, then ÷√d_k) to see the factor shrink them.
     """
     limit = symmetric_limit(z if allowed is None else z[allowed]) if limit is None else limit
     panel = Panel(z, rows, cols, title, allowed)
-    return single_chart(panel, zmin=-limit, zmax=limit, value_name="score", colorscale=DIVERGING, presenter=presenter)
+    colour = dict(zmin=-limit, zmax=limit, value_name="score", colorscale=DIVERGING)
+    return single_chart(panel, presenter=presenter, above_px=above_px, **colour)
 
 
 def weights_charts(
@@ -127,9 +129,10 @@ def weights_charts(
     allowed: np.ndarray | None = None,
     *,
     presenter: bool = False,
+    above_px: int = 0,
 ) -> ChartGrid:
     """One head's weights ``(T_q, T_k)`` in its own chart on the heads' shared 0-1 scale, masked cells marked."""
-    return single_chart(Panel(weights, rows, cols, title, allowed), presenter=presenter)
+    return single_chart(Panel(weights, rows, cols, title, allowed), presenter=presenter, above_px=above_px)
 
 
 def concat_charts(

@@ -13,7 +13,16 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core import HeadSummary
-from dashboard.figures.layout import LEGEND_BELOW, MODEBAR_CLEAR_PX, axis_title, chart_fonts, chart_height
+from dashboard.figures.layout import (
+    BARS_GAP,
+    CHART_TEXT_MIN,
+    LEGEND_BELOW,
+    MODEBAR_CLEAR_PX,
+    axis_title,
+    bar_label_px,
+    chart_fonts,
+    chart_height,
+)
 
 BARS = (
     ("self_weight", "on itself", "#0072B2"),
@@ -23,6 +32,8 @@ BARS = (
 )
 """(HeadSummary field, legend name, Okabe-Ito colour): colour-blind safe, and each bar is also labelled."""
 NA = "n/a"
+LABELS_TOP = 1.3
+"""The y axis runs to 1.3: room above a bar of 1 for its value written upright."""
 
 
 def bar_texts(values: np.ndarray) -> list[str]:
@@ -35,6 +46,7 @@ def summary_figure(summary: HeadSummary, *, presenter: bool = False) -> go.Figur
     presenter."""
     font = chart_fonts(presenter)
     h = summary.entropy.shape[-1]
+    label_px = bar_label_px(h * len(BARS), presenter)  # along the bar: its width holds the label's height
     heads = [f"head {i + 1}" for i in range(h)]
     fig = go.Figure()
     for field, name, colour in BARS:
@@ -45,6 +57,9 @@ def summary_figure(summary: HeadSummary, *, presenter: bool = False) -> go.Figur
                 y=np.nan_to_num(values, nan=0.0).tolist(),
                 text=bar_texts(values),
                 textposition="outside",
+                textangle=-90,  # along the bar: 12 heads' bars are narrower than "0.82" written across
+                textfont=dict(size=label_px),
+                constraintext="none",  # at its size: Plotly shrank a label to its bar's width (10.5 px at 12 heads)
                 cliponaxis=False,
                 name=name,
                 marker=dict(color=colour),
@@ -53,19 +68,20 @@ def summary_figure(summary: HeadSummary, *, presenter: bool = False) -> go.Figur
         )
     fig.update_layout(
         barmode="group",
+        bargap=BARS_GAP,
         height=chart_height(380 if h <= 8 else 440, presenter),
         font=dict(size=font.note),
         margin=dict(l=10, r=10, t=MODEBAR_CLEAR_PX, b=10),
         xaxis=dict(tickfont=dict(size=font.tick)),
         yaxis=dict(
-            range=[0, 1.12],
+            range=[0, LABELS_TOP],
             title=axis_title("mean over query rows", font),
             tickvals=[0, 0.25, 0.5, 0.75, 1],
             tickfont=dict(size=font.tick),
         ),
         # below the plot: the toolbar shows at the top right, over a legend there (on a phone's tap, too)
         legend=dict(orientation="h", yanchor="top", y=LEGEND_BELOW, x=0, font=dict(size=font.note)),
-        uniformtext=dict(minsize=8, mode="hide"),
+        uniformtext=dict(minsize=CHART_TEXT_MIN[presenter], mode="hide"),  # never a label under the floor
         paper_bgcolor="rgba(0,0,0,0)",
         hovermode="closest",
     )
