@@ -212,6 +212,7 @@ def heatmap_grid(
     x_labels: bool = True,
     y_labels: bool = True,
     mask_note: bool = True,
+    title_chars: int = 0,
 ) -> go.Figure:
     """One figure, ``len(panels)`` heatmaps on a grid, one colour bar ``[zmin, zmax]``; sizes from ``layout``.
 
@@ -226,13 +227,15 @@ def heatmap_grid(
     ``x_labels=False``: a chart above another with the same keys leaves the key labels to it; ``y_labels=False``
     draws no query labels either (small multiples labelled outside). A panel titled "" gets no title.
     ``mask_note=False``: the page says what the hatching means (``MASK_NOTE``) once for many charts, so this
-    figure neither writes it nor keeps the top margin for it.
+    figure neither writes it nor keeps the top margin for it. ``title_chars``: the longest title of the charts drawn
+    beside this one (``chart_grid``), so that they all keep the toolbar's strip or none do, and their rows align.
     """
     if not panels:
         raise ValueError("heatmap_grid needs at least one panel")
     ncols = grid_columns(len(panels), ncols, presenter=presenter)
     ticks = [(show_x and x_labels, show_y and y_labels) for show_x, show_y in _shows_ticks(panels, ncols)]
     holds = _holds(panels, ticks)
+    holds = replace(holds, title_chars=max(holds.title_chars, title_chars))
     plan = plan_grid(
         holds if mask_note else replace(holds, masked=False),
         ncols=ncols,
@@ -483,6 +486,7 @@ def chart_grid(
             fold_rows=rows,
             x_labels=not presenter or k + ncols >= len(panels) or _cols(panels[k + ncols]) != _cols(p),
             mask_note=False,
+            title_chars=max(len(q.title) for q in panels),
             **common,
         )
         for k, p in enumerate(panels)

@@ -32,8 +32,9 @@ BARS = (
 )
 """(HeadSummary field, legend name, Okabe-Ito colour): colour-blind safe, and each bar is also labelled."""
 NA = "n/a"
-LABELS_TOP = 1.3
-"""The y axis runs to 1.3: room above a bar of 1 for its value written upright."""
+LABELS_TOP = {False: 1.12, True: 1.3}
+"""Where the y axis ends: room above a bar of 1 for its value, written across (laptop, phone) or upright
+(projector)."""
 
 
 def bar_texts(values: np.ndarray) -> list[str]:
@@ -46,7 +47,14 @@ def summary_figure(summary: HeadSummary, *, presenter: bool = False) -> go.Figur
     presenter."""
     font = chart_fonts(presenter)
     h = summary.entropy.shape[-1]
-    label_px = bar_label_px(h * len(BARS), presenter)  # along the bar: its width holds the label's height
+    # On a projector (its width is known) each value is written along its bar, at a size its width holds: Plotly
+    # shrank a label written across a narrow bar (10.5 px for 12 heads). Elsewhere (a laptop, or a phone, whose width
+    # the server cannot know) Plotly fits them across, and hides what would be under the floor.
+    upright = (
+        dict(textangle=-90, textfont=dict(size=bar_label_px(h * len(BARS), presenter)), constraintext="none")
+        if presenter
+        else {}
+    )
     heads = [f"head {i + 1}" for i in range(h)]
     fig = go.Figure()
     for field, name, colour in BARS:
@@ -57,10 +65,8 @@ def summary_figure(summary: HeadSummary, *, presenter: bool = False) -> go.Figur
                 y=np.nan_to_num(values, nan=0.0).tolist(),
                 text=bar_texts(values),
                 textposition="outside",
-                textangle=-90,  # along the bar: 12 heads' bars are narrower than "0.82" written across
-                textfont=dict(size=label_px),
-                constraintext="none",  # at its size: Plotly shrank a label to its bar's width (10.5 px at 12 heads)
                 cliponaxis=False,
+                **upright,
                 name=name,
                 marker=dict(color=colour),
                 hovertemplate=f"%{{x}}, {name}: %{{text}}<extra></extra>",
@@ -74,7 +80,7 @@ def summary_figure(summary: HeadSummary, *, presenter: bool = False) -> go.Figur
         margin=dict(l=10, r=10, t=MODEBAR_CLEAR_PX, b=10),
         xaxis=dict(tickfont=dict(size=font.tick)),
         yaxis=dict(
-            range=[0, LABELS_TOP],
+            range=[0, LABELS_TOP[presenter]],
             title=axis_title("mean over query rows", font),
             tickvals=[0, 0.25, 0.5, 0.75, 1],
             tickfont=dict(size=font.tick),

@@ -40,6 +40,11 @@ small multiples were 64 px on a laptop, 110 px on a projector, their "H1" over t
 def _what_is_shown(n_layers: int, h: int, t: int, layer: int | None, large: bool) -> str:
     """The line over the maps: how many, of what size, how they are laid out; ``layer``: one layer shown alone."""
     maps = f"map{'s' * (h > 1)} of {t}×{t}"
+    if layer is not None and n_layers > 1 and followed.following() and not large:  # the switch it did not choose
+        return (
+            f"Layer {layer} of {n_layers}, the teacher's: {h} head {maps}. This page shows one layer at a time: "
+            f"all {n_layers * h} maps at once are too small for a phone. Hover a cell for its tokens and weight."
+        )
     if layer is not None and n_layers > 1:
         return f"Layer {layer} of {n_layers}: {h} head {maps}. Hover a cell for its tokens and weight."
     if layer is not None:

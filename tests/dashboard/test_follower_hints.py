@@ -67,4 +67,5 @@ def test_minilm_s_model_view_follows_one_layer_at_a_time(tabs):  # noqa: F811
     assert titles == ["layer 3, head 1"]  # the teacher's layer
     assert not [t for t in student.toggle if t.key == "one_layer"]
     assert not any("One layer at a time" in t for t in texts(student))
+    assert "Layer 3 of 6, the teacher's: 12 head maps" in " ".join(texts(student))  # the line says what it shows
     assert not hints(student), hints(student)
