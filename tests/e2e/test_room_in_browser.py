@@ -103,7 +103,8 @@ def test_a_phone_following_minilm_s_model_view_shows_one_layer_readably(server, 
         titles = [t["text"] for c in charts(phone) if c["key"] == "model_chart_1" for t in c["texts"]]
         assert "layer 2, head 1" in titles  # the teacher's layer
         assert phone.locator(".st-key-one_layer").count() == 0
-        assert phone.get_by_text("One layer at a time").count() == 0
+        assert phone.get_by_text("One layer at a time", exact=True).count() == 0  # the switch's label
+        assert phone.get_by_text("turn on One layer at a time").count() == 0  # the overview's phone hint
 
 
 def charts_of(page: Page, key: str) -> list[dict]:
