@@ -30,7 +30,7 @@ from dashboard.address import hold as hold_address
 from dashboard.address import send as send_address
 from dashboard.classroom.room_page import RoomState, class_bar, enter_room, follow_line, publish_room, room_panel
 from dashboard.classroom.room_quiz import join_quiz
-from dashboard.classroom.tours import open_tour_link, tour_bar, tour_picker
+from dashboard.classroom.tours import open_tour_link, presenting, tour_bar, tour_picker
 from dashboard.follower_page import follow_room, follower_settings, room_address
 from dashboard.link_notes import show_link_notes
 from dashboard.long_text import offer_prefix
@@ -74,9 +74,11 @@ follow_line(room)  # a student who follows: says so in the page, under the headi
 def body(room: RoomState, settings: Settings) -> None:
     """Everything the settings decide; on a following page, a fragment the room's push reruns alone."""
     with top:
-        view = choose_view()
-        tour_bar(settings)  # during a tour: its note (numbers read from this page's run), Back and Next
-        if settings.presenter:  # our own constant text: safe as a heading
+        view = choose_view(drawn=not presenting(settings))  # a tour on a projector: its bar is the page's top
+        row = tour_bar(settings)  # during a tour: its note (numbers read from this page's run), Back and Next
+        if row is not None:  # presenter mode's tour bar: the class's buttons in its row, no view line
+            heading = row
+        elif settings.presenter:  # our own constant text: safe as a heading
             heading = st.container(horizontal=True, vertical_alignment="center")  # one row: the maps start higher
             heading.subheader(view.teaches, anchor=False, width="content")
         else:  # the line and class_bar's zero-height component (or nothing) in one unwrapped row: a container of

@@ -112,17 +112,20 @@ def scaled(trace: AttentionTrace) -> bool:
     return math.isclose(trace.scale, 1 / math.sqrt(trace.q.shape[-1]), rel_tol=1e-12)
 
 
-def unscaled_warning(run: Run) -> None:
-    """Say so on the page when the run's scores were not divided by √d_k; nothing when they were."""
+def unscaled_warning(run: Run) -> bool:
+    """Say so on the page when the run's scores were not divided by √d_k (and return True); nothing when they were.
+    The way back names the sidebar's switch only where there is one: a following page has no controls."""
     tr = run.trace
-    if not scaled(tr):
-        d_k = tr.q.shape[-1]
-        st.warning(
-            f"Scaling is off: the scores are QKᵀ × {tr.scale:.3g}, not QKᵀ ÷ √d_k = QKᵀ ÷ {math.sqrt(d_k):.3g}. "
-            "Scores √d_k times larger make each softmax row collapse toward one-hot. "
-            "Turn “Scale scores by 1/√d_k” back on in the sidebar to compare.",
-            icon=":material/warning:",
-        )
+    if scaled(tr):
+        return False
+    d_k = tr.q.shape[-1]
+    back = "" if followed.following() else " Turn “Scale scores by 1/√d_k” back on in the sidebar to compare."
+    st.warning(
+        f"Scaling is off: the scores are QKᵀ × {tr.scale:.3g}, not QKᵀ ÷ √d_k = QKᵀ ÷ {math.sqrt(d_k):.3g}. "
+        f"Scores √d_k times larger make each softmax row collapse toward one-hot.{back}",
+        icon=":material/warning:",
+    )
+    return True
 
 
 ADDED_WORDS = {
@@ -267,7 +270,13 @@ def plain_cell(value: object) -> str:
 
 
 def show_frame(
-    table: pd.DataFrame, *, presenter: bool, formats: Mapping[str, str] | None = None, na: str = "", **grid
+    table: pd.DataFrame,
+    *,
+    presenter: bool,
+    formats: Mapping[str, str] | None = None,
+    na: str = "",
+    key: str | None = None,
+    **grid,
 ) -> None:
     """A table of the page's own words and numbers, never a typed token, with every row visible.
 
@@ -275,7 +284,12 @@ def show_frame(
     On a projector, ``st.table``: the grid draws on a canvas at 13 px whatever the page's style sheet says,
     st.table is page text, 20 px there (``dashboard/presenter.py``). st.table reads its cells as Markdown, so each
     is escaped (``plain_cell``). ``formats``: a number format per column (``"{:.3f}"``), ``na`` for a missing one.
+    ``key``: the table sits in a container of that key (``.st-key-<key>`` finds it in the browser).
     """
+    if key is not None:
+        with st.container(key=key):
+            show_frame(table, presenter=presenter, formats=formats, na=na, **grid)
+        return
     formats = formats or {}
     if presenter:
         shown = table.copy()

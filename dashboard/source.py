@@ -22,17 +22,20 @@ from core.pretrained.runs import permutation_layers
 from core.sources import ConfigSource, MiniLMSource, ModelSource, ToySource, TrainedSource
 from core.tokens import count_tokens
 from core.training.model import forward
-from dashboard import compute, training_jobs
+from dashboard import compute, followed, training_jobs
 from dashboard.minilm_files import minilm_ready
 from dashboard.settings import Settings
 
-EMPTY_SENTENCE = "Type a sentence in the sidebar to see its attention maps."
+EMPTY_SENTENCE = "The sentence is empty: there are no tokens to attend over."
+TYPE_ONE = " Type a sentence in the sidebar to see its attention maps."
+"""Said after ``EMPTY_SENTENCE`` on a page with the sidebar's controls (``followed.hint``)."""
 
 
-def tokens_or_message(sentence: str, empty: str = EMPTY_SENTENCE) -> tuple[str, ...] | None:
-    """The tokens of ``sentence``, or None after showing why there are none (``empty`` when it is blank)."""
+def tokens_or_message(sentence: str, empty: str | None = None) -> tuple[str, ...] | None:
+    """The tokens of ``sentence``, or None after showing why there are none (``empty`` when it is blank; by default
+    that the sentence is empty, and where to type one)."""
     if not sentence.strip():
-        st.info(empty)
+        st.info(EMPTY_SENTENCE + followed.hint(TYPE_ONE) if empty is None else empty)
         return None
     try:
         return compute.tokens_of(sentence)

@@ -55,6 +55,7 @@ from dashboard.views.cross import DEFAULT_SOURCE
 from dashboard.views.permutation import MODES
 from dashboard.views.positions import DEFAULT_SHIFT, MAX_SHIFT
 from dashboard.views.shapes import MAX_BATCH
+from dashboard.views.steps import MAX_STEP
 
 BAD = object()
 """What ``Spec.parse`` returns for text that is not a valid value of its key."""
@@ -227,11 +228,13 @@ SPECS: tuple[Spec, ...] = (
     Spec("average", "switch", default=False),
     Spec("values", "switch", default=False),
     Spec("one_layer", "switch", default=False),
+    Spec("one_head", "switch", default=False),
     Spec("perm_mode", "choice", MODES, MODES[0]),
     Spec("perm_seed", "whole", range(MAX_SEED + 1), 0),
     Spec("perm_text", "text", default=""),
     Spec("perm_head", "whole", _shown_heads, 1),
     Spec("step_head", "whole", _shown_heads, 1),
+    Spec("first_step", "whole", range(1, MAX_STEP + 1), 1),  # 1..the steps drawn: the steps view clamps
     Spec("head", "whole", _shown_heads, 1),
     Spec("shift_head", "whole", _shown_heads, 1),
     Spec("batch", "whole", range(1, MAX_BATCH + 1), 1),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from streamlit.runtime.state.common import user_key_from_element_id
 
 from core import AttentionConfig, head_summary, name_patterns
 from core.head_summary import SPECIFIC, specificity
@@ -13,8 +14,9 @@ from dashboard.classroom.tour_facts import unknown_facts
 from dashboard.classroom.tours import TOUR_KEYS, TOURS_DIR, load_tours, parse_tour
 from dashboard.settings import DEFAULT_CONFIG, LINK_KEYS, Settings
 from dashboard.url_state import step_state
+from dashboard.views import VIEWS
 from tests.conftest import require_minilm
-from tests.dashboard.conftest import make_app, no_exception
+from tests.dashboard.conftest import heatmaps, keyed_figures, make_app, no_exception
 
 TOURS = load_tours()
 STEPS = [(slug, i) for slug, tour in TOURS.items() for i in range(1, len(tour.steps) + 1)]
@@ -107,6 +109,9 @@ def test_a_step_resets_what_it_does_not_name():
     assert at.toggle(key="values").value is True
     at.toggle(key="presenter").set_value(True).run()
     at.button(key="tour_back").click().run()  # step 2: the steps view, no values
+    assert not [b for b in at.button_group if b.key == "view"]  # presenter mode: the tour's bar stands in for it
+    at.button(key="tour_end").click().run()  # the view bar is back, on the step's view
+    assert at.button_group(key="view").value == "steps"
     at.button_group(key="view").set_value("heads").run()
     no_exception(at)
     assert at.toggle(key="values").value is False  # not carried over from step 3
@@ -126,6 +131,10 @@ BAD = [
     ({"title": "t", "steps": []}, "at least one step"),
     ({"title": "t", "steps": [{"title": "s", "note": "n", "extra": 1}]}, "unknown fields"),
     ({"title": "t", "steps": [{"title": "s", "note": "n", "settings": {"seed": [1]}}]}, "text, a number"),
+    ({"title": "t", "steps": [{"title": "s", "note": "n", "figure": "Heads chart"}]}, "chart's key"),
+    ({"title": "t", "steps": [{"title": "s", "note": "n", "figure": 3}]}, "chart's key"),
+    ({"title": "t", "steps": [{"title": "s", "note": "n", "rows_on_screen": 0}]}, "whole number of rows"),
+    ({"title": "t", "steps": [{"title": "s", "note": "n", "rows_on_screen": True}]}, "whole number of rows"),
 ]
 
 
@@ -214,3 +223,52 @@ def test_a_quiz_comes_before_the_steps_that_name_its_answers(slug, number):
         for pattern, layer, head in answers:
             assert not (same_model and earlier.pattern == pattern), (slug, earlier.title, pattern)
             assert f"layer {layer}, head {head + 1}" not in earlier.note.lower(), (slug, earlier.title)
+
+
+# -- each step names what its note is about, and the page draws it ---------------------------------------------------
+def _page_keys(at) -> set[str]:
+    """The key of every keyed element and container on the page (Streamlit ends their ids with "-<key>")."""
+    keys, todo = set(), [at._tree]
+    while todo:
+        node = todo.pop()
+        proto_id = getattr(getattr(node, "proto", None), "id", "")
+        if isinstance(proto_id, str) and proto_id.startswith("$$ID"):
+            keys.add(user_key_from_element_id(proto_id))
+        todo.extend(getattr(node, "children", {}).values())
+    return keys
+
+
+def _first_map(at) -> str | None:
+    """The key of the page's first chart that draws a heatmap (a grid by its key), or None."""
+    return next((key for key, fig in keyed_figures(at).items() if heatmaps(fig)), None)
+
+
+@pytest.mark.parametrize(("slug", "number"), STEPS, ids=[f"{s}-{n}" for s, n in STEPS])
+def test_every_step_names_a_figure_its_page_draws(slug, number):
+    """A step's ``figure`` is on its page (a chart, a grid of charts, or a keyed table or panel); a step that names
+    none has a map on its page, the first of which its note is about. tests/e2e/test_tours_on_a_projector.py holds
+    it to the projector's first screen."""
+    step = TOURS[slug].steps[number - 1]
+    _needs_minilm(step)
+    at = make_app(tour=slug, tour_step=str(number), presenter="true").run()
+    no_exception(at)
+    if step.figure is None:
+        assert _first_map(at) is not None, f"{slug} step {number} names no figure and its page draws no map"
+    else:
+        keys = _page_keys(at)
+        assert step.figure in keys or f"{step.figure}_1" in keys, (slug, number, step.figure)
+
+
+def test_a_projector_s_tour_bar_stands_in_for_the_view_bar_and_line():
+    """Presenter mode: the tour's bar and no view bar or view heading; the view is still the step's. A laptop keeps
+    both above the bar."""
+    slug, number = "lesson-1-one-head", 2  # the steps view
+    teaches = VIEWS["steps"].teaches
+    at = make_app(tour=slug, tour_step=str(number), presenter="true").run()
+    no_exception(at)
+    assert not [b for b in at.button_group if b.key == "view"]
+    assert teaches not in [h.value for h in at.subheader] + [c.value for c in at.caption]
+    assert at.button_group(key="step_head") is not None  # the steps view is drawn
+    assert at.button(key="tour_next") is not None and at.button(key="tour_end") is not None
+    at = make_app(tour=slug, tour_step=str(number)).run()
+    assert at.button_group(key="view").value == "steps" and teaches in [c.value for c in at.caption]
