@@ -34,6 +34,7 @@ from dashboard.follower_page import follow_room, follower_settings, take_control
 from dashboard.link_notes import show_link_notes
 from dashboard.long_text import offer_prefix
 from dashboard.presenter import presenter_style
+from dashboard.server_memory import configure_allocator
 from dashboard.settings import Settings, apply_recommended, sidebar
 from dashboard.url_state import read_address, remember_address
 from dashboard.views import DEFAULT_VIEW, choose_view
@@ -43,6 +44,7 @@ from dashboard.welcome import open_on_first_visit, welcome, welcome_button
 OWNED_DEFAULTS = {"view": DEFAULT_VIEW, "tour": None}
 """The page's own URL keys (``settings.OWNED_KEYS``) at their defaults: the address leaves them out."""
 
+configure_allocator()  # two malloc arenas for the process, not 8 per core (dashboard/server_memory.py)
 st.set_page_config(page_title="Attention Lab", page_icon="🔎", layout="wide")
 
 hold_address()  # first: what the run writes to the address is sent once, at its end (one history entry)

@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
-from dashboard import followed
+from dashboard import bounded_cache, followed
+from dashboard.bounded_cache import MB
 from dashboard.classroom.share import url_value
 from dashboard.classroom.tour_facts import fill
 from dashboard.settings import (
@@ -117,7 +117,7 @@ def parse_tour(slug: str, data: dict) -> Tour:
     return Tour(slug, str(data["title"]), str(data.get("lesson", "")), str(data.get("about", "")), tuple(steps))
 
 
-@cache
+@bounded_cache.cache(max_bytes=1 * MB)
 def load_tours(folder: Path = TOURS_DIR) -> dict[str, Tour]:
     """Every ``*.toml`` in ``folder`` by slug (the file name), in file-name order."""
     tours = {}
