@@ -120,7 +120,8 @@ def cache_bounds(root: Path = ROOT / "dashboard") -> list[CacheBound]:
                 max_bytes = _megabytes(kw["max_bytes"]) if byte_bound else None
                 entries = ast.literal_eval(kw["max_entries"]) if "max_entries" in kw else None
                 n_args = len(node.args.args) + len(node.args.kwonlyargs)
-                found.append(CacheBound(str(path.relative_to(root.parent)), node.name, name, max_bytes, entries, n_args))
+                file = str(path.relative_to(root.parent))
+                found.append(CacheBound(file, node.name, name, max_bytes, entries, n_args))
     return found
 
 

@@ -24,6 +24,10 @@ from collections.abc import Iterator
 
 MALLOC_ARENAS = 2
 """malloc arenas for the whole process (glibc's ``M_ARENA_MAX``; its default is 8 per core)."""
+MMAP_THRESHOLD = 128 * 1024
+"""Blocks of at least this many bytes are mapped for themselves and unmapped when freed (glibc's
+``M_MMAP_THRESHOLD``: its starting value, which it otherwise raises up to 32 MB as blocks are freed, so that an
+array or a page's JSON freed in the middle of the heap stays in the process)."""
 DRAWING_AT_ONCE = 4
 """Views drawn at once: two per core of the largest Community Cloud allowance. Python's GIL runs one thread at a
 time, so more at once draws no faster and holds more pages' figures."""
@@ -31,6 +35,7 @@ WAIT_SECONDS = 10.0
 """A view waits at most this long for its turn, then draws anyway: a page stuck inside its view (a room store
 that does not answer) must not stop every other page."""
 _M_ARENA_MAX = -8  # glibc's malloc.h
+_M_MMAP_THRESHOLD = -3
 
 
 def _glibc() -> ctypes.CDLL | None:
@@ -49,10 +54,12 @@ _turns = threading.BoundedSemaphore(DRAWING_AT_ONCE)
 
 
 def configure_allocator() -> None:
-    """Limit the process to ``MALLOC_ARENAS`` malloc arenas, once (threads that allocate later share them)."""
+    """Limit the process to ``MALLOC_ARENAS`` malloc arenas (threads that allocate later share them) and fix the
+    mmap threshold at ``MMAP_THRESHOLD``, once."""
     global _configured
     if not _configured and _LIBC is not None:
         _LIBC.mallopt(_M_ARENA_MAX, MALLOC_ARENAS)
+        _LIBC.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
     _configured = True
 
 

@@ -96,3 +96,42 @@ def test_the_process_keeps_two_malloc_arenas():
     """Eight threads allocating at once get arenas of their own by default (glibc: up to 8 per core); after
     ``configure_allocator`` they share ``MALLOC_ARENAS``."""
     assert arenas(configure=True) <= server_memory.MALLOC_ARENAS < arenas(configure=False)
+
+
+MAPPED = """
+import ctypes, sys
+sys.path.insert(0, {root!r})
+from dashboard import server_memory
+if {configure}:
+    server_memory.configure_allocator()
+libc = ctypes.CDLL("libc.so.6")
+libc.malloc.restype = ctypes.c_void_p
+libc.free.argtypes = [ctypes.c_void_p]
+FIELDS = "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost"
+class Info(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in FIELDS.split()]
+libc.mallinfo2.restype = Info
+libc.free(libc.malloc(8 << 20))  # an 8 MB page's worth of figures, freed
+mapped = libc.mallinfo2().hblks  # blocks mapped for themselves
+block = libc.malloc(1 << 20)  # then a 1 MB array
+print(libc.mallinfo2().hblks - mapped)
+"""
+
+
+def mapped_blocks(configure: bool) -> int:
+    out = subprocess.run(
+        [sys.executable, "-c", MAPPED.format(root=str(ROOT), configure=configure)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return int(out.stdout)
+
+
+@pytest.mark.skipif(server_memory._LIBC is None, reason="glibc only")
+def test_large_blocks_stay_mapped_for_themselves_after_larger_ones_are_freed():
+    """glibc raises its mmap threshold to the size of each mapped block freed (up to 32 MB), so after an 8 MB
+    block a 1 MB one comes from the heap, where freeing it leaves the pages in the process; with
+    ``configure_allocator`` it is mapped for itself, and unmapped when freed."""
+    assert mapped_blocks(configure=True) == 1 > mapped_blocks(configure=False) == 0
