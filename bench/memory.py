@@ -5,9 +5,9 @@
     python -m bench.memory --cycle          # 1, then 30 sessions cycling every view at the largest settings, 3 min
     python -m bench.memory --cycle --against 49a21bd   # the same rows for that commit's app first: before/after
 
-Community Cloud gives an app about 1 GB. What can grow without bound in this app:
-the ``st.cache_data`` caches (bounded only if every one has ``max_entries``, which
-is checked here by reading dashboard/ and printed), per-session state (sessions
+Community Cloud gives an app 690 MB to 2.7 GB. What can grow without bound in this app:
+the caches (bounded only if every one is bounded by bytes, ``dashboard.bounded_cache``,
+or holds one value: checked here by reading dashboard/, and printed), per-session state (sessions
 come and go: students leave, so the run uses a new session every 50 reruns), and
 whatever Streamlit keeps per message. Each rerun changes one control (as a browser
 does) over every control and every view, from one token to 64, d_model 8 to 512,

@@ -50,12 +50,13 @@ from dashboard import server_memory
 
 MB = 2**20
 CACHE_BUDGET = 400 * MB
-"""What every cache of a server process may hold together (these and the training registry's results): with the
-process at rest (~230 MB, MiniLM loaded) it leaves room for the reruns in flight within Community Cloud's smallest
-allowance, 690 MB (bench.memory's cycle rows measure it)."""
+"""What every cache of a server process may hold together (these and the training registry's results), as issue 32
+suggests: with the process at rest (about 275 MB, MiniLM loaded) that fills Community Cloud's smallest allowance,
+690 MB, but for the pages in flight. ``python -m bench.memory --cycle``'s 30 heavy users, who train nothing,
+peaked at 650 MB; in such runs these caches held up to 170 MB."""
 IDLE_SECONDS = 30.0
-"""An entry nobody read for this long is dropped: every value here is recomputed in milliseconds (the figures in
-a few hundred), while a class that has left would otherwise keep hundreds of MB."""
+"""An entry nobody read for this long is dropped: every value here is recomputed in milliseconds (a shared grid of
+heads in tens), while a class that has left would otherwise keep hundreds of MB."""
 SWEEP_SECONDS = 10.0
 """How often the sweeping thread looks for idle entries."""
 

@@ -1,18 +1,19 @@
 """What bounds the server's memory besides its caches (``dashboard.bounded_cache``): the work in flight.
 
-    configure_allocator()      once per process (the entry file): two malloc arenas
+    configure_allocator()      once per process (the entry file): two malloc arenas, a fixed mmap threshold
     with drawing(): view.render(settings)     at most DRAWING_AT_ONCE views draw at once
     give_back()                return freed heap pages to the system (the caches' sweep calls it)
 
-Measured with ``python -m bench.memory --cycle`` (30 sessions changing views at the largest settings, every
-one of them with a run in flight at all times), with the caches already bounded:
+Measured with 30 sessions changing views at the largest settings, each with a run in flight at all times
+(``python -m bench.memory --cycle``; bench/README.md), the caches already bounded:
 
 - Every session's page runs in a thread of its own, and glibc gives threads their own malloc arenas (up to 8
-  per core): each arena keeps the high-water mark of the pages drawn in it, so the server peaked at 950 MB and
-  stayed 118 MB above its resting size after the class left. Two arenas: 706 MB, and +21 MB after.
+  per core), each keeping the high-water mark of what was drawn in it: the server peaked at 950 MB and stayed
+  118 MB above its resting size after the class left. Two arenas: 706 MB, +21 MB.
 - Thirty pages drawing at once hold thirty pages' figures, their JSON and their messages (5-20 MB each at the
-  largest settings) although the GIL runs one at a time: drawing four at once brought the peak to about
-  500 MB with the same number of views drawn in the same time.
+  largest settings), although the GIL runs one at a time: four at once, 744 -> 503 MB with as many views drawn.
+- glibc raises its mmap threshold up to 32 MB as mapped blocks are freed; then arrays and page JSON come from
+  the heap, where a freed block stays in the process. Kept at 128 kB: 695 -> 547 MB, +80 -> +28 MB after.
 """
 
 from __future__ import annotations
