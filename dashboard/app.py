@@ -44,7 +44,7 @@ from dashboard.welcome import open_on_first_visit, welcome, welcome_button
 OWNED_DEFAULTS = {"view": DEFAULT_VIEW, "tour": None}
 """The page's own URL keys (``settings.OWNED_KEYS``) at their defaults: the address leaves them out."""
 
-configure_allocator()  # two malloc arenas for the process, not 8 per core (dashboard/server_memory.py)
+configure_allocator()  # two malloc arenas, a fixed mmap threshold: freed memory leaves (dashboard/server_memory.py)
 st.set_page_config(page_title="Attention Lab", page_icon="🔎", layout="wide")
 
 hold_address()  # first: what the run writes to the address is sent once, at its end (one history entry)
