@@ -35,6 +35,7 @@ from dashboard.follower_page import follow_room, follower_settings, room_address
 from dashboard.link_notes import show_link_notes
 from dashboard.long_text import offer_prefix
 from dashboard.presenter import presenter_style
+from dashboard.server_memory import configure_allocator
 from dashboard.settings import SHOWN_SETTINGS, Settings, settings_from, sidebar
 from dashboard.streamlit_runtime import guard_widget_states
 from dashboard.url_state import finish, read_address, remember_address, settle
@@ -42,6 +43,7 @@ from dashboard.views import choose_view
 from dashboard.weight_notes import show_weights_note
 from dashboard.welcome import open_on_first_visit, welcome, welcome_button
 
+configure_allocator()  # two malloc arenas, a fixed mmap threshold: freed memory leaves (dashboard/server_memory.py)
 st.set_page_config(page_title="Attention Lab", page_icon="🔎", layout="wide")
 
 guard_widget_states()  # once per process: a widget value no control of the page could hold is dropped on arrival

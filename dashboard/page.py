@@ -8,7 +8,6 @@ dashboard's own text or ``core``'s ``ValueError`` text, which names only numbers
 
 from __future__ import annotations
 
-import functools
 import inspect
 import math
 import re
@@ -23,7 +22,8 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from core import AttentionTrace, Run
 from core.pipeline import EMBEDDED
 from core.sources import MiniLMSource
-from dashboard import followed
+from dashboard import bounded_cache, followed
+from dashboard.bounded_cache import MB
 from dashboard.mask_words import sees_order
 from dashboard.settings import Settings
 from dashboard.source import (  # noqa: F401  (views import them from here, with the rest of what they share)
@@ -168,7 +168,7 @@ def shape_frame(rows: list[tuple[str, tuple[int, ...], str]]) -> pd.DataFrame:
     return pd.DataFrame([(name, shape_text(s), f) for name, s, f in rows], columns=["tensor", "shape", "formula"])
 
 
-@functools.lru_cache(maxsize=256)
+@bounded_cache.cache(max_bytes=2 * MB)
 def source_of(function: Callable) -> str:
     """``inspect.getsource(function)``, read once per function: re-parsing the file for every rerun of every page
     was ~8% of a follower's redraw (bench.follower --profile). A changed file is a new module, so new functions."""

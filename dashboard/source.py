@@ -1,8 +1,8 @@
 """The page's model source: the settings' weights as a ``core.sources.ModelSource``, or a message saying why not.
 
 ``source_or_message(settings)`` is the one function that builds a source. Each kind's builder reads the
-runs ``dashboard.compute`` caches (``st.cache_resource``, read-only arrays, bounded ``max_entries``, at most
-``MAX_TOKENS`` tokens or pieces per entry), so a rerun computes nothing twice. ``BUILDS`` is the one table
+runs ``dashboard.compute`` caches (shared, read-only arrays, bounded by bytes: ``dashboard.bounded_cache``), so a
+rerun computes nothing twice. ``BUILDS`` is the one table
 from a source class to how the page builds and names it: adding a source is one line here and one class in
 ``core/sources.py``. Views ask the source (its tokens, runs, ``supports``), never a kind's name.
 """
@@ -46,9 +46,9 @@ def tokens_or_message(sentence: str, empty: str | None = None) -> tuple[str, ...
 
 _runs: weakref.WeakValueDictionary[tuple[str, AttentionConfig], Run] = weakref.WeakValueDictionary()
 """(sentence, config) -> the cached run of its tokens, while the cache (or a page) still holds it. Looking the run
-up through ``st.cache_resource`` hashes the config and the tokens on every call; a room's followers all ask for
-the teacher's run on every change, so a live run is found by its key instead, and a cleared cache still computes
-afresh (the run is gone from here with it)."""
+up through the caches tokenizes the sentence and hashes the config and the tokens on every call; a room's followers
+all ask for the teacher's run on every change, so a live run is found by its key instead, and a cleared cache still
+computes afresh (the run is gone from here with it)."""
 _runs_lock = threading.Lock()
 
 

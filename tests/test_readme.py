@@ -18,6 +18,8 @@ import pytest
 from bench.screenshots import REPLAY_STEP
 from core.pretrained.locate import FIX_COMMAND
 from core.training.train import load_trained
+from dashboard.bounded_cache import CACHE_BUDGET, MB
+from dashboard.bounded_cache import IDLE_SECONDS as CACHE_IDLE_SECONDS
 from dashboard.classroom.push import WATCH_SECONDS
 from dashboard.classroom.room_page import CHECK_SECONDS, TALLY_SECONDS
 from dashboard.classroom.rooms import (
@@ -32,7 +34,15 @@ from dashboard.classroom.rooms import (
 )
 from dashboard.figures.layout import CELL_PX, PRESENTER_MIN_TICK, PRESENTER_MIN_TITLE
 from dashboard.presenter import PAGE_TEXT_PX
-from dashboard.training_jobs import JOBS_PER_ADDRESS, MAX_JOBS, SESSION_SECONDS, WAIT_LOOK_SECONDS, formation
+from dashboard.server_memory import DRAWING_AT_ONCE, MALLOC_ARENAS
+from dashboard.training_jobs import (
+    JOBS_PER_ADDRESS,
+    KEEP_BYTES,
+    MAX_JOBS,
+    SESSION_SECONDS,
+    WAIT_LOOK_SECONDS,
+    formation,
+)
 from tests.conftest import ROOT, skip_or_fail
 from tests.e2e.test_projector_and_phone import CHART_TEXT_PX, LESSON_2, PHONE, PHONE_MAP_PX, PROJECTOR
 from tests.e2e.test_room_in_browser import FOLLOW_S, REDRAW_S
@@ -182,6 +192,32 @@ def test_the_room_and_training_limits_are_the_code_s():
     ]
     assert IDLE_SECONDS % 3600 == 0
     assert not [c for c in claims if c not in text]
+
+
+def test_the_memory_it_promises_is_the_code_s_and_the_bench_s():
+    """The caches' budget, idle time, drawing turns and arenas are the constants; the figures are bench.memory
+    --cycle's rows as bench/README.md records them (this checkout's, not the old commit's)."""
+    text = prose(README)
+    claims = [
+        f"the caches hold at most {CACHE_BUDGET // MB} MB together, the finished trainings' {KEEP_BYTES // MB} MB "
+        f"included, and drop what nobody has read for {CACHE_IDLE_SECONDS:g} s",
+        f"at most {DRAWING_AT_ONCE} views draw at once, in {MALLOC_ARENAS} malloc arenas",
+    ]
+    assert not [c for c in claims if c not in text]
+    bench = prose(BENCH_README)
+    rows = {
+        int(n): (before, peak, after)
+        for n, before, peak, after in re.findall(
+            r"(\d+) 180 s \d+ 0 (\d+) (\d+) (\d+) [+-]\d+ (?!\[)", bench[bench.index("--cycle`") :]
+        )
+    }
+    assert set(rows) == {1, 30}, "bench/README.md records this checkout's rows for 1 and 30 sessions"
+    (_, one, _), (before, peak, after) = rows[1], rows[30]
+    assert (
+        f"One session cycling every view at the largest settings for 3 minutes peaked at {one} MB; 30 such "
+        f"sessions peaked at {peak} MB, and 1 minute after their tabs closed the server used {after} MB "
+        f"({before} MB before the run)" in text
+    )
 
 
 def test_what_it_says_about_the_weights_package_is_its_metadata():

@@ -34,14 +34,14 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from dashboard import followed
+from dashboard import bounded_cache, followed
 from dashboard.address import replace
+from dashboard.bounded_cache import MB
 from dashboard.classroom.share import url_value
 from dashboard.classroom.tour_facts import fill
 from dashboard.presenter import TOUR_LINE_KEY
@@ -131,7 +131,7 @@ def parse_tour(slug: str, data: dict) -> Tour:
     return Tour(slug, str(data["title"]), str(data.get("lesson", "")), str(data.get("about", "")), tuple(steps))
 
 
-@cache
+@bounded_cache.cache(max_bytes=1 * MB)
 def load_tours(folder: Path = TOURS_DIR) -> dict[str, Tour]:
     """Every ``*.toml`` in ``folder`` by slug (the file name), in file-name order."""
     tours = {}

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from dashboard import followed
+from dashboard import followed, server_memory
 from dashboard.settings import Settings
 from dashboard.views import (
     cross,
@@ -37,9 +37,15 @@ class View:
     slug: str
     """The selector's label and the URL value of ``view``;
     short, lower case, and never changed once links are shared."""
-    render: Callable[[Settings], None]
+    draw: Callable[[Settings], None]
+    """The view's module's ``render``."""
     teaches: str
     """One line under the view selector: what this view is for."""
+
+    def render(self, settings: Settings) -> None:
+        """Draw the view, in one of the server's turns (``server_memory.drawing``: a few views at once)."""
+        with server_memory.drawing():
+            self.draw(settings)
 
 
 VIEWS: dict[str, View] = {
