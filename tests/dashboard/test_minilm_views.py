@@ -121,8 +121,10 @@ def test_each_example_shows_what_its_button_promises(model, example):
     s = head_summary(w[None], None, run.word_ids)
     if "previous" in what:
         assert s.shares["previous_weight"][0] > NAMED_SHARE  # most rows: the naming rule (core.head_summary)
-    elif "next" in what:
-        assert s.shares["next_weight"][0] > NAMED_SHARE
+    elif "“the” to the next piece" in what:  # the row of "the": the next piece has its largest weight, specifically
+        the = run.tokens.index("the")
+        assert int(np.argmax(w[the])) == the + 1
+        assert specificity(w, the, the + 1) >= SPECIFIC
     elif "[CLS]" in what:
         assert s.shares["first_weight"][0] > NAMED_SHARE
     else:  # "they" -> "students": the largest weight in the row of "they", and specific to it
