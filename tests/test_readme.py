@@ -215,3 +215,22 @@ def test_the_replay_caption_is_the_recommended_induction_run():
         assert f"{values[before, column]:.2f}" == low and f"{values[after, column]:.2f}" == high, head
         layer = [i for i, label in enumerate(labels) if label.startswith(head.split()[0])]
         assert values[-1, column] == max(values[-1, layer]), f"{head} is its layer's strongest at the end"
+
+
+COMMUNITY_CLOUD = "690 MB to 2.7 GB of memory and 0.078 to 2 cores"
+"""Streamlit Community Cloud's published limits for an app (the smallest and the largest it may get)."""
+CLOUD_FLOOR_MB = 690
+
+
+def test_the_memory_claims_are_measured_against_community_cloud_s_published_limits():
+    """README and bench/README state the published range, not "~1 GB", and every measured peak is under its floor."""
+    text, bench = prose(README), prose(BENCH_README)
+    assert "~1 GB" not in text and COMMUNITY_CLOUD in text and COMMUNITY_CLOUD in bench
+    assert "an app without visitors for 12 hours is put to sleep, which ends its rooms as a restart does" in text
+    load = bench[bench.index("## load: `python -m bench.load`") :]
+    peak = int(re.search(r"server RSS idle \d+ MB, peak (\d+) MB", load).group(1))
+    assert f"with 30 students, bench.load measured a server peak of {peak} MB" in text and peak < CLOUD_FLOOR_MB
+    hall = load[load.index("### The lecture hall") : load.index("## memory:")]
+    peaks = [int(mb) for mb in re.findall(r"\| (\d+) MB \| \d+ \|", hall)]  # the RSS peak column, then failures
+    assert len(peaks) >= 20
+    assert f"every server RSS peak recorded below, at most {max(peaks)} MB" in hall and max(peaks) < CLOUD_FLOOR_MB
