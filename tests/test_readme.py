@@ -17,7 +17,8 @@ import pytest
 
 from bench.screenshots import REPLAY_STEP
 from core.pretrained.locate import FIX_COMMAND
-from core.training.train import load_trained
+from core.training.pretrain import PLACE_ACCURACY, accepted_lengths
+from core.training.train import SEED_SURVEY, load_trained, recommended
 from dashboard.classroom.push import WATCH_SECONDS
 from dashboard.classroom.room_page import SEAT_TOUCH_SECONDS
 from dashboard.classroom.rooms import (
@@ -234,3 +235,23 @@ def test_the_memory_claims_are_measured_against_community_cloud_s_published_limi
     peaks = [int(mb) for mb in re.findall(r"\| (\d+) MB \| \d+ \|", hall)]  # the RSS peak column, then failures
     assert len(peaks) >= 20
     assert f"every server RSS peak recorded below, at most {max(peaks)} MB" in hall and max(peaks) < CLOUD_FLOOR_MB
+
+
+def test_the_induction_placement_claim_names_the_length_it_holds_at():
+    """The ">= 97% wherever the repeat sits" claim holds at the trained length; README says so, and what the other
+    lengths the model accepts gave in the run bench/README.md records (core.training.pretrain ... --lengths)."""
+    settings = recommended("induction")
+    lengths = accepted_lengths(settings)
+    rows = re.findall(r"^seed (\d+): worst place by length: (.*?) \(lowest", BENCH_README.read_text(), re.M)
+    per_seed = {int(seed): {int(n): float(w) for n, w in (p.split(":") for p in row.split())} for seed, row in rows}
+    assert sorted(per_seed) == list(SEED_SURVEY["induction"].seeds)
+    assert all(list(worst) == lengths for worst in per_seed.values())
+    assert all(worst[settings.length] >= PLACE_ACCURACY for worst in per_seed.values())  # the claim, where it holds
+    lowest = min(min(worst.values()) for worst in per_seed.values())
+    under = sum(min(worst.values()) < PLACE_ACCURACY for worst in per_seed.values())
+    claim = (
+        f">= {PLACE_ACCURACY:.0%} wherever the repeat sits in sequences of {settings.length} tokens, the length it "
+        f"was trained on; at the other lengths the model accepts ({lengths[0]} to {lengths[-1]} tokens) the worst "
+        f"place is as low as {lowest:.3f}, under {PLACE_ACCURACY:.0%} on {under} of the {len(per_seed)} seeds"
+    )
+    assert claim in prose(README)
