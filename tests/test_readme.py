@@ -255,3 +255,31 @@ def test_the_induction_placement_claim_names_the_length_it_holds_at():
         f"place is as low as {lowest:.3f}, under {PLACE_ACCURACY:.0%} on {under} of the {len(per_seed)} seeds"
     )
     assert claim in prose(README)
+
+
+def _layer_rows(table: str) -> dict[int, list[str]]:
+    """bench.core's layer table rows by T: the whitespace-split cells."""
+    return {
+        int(r.split()[0]): r.split() for r in table.splitlines() if re.match(r"\s+\d+\s+\d+\s+\d+\s+\d\.\d{3}\s", r)
+    }
+
+
+def test_the_speed_claim_names_what_it_is_compared_with_and_quotes_the_recorded_ratios():
+    """bench/README says which PyTorch it beats at T = 16 (MHA, which returns every weight) and which it does not
+    (the layer around F.scaled_dot_product_attention), with the ratios of the tables it records."""
+    text = BENCH_README.read_text()
+    core = text[text.index("## core:") : text.index("### Attention only")]
+    assert "as fast as PyTorch" not in prose(BENCH_README)
+    new_table, old_table = re.findall(r"```\n(.*?)```", core, re.S)[:2]
+    assert "numpy/MHA" in new_table and "numpy/SDPA" in new_table and "numpy/torch" in old_table
+    new, old = _layer_rows(new_table)[16], _layer_rows(old_table)[16]
+    mha_now, sdpa_now, mha_quiet = new[7], new[9], old[6]  # numpy/MHA, numpy/SDPA (each before its IQR)
+    sdpa_range = sorted(_layer_rows(new_table)[t][9] for t in (64, 128, 512))
+    claim = (
+        f"(T=16) it is twice as fast as `nn.MultiheadAttention` (numpy/torch {mha_quiet} here; {mha_now} on one "
+        f"thread each under load, above), which returns every weight as ours does. It is slower than the same layer "
+        f"around `F.scaled_dot_product_attention`, which returns none: numpy/SDPA {sdpa_now} at T=16 and "
+        f"{sdpa_range[0]}-{sdpa_range[-1]} at T=64 to 512"
+    )
+    assert claim in prose(BENCH_README)
+    assert float(mha_quiet) <= 0.5 and float(sdpa_now) > 1 and float(sdpa_range[0]) > 1  # the words match the numbers
