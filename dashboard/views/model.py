@@ -132,7 +132,8 @@ def render(settings: Settings) -> None:
     show_code(named_shares, f"named = named_shares(head_summary(weights[{layer - 1}, {k}:{k + 1}], mask, word_ids))")
     if named:
         labels = " and a ".join(pattern_label(name, share) for name, share in named)
-        st.markdown(f"**Layer {layer}, head {k + 1}** is a {labels} head, by the summary's per-row rule.")
+        rest = "" if named[0][1] == 1 else " Its other rows do something else: the map shows what each row does."
+        st.markdown(f"**Layer {layer}, head {k + 1}** is a {labels} head, by the summary's per-row rule.{rest}")
     else:
         st.markdown(f"**Layer {layer}, head {k + 1}** has none of the named patterns (see the summary view).")
     ablation_panel(settings, source)  # or one line saying why this source cannot

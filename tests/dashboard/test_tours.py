@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from streamlit.runtime.state.common import user_key_from_element_id
 
-from core import AttentionConfig, head_summary, name_patterns
-from core.head_summary import SPECIFIC, specificity
+from core import PATTERNS, AttentionConfig, head_summary, name_patterns
+from core.head_summary import SPECIFIC, named_shares, pattern_label, specificity
 from core.sources import MiniLMSource, source_class
 from dashboard.classroom.quiz import questions
 from dashboard.classroom.tour_facts import unknown_facts
@@ -186,7 +188,43 @@ def test_the_notes_claims_hold(slug, number):
         q = r.tokens.index(query)
         assert r.tokens[int(np.argmax(r.trace.weights[k, q]))] == key
         # and the head is specific to the query: not a column every row reads
-        assert specificity(r.trace.weights[k], q, r.tokens.index(key), r.trace.mask) >= SPECIFIC
+        specific = float(specificity(r.trace.weights[k], q, r.tokens.index(key), r.trace.mask))
+        assert specific >= SPECIFIC
+        weight = float(r.trace.weights[k, q, r.tokens.index(key)])  # the numbers the note states, if it does
+        assert f"{weight:.2f} of its weight" in step.note and f"{weight - specific:.2f} on average" in step.note
+
+
+def _heads_named(note: str) -> list[tuple[int, int]]:
+    """The heads a note names, as "Layer 4, head 2"."""
+    return [(int(layer), int(head)) for layer, head in re.findall(r"\b[Ll]ayer (\d+), head (\d+)", note)]
+
+
+NAMING = [(s, n) for s, n in STEPS if _heads_named(TOURS[s].steps[n - 1].note)]
+PATTERN_WORDS = {p.name for p in PATTERNS}
+
+
+@pytest.mark.parametrize(("slug", "number"), NAMING, ids=[f"{s}-{n}" for s, n in NAMING])
+def test_a_note_agrees_with_the_verdict_on_the_head_it_names(slug, number):
+    """The page's verdict on a head (the model view's line under the map, the summary's "in words") and a note
+    about the same head say one thing: the note states each pattern the verdict names with its share of rows, as
+    the verdict does, and names no pattern the verdict does not. A note about one row of a head named for most of
+    its rows says so, and the two read as two facts, not as a contradiction."""
+    step = TOURS[slug].steps[number - 1]
+    state = step_state(step)
+    assert state["view"] in ("model", "summary"), "a note names a head on a page that shows its verdict"
+    runs = _runs(state)
+    for layer, head in _heads_named(step.note):
+        assert layer == state["layer"], (slug, number, "the page shows the sidebar's layer")
+        if state["view"] == "model":
+            assert head == state["head"], (slug, number, "the model view's verdict line is about the head opened")
+        r = runs[layer - 1]
+        [verdict] = named_shares(head_summary(r.trace.weights[head - 1 : head], r.trace.mask, r.word_ids))
+        for name, share in verdict:
+            assert pattern_label(name, share) in step.note, (slug, number, pattern_label(name, share))
+        stated = {name for name in PATTERN_WORDS if re.search(rf"\b{name}\b", step.note)}
+        assert stated <= {name for name, _ in verdict}, (slug, number, stated, verdict)
+        if not verdict:
+            assert "none of the named patterns" in step.note, (slug, number)
 
 
 def test_the_default_config_is_what_a_step_resets_to():
