@@ -47,9 +47,9 @@ from streamlit.testing.v1 import AppTest
 
 from bench.protocol import Tab
 from bench.streamlit_server import (
-    APP,
     APP_IDLE,
     HEADS_CHART,
+    PAGE,
     ROOT,
     chromium,
     finished_runs,
@@ -123,7 +123,7 @@ class Row:
 
 
 def new_app(**query: str) -> AppTest:
-    at = AppTest.from_file(str(ROOT / APP), default_timeout=60)
+    at = AppTest.from_file(str(ROOT / PAGE), default_timeout=60)
     for key, value in query.items():
         at.query_params[key] = value
     return at
