@@ -37,6 +37,7 @@ from dashboard.long_text import offer_prefix
 from dashboard.presenter import presenter_style
 from dashboard.settings import SHOWN_SETTINGS, Settings, settings_from, sidebar
 from dashboard.streamlit_runtime import guard_widget_states
+from dashboard.tour_export import download_button as tour_download
 from dashboard.url_state import finish, read_address, remember_address, settle
 from dashboard.views import choose_view
 from dashboard.weight_notes import show_weights_note
@@ -60,6 +61,7 @@ with st.sidebar:  # where a lecturer looks first: the welcome and the lessons' t
     if not room.following:  # a follower's tour and view are the teacher's: the page says them, no picker
         welcome_button()
         tour_picker()
+        tour_download()  # the chosen tour as one offline file
         sidebar(page.context, page.defaults)  # the controls, each showing its value in ``page``
 teacher_line = st.sidebar.container() if room.following else None  # the body writes the teacher's settings here
 joining = welcome(room)  # a bare address: what this is, three ways in and the room code, above the live view

@@ -15,6 +15,7 @@ import streamlit as st
 from core import MAX_CHARS, MAX_TOKENS, Run, multi_head_attention
 from dashboard import compute
 from dashboard.downloads import download_buttons
+from dashboard.figures.grid import ChartGrid
 from dashboard.figures.heads import head_charts
 from dashboard.map_columns import show_grid
 from dashboard.mask_words import plain_causal, rule_words
@@ -106,6 +107,11 @@ def _source_tokens() -> tuple[str, ...] | None:
     return tokens_or_message(source, empty=EMPTY_SOURCE)
 
 
+def map_grid(run: Run, *, presenter: bool) -> ChartGrid:
+    """One T_q × T_k map per head of the cross-attention ``run`` (pure: the page and the tour's download)."""
+    return head_charts(run.trace.weights, run.tokens, run.trace.mask, key_tokens=run.key_tokens, presenter=presenter)
+
+
 def render(settings: Settings) -> None:
     settings = served(settings, "cross", "reads a second sentence of your choice")
     source = _source_tokens()
@@ -127,10 +133,7 @@ def render(settings: Settings) -> None:
     if run.trace.mask is not None:
         said = CAUSAL_HERE if plain_causal(run.trace.mask) else rule_words(run.trace.mask)  # read from the mask
         st.info(said, icon=":material/change_history:")
-    charts = head_charts(
-        run.trace.weights, run.tokens, run.trace.mask, key_tokens=run.key_tokens, presenter=settings.presenter
-    )
-    show_grid(charts, key="cross_chart")
+    show_grid(map_grid(run, presenter=settings.presenter), key="cross_chart")
     show_code(
         multi_head_attention,
         f"{run_call(settings, source)}\nweights = result.trace.weights  # (h, T_q, T_k): kv = the source's X + P",

@@ -9,6 +9,7 @@ from dashboard import compute, followed
 from dashboard.classroom.quiz_panel import ask
 from dashboard.downloads import download_buttons
 from dashboard.figures import average_charts
+from dashboard.figures.grid import ChartGrid
 from dashboard.figures.heads import head_charts
 from dashboard.figures.labels import position
 from dashboard.figures.layout import VALUES_MAX_CELLS
@@ -32,6 +33,13 @@ def _repeats(tokens: tuple[str, ...]) -> list[list[int]]:
     for i, t in enumerate(tokens):
         groups.setdefault(t, []).append(i)
     return [g for g in groups.values() if len(g) > 1]
+
+
+def map_grid(run: Run, *, presenter: bool, values: bool = False) -> ChartGrid:
+    """One map per head of ``run``, titled "head 3 · K/V 2" when heads share K/V (pure: the page and the tour's
+    download draw these)."""
+    titles = [head_title(run.trace, i) for i in range(run.trace.n_heads)]
+    return head_charts(run.trace.weights, run.tokens, run.trace.mask, presenter=presenter, values=values, titles=titles)
 
 
 def render(settings: Settings) -> None:
@@ -73,13 +81,8 @@ def render(settings: Settings) -> None:
                 f"up to {VALUES_MAX_CELLS} tokens.",
             ),
         )
-    titles = [head_title(run.trace, i) for i in range(h)]  # "head 3 · K/V 2" when heads share K/V
     charts = charts_of(  # built once per run and mode: a room's followers all draw these
-        run,
-        ("heads", settings.presenter, values),
-        lambda: head_charts(
-            run.trace.weights, run.tokens, run.trace.mask, presenter=settings.presenter, values=values, titles=titles
-        ),
+        run, ("heads", settings.presenter, values), lambda: map_grid(run, presenter=settings.presenter, values=values)
     )
     show_colour_bar(charts, key="heads_chart_bar", container=switches)
     with on_top if settings.presenter else st.container():

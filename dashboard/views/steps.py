@@ -157,19 +157,7 @@ def render_steps(head: Head) -> None:
         f"(d_k = {head.run.x.shape[-1]} / {tr.n_heads} = {head.d_k}). "
         f"{t_q} query token{'s' * (t_q != 1)}; hover any cell for its token and value."
     )
-    limit = symmetric_limit(compute.unscaled_scores(tr.scores[head.k], tr.scale))  # steps 3-5 share one range
-    steps = [
-        x_step(head),
-        qkv_step(head),
-        scores_step(head, limit),
-        scale_step(head, limit),
-        *([bias_step(head)] if tr.bias is not None else []),
-        mask_step(head, limit),
-        softmax_step(head),
-        context_step(head),
-        output_step(head),
-    ]
-    for number, step in enumerate(steps, start=1):
+    for number, step in enumerate(steps_of(head), start=1):
         st.subheader(f"{number}. {step.title}", anchor=False)
         if step.note is not None:
             step.note()
@@ -181,6 +169,24 @@ def render_steps(head: Head) -> None:
         show_code(function, lines=lines)
         if step.after is not None:
             step.after()
+
+
+def steps_of(head: Head) -> list[Step]:
+    """The eight steps of one head (nine with ALiBi's bias), each with its figure: built, not drawn (the page draws
+    them in one loop, the tour's download takes their figures)."""
+    tr = head.run.trace
+    limit = symmetric_limit(compute.unscaled_scores(tr.scores[head.k], tr.scale))  # steps 3-5 share one range
+    return [
+        x_step(head),
+        qkv_step(head),
+        scores_step(head, limit),
+        scale_step(head, limit),
+        *([bias_step(head)] if tr.bias is not None else []),
+        mask_step(head, limit),
+        softmax_step(head),
+        context_step(head),
+        output_step(head),
+    ]
 
 
 def x_step(head: Head) -> Step:
