@@ -34,6 +34,7 @@ from dashboard.classroom.tours import open_tour_link, tour_bar, tour_picker
 from dashboard.follower_page import follow_room, follower_settings, room_address
 from dashboard.link_notes import show_link_notes
 from dashboard.long_text import offer_prefix
+from dashboard.page import SHOWN_VIEW
 from dashboard.presenter import presenter_style
 from dashboard.settings import SHOWN_SETTINGS, Settings, settings_from, sidebar
 from dashboard.streamlit_runtime import guard_widget_states
@@ -77,6 +78,7 @@ def body(room: RoomState, settings: Settings) -> None:
     """Everything the settings decide; on a following page, a fragment the room's push reruns alone."""
     with top:
         view = choose_view()
+        st.session_state[SHOWN_VIEW] = view.slug  # the charts' file names say it (page.chart_config)
         tour_bar(settings)  # during a tour: its note (numbers read from this page's run), Back and Next
         if settings.presenter:  # our own constant text: safe as a heading
             heading = st.container(horizontal=True, vertical_alignment="center")  # one row: the maps start higher

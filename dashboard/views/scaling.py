@@ -16,7 +16,15 @@ from dashboard import compute
 from dashboard.figures.scaling import scaling_figures
 from dashboard.figures.spread import CLAIM, spread_figure
 from dashboard.map_columns import show_charts
-from dashboard.page import PLOTLY_CONFIG, served, show_code, show_frame, tokens_or_message, unscaled_warning
+from dashboard.page import (
+    PLOTLY_CONFIG,
+    chart_config,
+    served,
+    show_code,
+    show_frame,
+    tokens_or_message,
+    unscaled_warning,
+)
 from dashboard.settings import Settings
 
 
@@ -67,7 +75,7 @@ def _spread(presenter: bool) -> None:
     st.subheader("How large do raw scores get?", anchor=False)
     result = compute.score_spreads()
     figure = spread_figure(result, presenter=presenter)
-    st.plotly_chart(figure, width="stretch", key="spread_chart", config=PLOTLY_CONFIG)
+    st.plotly_chart(figure, width="stretch", key="spread_chart", config=chart_config(PLOTLY_CONFIG, "spread_chart"))
     st.caption(spread_text(result))
     show_code(score_spread, "result = score_spread()  # d_k = 16, 64, 512; 20,000 pairs q, k each")
 
