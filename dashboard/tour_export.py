@@ -28,8 +28,8 @@ from dashboard.classroom.tour_facts import fill
 from dashboard.classroom.tours import load_tours, step_address
 from dashboard.figures.grid import ChartGrid
 from dashboard.settings import Settings, settings_from
-from dashboard.source import source_or_message
-from dashboard.views import cross, heads, permutation, steps
+from dashboard.source import served, source_or_message
+from dashboard.views import cross, heads, permutation, scaling, steps
 
 Charts = list[go.Figure]
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
@@ -41,7 +41,10 @@ def _grid(grid: ChartGrid) -> Charts:
 
 def _heads(settings: Settings, values: Mapping[str, object]) -> Charts:
     source = source_or_message(settings)
-    return [] if source is None else _grid(heads.map_grid(source.run(settings.layer), presenter=settings.presenter))
+    if source is None:
+        return []
+    run = source.run(settings.layer)
+    return _grid(heads.map_grid(run, presenter=settings.presenter, values=bool(values["values"])))
 
 
 def _cross(settings: Settings, values: Mapping[str, object]) -> Charts:
@@ -84,8 +87,14 @@ def _steps(settings: Settings, values: Mapping[str, object]) -> Charts:
     return figures
 
 
+def _scaling(settings: Settings, values: Mapping[str, object]) -> Charts:
+    settings = served(settings, "scaling", "")  # as the page: random weights of the same shape where it must
+    return [*scaling.curve_figures(settings), scaling.spread_chart(settings.presenter)]
+
+
 VIEW_CHARTS: dict[str, Callable[[Settings, Mapping[str, object]], Charts]] = {
     "heads": _heads,
+    "scaling": _scaling,
     "cross": _cross,
     "permutation": _permutation,
     "steps": _steps,
@@ -141,6 +150,9 @@ def tour_html(slug: str) -> str:
         if not figures:
             missing = f"The {html.escape(view)} view has no chart in this file: open the step in Attention Lab."
             charts = f'<p class="missing">{missing}</p>'
+        elif step_page(slug, number)[1].get("quiz") is True:
+            asks = "In Attention Lab this step first asks the class to predict; the maps below are the answer."
+            charts = f'<p class="missing">{asks}</p>{charts}'
         parts.append(
             f'<section id="step-{number}" data-charts="{len(figures)}">'
             f"<h2>{number}. {html.escape(step.title)}</h2>"

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from core import Run, SpreadResult, scaling_experiment, score_spread
@@ -32,13 +33,12 @@ def render(settings: Settings) -> None:
     toggle_works = bool(settings.kind.supports("unscaled"))  # else the sidebar's scaling toggle stays on, disabled
     settings = served(settings, "scaling", "turns the 1/√d_k scaling off on your sentence")
     result = compute.scaling_curves()
-    d_k = settings.config.d_k
     st.caption(
         f"For each head width d_k, {result.n_seeds} random draws of {result.t} queries and {result.t} keys with "
         "unit-variance entries; each curve is the mean over draws and rows. A dot product of two such vectors "
         "has standard deviation √d_k, so without the factor the scores spread wider as heads widen."
     )
-    show_charts(scaling_figures(result, d_k, presenter=settings.presenter), 2, key="scaling_chart")
+    show_charts(curve_figures(settings), 2, key="scaling_chart")
     show_code(
         scaling_experiment, "result = scaling_experiment()  # the defaults: the curves do not depend on the sentence"
     )
@@ -70,13 +70,24 @@ def spread_text(result: SpreadResult) -> str:
     )
 
 
+def curve_figures(settings: Settings) -> list[go.Figure]:
+    """Largest weight and entropy against d_k, with and without ÷√d_k, the settings' d_k marked (pure: the page and
+    the tour's download draw these)."""
+    return scaling_figures(compute.scaling_curves(), settings.config.d_k, presenter=settings.presenter)
+
+
+def spread_chart(presenter: bool) -> go.Figure:
+    """The raw scores' spread against d_k (pure: the page and the tour's download)."""
+    return spread_figure(compute.score_spreads(), presenter=presenter)
+
+
 def _spread(presenter: bool) -> None:
     """The raw scores' spread against d_k, with √d_k marked, answering lesson 3's "±100"."""
     st.subheader("How large do raw scores get?", anchor=False)
-    result = compute.score_spreads()
-    figure = spread_figure(result, presenter=presenter)
-    st.plotly_chart(figure, width="stretch", key="spread_chart", config=chart_config(PLOTLY_CONFIG, "spread_chart"))
-    st.caption(spread_text(result))
+    st.plotly_chart(
+        spread_chart(presenter), width="stretch", key="spread_chart", config=chart_config(PLOTLY_CONFIG, "spread_chart")
+    )
+    st.caption(spread_text(compute.score_spreads()))
     show_code(score_spread, "result = score_spread()  # d_k = 16, 64, 512; 20,000 pairs q, k each")
 
 
