@@ -1,6 +1,6 @@
 """Attention Lab: the entry file. It routes; the views render.
 
-Run from the repository root: ``streamlit run dashboard/app.py``.
+Run from the repository root: ``streamlit run streamlit_app.py``, which serves this file as its page.
 
 One page, one view at a time, chosen by a selector written to the ``view`` query
 parameter (by ``dashboard/address.py``: each view change is a history entry): a link
