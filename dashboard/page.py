@@ -24,8 +24,9 @@ from core.pipeline import EMBEDDED
 from core.sources import MiniLMSource
 from dashboard import bounded_cache, followed
 from dashboard.bounded_cache import MB
+from dashboard.exports import figure_stem, image_options
 from dashboard.mask_words import sees_order
-from dashboard.settings import Settings
+from dashboard.settings import SHOWN_SETTINGS, Settings
 from dashboard.source import (  # noqa: F401  (views import them from here, with the rest of what they share)
     EMPTY_SENTENCE,
     computed_by,
@@ -43,7 +44,22 @@ if TYPE_CHECKING:
     from streamlit.elements.lib.mutable_expander_container import ExpanderContainer
 
 PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": "attention", "scale": 2}}
-"""Every chart's toolbar: no Plotly logo; the camera button saves a 2x PNG named "attention"."""
+"""Every chart's toolbar: no Plotly logo; the camera button saves a 2x PNG named "attention" (``chart_config``
+names it for the view and settings, and makes it an SVG in presenter mode)."""
+SHOWN_VIEW = "_view_shown"
+"""Session state: the view this run draws (``app.py`` writes it), for the charts' file names."""
+
+
+def chart_config(config: dict, key: str) -> dict:
+    """``config`` with the camera button saving the chart as ``<view and settings>_<key>`` (``exports.figure_stem``):
+    an SVG in presenter mode, a PNG elsewhere (``exports.image_options`` says why)."""
+    settings, view = st.session_state.get(SHOWN_SETTINGS), st.session_state.get(SHOWN_VIEW)
+    if settings is None or view is None or config.get("displayModeBar") is False:
+        return config
+    stem = f"{figure_stem(view, settings.config, settings.weights, settings.layer)}_{key}"
+    return config | {"toImageButtonOptions": image_options(stem, settings.presenter)}
+
+
 ROW_PX = 35
 """Height of one st.dataframe row: shape tables are sized to show every row without scrolling."""
 CODE_LABEL = "The code behind this"

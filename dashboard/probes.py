@@ -36,7 +36,7 @@ from dashboard.figures.probes import (
     predictions_figure,
     score_terms_figure,
 )
-from dashboard.page import PLOTLY_CONFIG, show_code, show_equation, table_height
+from dashboard.page import PLOTLY_CONFIG, chart_config, show_code, show_equation, table_height
 from dashboard.settings import Settings
 
 NONE = "none"
@@ -123,7 +123,7 @@ def trained_ablation(settings: Settings, source: TrainedSource) -> None:
         ),
         width="stretch",
         key="ablation_chart",
-        config=PLOTLY_CONFIG,
+        config=chart_config(PLOTLY_CONFIG, "ablation_chart"),
     )
     rows = [
         {
@@ -244,7 +244,7 @@ def _effects_grids(settings: Settings, effects: HeadEffects) -> None:
             head_grid_figure(values, title, bar, limits=limits, presenter=settings.presenter),
             width="stretch",
             key=chart_key,
-            config=PLOTLY_CONFIG,
+            config=chart_config(PLOTLY_CONFIG, chart_key),
         )
     worst = np.unravel_index(np.argmin(effects.cosine), effects.cosine.shape)
     st.caption(
@@ -318,7 +318,7 @@ def predictions_panel(settings: Settings, result: TrainResult, ids: np.ndarray, 
         ),
         width="stretch",
         key="predictions_chart",
-        config=PLOTLY_CONFIG,
+        config=chart_config(PLOTLY_CONFIG, "predictions_chart"),
     )
     st.dataframe(
         predictions_table(tokens, decode, prediction, copies),
@@ -358,7 +358,7 @@ def induction_panel(settings: Settings, source: TrainedSource) -> None:
         ),
         width="stretch",
         key="induction_chart",
-        config=PLOTLY_CONFIG,
+        config=chart_config(PLOTLY_CONFIG, "induction_chart"),
     )
     st.caption(
         f"The standard diagnostic: on the second copy, an induction head looks at the token that followed the same "
@@ -407,7 +407,7 @@ def score_probe(settings: Settings, run: Run, head: int) -> None:
         ),
         width="stretch",
         key="score_probe_chart",
-        config=PLOTLY_CONFIG,
+        config=chart_config(PLOTLY_CONFIG, "score_probe_chart"),
     )
     d_k = terms.products.shape[0]
     positive = int((terms.products > 0).sum())

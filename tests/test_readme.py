@@ -16,6 +16,7 @@ from urllib.parse import parse_qs
 import pytest
 
 from bench.screenshots import REPLAY_STEP
+from bench.streamlit_server import APP, PAGE
 from core.pretrained.locate import FIX_COMMAND
 from core.training.pretrain import PLACE_ACCURACY, accepted_lengths
 from core.training.train import SEED_SURVEY, load_trained, recommended
@@ -87,8 +88,19 @@ def test_the_test_command_is_the_one_ci_runs():
 
 def test_the_run_command_runs_the_app():
     command = fenced(README.read_text(), "Run the app")
-    assert command == "pip install -r requirements.txt && streamlit run dashboard/app.py"
+    assert command == "pip install -r requirements.txt && streamlit run streamlit_app.py"
+    entry = (ROOT / "streamlit_app.py").read_text()
+    assert 'st.App("dashboard/app.py", middleware=[Middleware(PrecompressedStatic)])' in entry
     assert (ROOT / "dashboard" / "app.py").is_file()
+    assert APP == "streamlit_app.py" and PAGE == "dashboard/app.py"  # what the tests and benches start
+
+
+def test_the_cloud_section_names_the_entry_and_what_an_old_app_misses():
+    text = README.read_text()
+    deploy = text[text.index("### Deploy to Streamlit Community Cloud") : text.index("#### Serving it to a classroom")]
+    assert "**Main file path** to `streamlit_app.py`" in deploy
+    assert "deployed before with `dashboard/app.py`" in deploy and "uncompressed" in deploy
+    assert "streamlit run dashboard/app.py" not in text
 
 
 def test_the_weights_command_is_the_one_the_page_gives_and_ci_runs():

@@ -15,6 +15,7 @@ import streamlit as st
 from core import MAX_CHARS, MAX_TOKENS, Run, multi_head_attention
 from dashboard import compute
 from dashboard.downloads import download_buttons
+from dashboard.figures.grid import ChartGrid
 from dashboard.figures.heads import head_charts
 from dashboard.figures.layout import COLOUR_BAR_ROW_PX, INPUT_ROW_PX, QUIZ_SWITCH_PX
 from dashboard.map_columns import show_grid
@@ -111,6 +112,13 @@ MAPS_ABOVE_PX = INPUT_ROW_PX + COLOUR_BAR_ROW_PX - QUIZ_SWITCH_PX
 """On a projector, above the maps: the source box and the maps' colour bar (this view draws no quiz switch)."""
 
 
+def map_grid(run: Run, *, presenter: bool, above_px: int = 0) -> ChartGrid:
+    """One T_q × T_k map per head of the cross-attention ``run`` (pure: the page and the tour's download)."""
+    return head_charts(
+        run.trace.weights, run.tokens, run.trace.mask, key_tokens=run.key_tokens, presenter=presenter, above_px=above_px
+    )
+
+
 def _what_is_drawn(run: Run) -> None:
     """The line on the maps' shapes, and what the mask does (read from the mask)."""
     t_q, t_k, h = len(run.tokens), len(run.key_tokens), run.trace.n_heads
@@ -139,15 +147,7 @@ def render(settings: Settings) -> None:
     t_q, t_k, h = len(tokens), len(source), run.trace.n_heads
     if not settings.presenter:  # on a projector the maps come first, under the source box (MAPS_ABOVE_PX)
         _what_is_drawn(run)
-    charts = head_charts(
-        run.trace.weights,
-        run.tokens,
-        run.trace.mask,
-        key_tokens=run.key_tokens,
-        presenter=settings.presenter,
-        above_px=MAPS_ABOVE_PX,
-    )
-    show_grid(charts, key="cross_chart")
+    show_grid(map_grid(run, presenter=settings.presenter, above_px=MAPS_ABOVE_PX), key="cross_chart")
     if settings.presenter:
         _what_is_drawn(run)
     show_code(

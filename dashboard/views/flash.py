@@ -20,6 +20,7 @@ from dashboard.figures.steps import symmetric_limit
 from dashboard.page import (
     PLOTLY_CONFIG,
     byte_size,
+    chart_config,
     choose_head,
     served_tokens,
     shape_text,
@@ -102,7 +103,7 @@ def render(settings: Settings) -> None:
             ),
             width="stretch",
             key="flash_block_chart",
-            config=PLOTLY_CONFIG,
+            config=chart_config(PLOTLY_CONFIG, "flash_block_chart"),
         )
         right.plotly_chart(
             state_figure(
@@ -110,7 +111,7 @@ def render(settings: Settings) -> None:
             ),
             width="stretch",
             key="flash_state_chart",
-            config=PLOTLY_CONFIG,
+            config=chart_config(PLOTLY_CONFIG, "flash_state_chart"),
         )
     if result.max_diff <= EXACT:
         st.success(

@@ -9,6 +9,7 @@ from dashboard import compute, followed
 from dashboard.classroom.quiz_panel import ask
 from dashboard.downloads import download_buttons
 from dashboard.figures import average_charts
+from dashboard.figures.grid import ChartGrid
 from dashboard.figures.heads import head_charts
 from dashboard.figures.labels import position
 from dashboard.figures.layout import ALERT_ROW_PX, VALUES_MAX_CELLS
@@ -32,6 +33,21 @@ def _repeats(tokens: tuple[str, ...]) -> list[list[int]]:
     for i, t in enumerate(tokens):
         groups.setdefault(t, []).append(i)
     return [g for g in groups.values() if len(g) > 1]
+
+
+def map_grid(run: Run, *, presenter: bool, values: bool = False, above_px: int = 0) -> ChartGrid:
+    """One map per head of ``run``, titled "head 3 · K/V 2" when heads share K/V (pure: the page and the tour's
+    download draw these). ``above_px``: what the page draws above them on a projector (a warning)."""
+    titles = [head_title(run.trace, i) for i in range(run.trace.n_heads)]
+    return head_charts(
+        run.trace.weights,
+        run.tokens,
+        run.trace.mask,
+        presenter=presenter,
+        values=values,
+        titles=titles,
+        above_px=above_px,
+    )
 
 
 def render(settings: Settings) -> None:
@@ -73,19 +89,12 @@ def render(settings: Settings) -> None:
                 f"up to {VALUES_MAX_CELLS} tokens.",
             ),
         )
-    titles = [head_title(run.trace, i) for i in range(h)]  # "head 3 · K/V 2" when heads share K/V
     charts = charts_of(  # built once per run and mode: a room's followers all draw these
         run,
         ("heads", settings.presenter, values, warned),
-        lambda: head_charts(
-            run.trace.weights,
-            run.tokens,
-            run.trace.mask,
-            presenter=settings.presenter,
-            values=values,
-            titles=titles,
-            above_px=ALERT_ROW_PX if warned else 0,  # a projector: the maps end above the fold under the warning
-        ),
+        lambda: map_grid(
+            run, presenter=settings.presenter, values=values, above_px=ALERT_ROW_PX if warned else 0
+        ),  # a projector: the maps end above the fold under the warning
     )
     show_colour_bar(charts, key="heads_chart_bar", container=switches)
     if settings.presenter:  # the maps first; what the hatching means beside their colour bar, under them (a 24-token

@@ -21,6 +21,7 @@ from dashboard.figures.train import layers_charts
 from dashboard.map_columns import show_charts, show_colour_bar, show_grid
 from dashboard.page import (
     PLOTLY_CONFIG,
+    chart_config,
     choose_head,
     computed_by,
     pretrained_examples,
@@ -159,6 +160,6 @@ def _overview(settings: Settings, weights: np.ndarray, runs, layer: int | None, 
             model_figure(weights, tokens, mask, presenter=settings.presenter),
             width="stretch",
             key="model_chart",
-            config=PLOTLY_CONFIG,
+            config=chart_config(PLOTLY_CONFIG, "model_chart"),
         )
     show_code(computed_by(settings), f"{run_call(settings)}\nweights = result.trace.weights  # (h, T, T)")

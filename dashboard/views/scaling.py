@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from core import Run, SpreadResult, scaling_experiment, score_spread
@@ -18,7 +19,15 @@ from dashboard.figures.layout import HEADING_ROW_PX, QUIZ_SWITCH_PX, chart_fold_
 from dashboard.figures.scaling import scaling_figures
 from dashboard.figures.spread import CLAIM, spread_figure
 from dashboard.map_columns import show_charts
-from dashboard.page import PLOTLY_CONFIG, served, show_code, show_frame, tokens_or_message, unscaled_warning
+from dashboard.page import (
+    PLOTLY_CONFIG,
+    chart_config,
+    served,
+    show_code,
+    show_frame,
+    tokens_or_message,
+    unscaled_warning,
+)
 from dashboard.settings import Settings
 
 
@@ -28,13 +37,12 @@ def render(settings: Settings) -> None:
     _spread(settings.presenter)  # first the cause, the raw scores' spread; then what it does to the softmax
     st.subheader("What the spread does to the softmax", anchor=False)
     result = compute.scaling_curves()
-    d_k = settings.config.d_k
     st.caption(
         f"For each head width d_k, {result.n_seeds} random draws of {result.t} queries and {result.t} keys with "
         "unit-variance entries; each curve is the mean over draws and rows. A dot product of two such vectors "
         "has standard deviation √d_k, so without the factor the scores spread wider as heads widen."
     )
-    show_charts(scaling_figures(result, d_k, presenter=settings.presenter), 2, key="scaling_chart")
+    show_charts(curve_figures(settings), 2, key="scaling_chart")
     show_code(
         scaling_experiment, "result = scaling_experiment()  # the defaults: the curves do not depend on the sentence"
     )
@@ -65,14 +73,25 @@ def spread_text(result: SpreadResult) -> str:
     )
 
 
+def curve_figures(settings: Settings) -> list[go.Figure]:
+    """Largest weight and entropy against d_k, with and without ÷√d_k, the settings' d_k marked (pure: the page and
+    the tour's download draw these)."""
+    return scaling_figures(compute.scaling_curves(), settings.config.d_k, presenter=settings.presenter)
+
+
+def spread_chart(presenter: bool, fold_px: int | None = None) -> go.Figure:
+    """The raw scores' spread against d_k (pure: the page and the tour's download); ``fold_px``: the height left
+    on a projector's first screen (``layout.chart_fold_px``)."""
+    return spread_figure(compute.score_spreads(), presenter=presenter, fold_px=fold_px)
+
+
 def _spread(presenter: bool) -> None:
     """The raw scores' spread against d_k, with √d_k marked, answering lesson 3's "±100"."""
     st.subheader("How large do raw scores get?", anchor=False)
-    result = compute.score_spreads()
     fold_px = chart_fold_px(presenter=presenter, above_px=HEADING_ROW_PX - QUIZ_SWITCH_PX)  # the view's first chart
-    figure = spread_figure(result, presenter=presenter, fold_px=fold_px)
-    st.plotly_chart(figure, width="stretch", key="spread_chart", config=PLOTLY_CONFIG)
-    st.caption(spread_text(result))
+    config = chart_config(PLOTLY_CONFIG, "spread_chart")
+    st.plotly_chart(spread_chart(presenter, fold_px), width="stretch", key="spread_chart", config=config)
+    st.caption(spread_text(compute.score_spreads()))
     show_code(score_spread, "result = score_spread()  # d_k = 16, 64, 512; 20,000 pairs q, k each")
 
 

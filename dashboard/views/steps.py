@@ -196,18 +196,7 @@ def render_steps(head: Head, pickers) -> None:
     tr = head.run.trace
     first, last = head.columns
     t_q = len(head.run.tokens)
-    limit = symmetric_limit(compute.unscaled_scores(tr.scores[head.k], tr.scale))  # steps 3-5 share one range
-    builders: list[tuple[str, Callable[[Head], Step]]] = [  # (the picker's name for it, the step)
-        ("X", x_step),
-        ("Q K V", qkv_step),
-        ("QKᵀ", lambda h: scores_step(h, limit)),
-        ("÷√d_k", lambda h: scale_step(h, limit)),
-        *([("bias", bias_step)] if tr.bias is not None else []),
-        ("mask", lambda h: mask_step(h, limit)),
-        ("softmax", softmax_step),
-        ("A·V", context_step),
-        ("W_O", output_step),
-    ]
+    builders = step_builders(head)
     start = _first_step([name for name, _ in builders], pickers)
     left_out = "step 1 is left out" if start == 2 else f"steps 1–{start - 1} are left out"
     st.caption(
@@ -230,6 +219,29 @@ def render_steps(head: Head, pickers) -> None:
         show_code(function, lines=lines)
         if step.after is not None:
             step.after()
+
+
+def step_builders(head: Head) -> list[tuple[str, Callable[[Head], Step]]]:
+    """The eight steps of one head (nine with ALiBi's bias) as (the picker's name for it, what builds it): the page
+    builds those from the first it shows, the tour's download all of them (``steps_of``)."""
+    tr = head.run.trace
+    limit = symmetric_limit(compute.unscaled_scores(tr.scores[head.k], tr.scale))  # steps 3-5 share one range
+    return [
+        ("X", x_step),
+        ("Q K V", qkv_step),
+        ("QKᵀ", lambda h: scores_step(h, limit)),
+        ("÷√d_k", lambda h: scale_step(h, limit)),
+        *([("bias", bias_step)] if tr.bias is not None else []),
+        ("mask", lambda h: mask_step(h, limit)),
+        ("softmax", softmax_step),
+        ("A·V", context_step),
+        ("W_O", output_step),
+    ]
+
+
+def steps_of(head: Head) -> list[Step]:
+    """Every step of one head, each with its figure: built, not drawn (the tour's download takes their figures)."""
+    return [build(head) for _, build in step_builders(head)]
 
 
 def x_step(head: Head) -> Step:

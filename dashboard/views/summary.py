@@ -17,7 +17,15 @@ from core import PATTERNS, HeadSummary, head_summary
 from core.head_summary import NAMED_SHARE, ROW_WEIGHT, named_shares
 from dashboard import compute, followed
 from dashboard.figures.summary import NA, summary_figure
-from dashboard.page import PLOTLY_CONFIG, run_call, show_code, show_frame, source_or_message, unscaled_warning
+from dashboard.page import (
+    PLOTLY_CONFIG,
+    chart_config,
+    run_call,
+    show_code,
+    show_frame,
+    source_or_message,
+    unscaled_warning,
+)
 from dashboard.settings import Settings
 
 EVEN = 0.9
@@ -117,7 +125,7 @@ def render(settings: Settings) -> None:
         summary_figure(summary, presenter=settings.presenter),
         width="stretch",
         key="summary_chart",
-        config=PLOTLY_CONFIG,
+        config=chart_config(PLOTLY_CONFIG, "summary_chart"),
     )
     show_code(head_summary, f"{run_call(settings)}\nsummary = head_summary(result.trace.weights, result.trace.mask)")
     notes = []

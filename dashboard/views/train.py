@@ -29,7 +29,7 @@ from dashboard import clients, followed
 from dashboard.figures.layout import CAPTION_ROW_PX, QUIZ_SWITCH_PX, chart_fold_px
 from dashboard.figures.train import curves_figures, formation_figure, layers_charts
 from dashboard.map_columns import show_charts, show_grid
-from dashboard.page import PLOTLY_CONFIG, plain_cell, session_id, show_code, table_height
+from dashboard.page import PLOTLY_CONFIG, chart_config, plain_cell, session_id, show_code, table_height
 from dashboard.probes import ablation_panel, predictions_panel
 from dashboard.settings import Settings, recommended_state, widget_state
 from dashboard.training_jobs import (
@@ -414,7 +414,9 @@ def _replay_figures(settings: Settings, trained: Trained, i: int) -> None:
     formation = formation_figure(
         result.snapshot_steps, trained.formation, trained.formation_labels, at_step=step, presenter=settings.presenter
     )
-    st.plotly_chart(formation, width="stretch", key="replay_formation", config=PLOTLY_CONFIG)
+    st.plotly_chart(
+        formation, width="stretch", key="replay_formation", config=chart_config(PLOTLY_CONFIG, "replay_formation")
+    )
     st.caption(
         "Each head's mean weight on the key its pattern reads, on the fixed example, at every snapshot; "
         "the dotted line is the step shown."

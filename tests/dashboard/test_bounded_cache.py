@@ -27,7 +27,7 @@ from tests.conftest import ROOT
 
 DASHBOARD = ROOT / "dashboard"
 SINGLETONS = {
-    "compute.py:minilm_or_error": "the loaded model: part of the process at rest, its arrays resident (counted in no cache)",
+    "compute.py:minilm_or_error": "the loaded model: part of the process at rest, its arrays resident (in no cache)",
     "room_page.py:store": "the room store: what it holds is bounded by the room limits",
     "training_jobs.py:registry": "finished trainings, at most KEEP_BYTES: counted in CACHE_BUDGET below",
 }
