@@ -79,7 +79,7 @@ def _steps(settings: Settings, values: Mapping[str, object]) -> Charts:
         return []
     head = steps.Head(source.run(settings.layer), int(values["step_head"]) - 1, settings)
     figures: Charts = []
-    for step in steps.steps_of(head):
+    for step in steps.steps_of(head, steps.first_step(len(steps.step_builders(head)), values)):
         if isinstance(step.figure, ChartGrid):
             figures += _grid(step.figure)
         elif step.figure is not None:
@@ -89,7 +89,7 @@ def _steps(settings: Settings, values: Mapping[str, object]) -> Charts:
 
 def _scaling(settings: Settings, values: Mapping[str, object]) -> Charts:
     settings = served(settings, "scaling", "")  # as the page: random weights of the same shape where it must
-    return [*scaling.curve_figures(settings), scaling.spread_chart(settings.presenter)]
+    return [scaling.spread_chart(settings.presenter), *scaling.curve_figures(settings)]  # the page's order
 
 
 VIEW_CHARTS: dict[str, Callable[[Settings, Mapping[str, object]], Charts]] = {

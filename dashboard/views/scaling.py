@@ -79,18 +79,18 @@ def curve_figures(settings: Settings) -> list[go.Figure]:
     return scaling_figures(compute.scaling_curves(), settings.config.d_k, presenter=settings.presenter)
 
 
-def spread_chart(presenter: bool, fold_px: int | None = None) -> go.Figure:
-    """The raw scores' spread against d_k (pure: the page and the tour's download); ``fold_px``: the height left
-    on a projector's first screen (``layout.chart_fold_px``)."""
+def spread_chart(presenter: bool) -> go.Figure:
+    """The raw scores' spread against d_k, the view's first chart: on a projector, as tall as its first screen leaves
+    (``layout.chart_fold_px``) under the heading above it (pure: the page and the tour's download draw it)."""
+    fold_px = chart_fold_px(presenter=presenter, above_px=HEADING_ROW_PX - QUIZ_SWITCH_PX)
     return spread_figure(compute.score_spreads(), presenter=presenter, fold_px=fold_px)
 
 
 def _spread(presenter: bool) -> None:
     """The raw scores' spread against d_k, with √d_k marked, answering lesson 3's "±100"."""
     st.subheader("How large do raw scores get?", anchor=False)
-    fold_px = chart_fold_px(presenter=presenter, above_px=HEADING_ROW_PX - QUIZ_SWITCH_PX)  # the view's first chart
     config = chart_config(PLOTLY_CONFIG, "spread_chart")
-    st.plotly_chart(spread_chart(presenter, fold_px), width="stretch", key="spread_chart", config=config)
+    st.plotly_chart(spread_chart(presenter), width="stretch", key="spread_chart", config=config)
     st.caption(spread_text(compute.score_spreads()))
     show_code(score_spread, "result = score_spread()  # d_k = 16, 64, 512; 20,000 pairs q, k each")
 

@@ -10,7 +10,7 @@ Equations are the dashboard's own LaTeX with numbers only.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -188,7 +188,12 @@ def _first_step(names: list[str], container) -> int:
             ".",
         ),
     )
-    return max(1, min(int(first), n))
+    return first_step(n, {"first_step": first})
+
+
+def first_step(n: int, values: Mapping[str, object]) -> int:
+    """The step the page starts at: ``values``' ``first_step`` (the picker's, a link's or a tour step's), 1 to ``n``."""
+    return max(1, min(int(values["first_step"]), n))
 
 
 def render_steps(head: Head, pickers) -> None:
@@ -204,10 +209,7 @@ def render_steps(head: Head, pickers) -> None:
         f"(d_k = {head.run.x.shape[-1]} / {tr.n_heads} = {head.d_k}). {t_q} query token{'s' * (t_q != 1)}; "
         + ("hover any cell for its token and value." if start == 1 else f"{left_out}.")
     )
-    for number, (_, build) in enumerate(builders, start=1):
-        if number < start:
-            continue
-        step = build(replace(head, above_px=FIRST_ABOVE_PX) if number == start else head)
+    for number, step in enumerate(steps_of(head, start), start=start):
         st.subheader(f"{number}. {step.title}", anchor=False)
         if step.note is not None:
             step.note()
@@ -239,9 +241,12 @@ def step_builders(head: Head) -> list[tuple[str, Callable[[Head], Step]]]:
     ]
 
 
-def steps_of(head: Head) -> list[Step]:
-    """Every step of one head, each with its figure: built, not drawn (the tour's download takes their figures)."""
-    return [build(head) for _, build in step_builders(head)]
+def steps_of(head: Head, start: int = 1) -> list[Step]:
+    """The steps of one head from step ``start`` (1-based), each with its figure, built as the page draws them: the
+    first on a projector leaves room for what stands above it (``FIRST_ABOVE_PX``). The page draws them; the tour's
+    download takes their figures."""
+    builders = step_builders(head)[start - 1 :]
+    return [build(replace(head, above_px=FIRST_ABOVE_PX) if i == 0 else head) for i, (_, build) in enumerate(builders)]
 
 
 def x_step(head: Head) -> Step:
