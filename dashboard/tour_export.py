@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable, Mapping
-from functools import cache
 
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -133,7 +132,7 @@ def _chart_html(figure: go.Figure, div_id: str) -> str:
     )
 
 
-@cache
+@st.cache_resource(max_entries=1, show_spinner=False)  # no arguments: one copy per process
 def plotly_js() -> str:
     """plotly.js as plotly.py ships it (the version its figures are written for)."""
     return plotly.offline.get_plotlyjs()

@@ -30,6 +30,7 @@ SINGLETONS = {
     "compute.py:minilm_or_error": "the loaded model: part of the process at rest, its arrays resident (in no cache)",
     "room_page.py:store": "the room store: what it holds is bounded by the room limits",
     "training_jobs.py:registry": "finished trainings, at most KEEP_BYTES: counted in CACHE_BUDGET below",
+    "tour_export.py:plotly_js": "plotly.js as text (4.8 MB), made the first time a tour is downloaded",
 }
 """Streamlit caches of a function without arguments: one value per process, each bounded by what it is."""
 LARGEST = AttentionConfig(d_model=512, n_heads=16, positional="sinusoidal")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import random
 import threading
 import time
 from collections.abc import Iterator
@@ -214,8 +215,11 @@ def test_the_brotli_waits_while_the_server_is_busy(bundle, monkeypatch):
 
 
 def process_state(pid: int) -> str:
-    """The kernel's one-letter state of a process (``T``: stopped), from /proc."""
-    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    """The kernel's one-letter state of a process (``T``: stopped), from /proc; ``gone`` once it has ended."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return "gone"
 
 
 def test_a_busy_server_stops_the_brotli_child_mid_file_and_a_quiet_one_continues_it(tmp_path, monkeypatch):
@@ -225,7 +229,8 @@ def test_a_busy_server_stops_the_brotli_child_mid_file_and_a_quiet_one_continues
     if not Path("/proc/self/stat").exists():
         pytest.skip("reads process states from /proc (Linux)")
     monkeypatch.setattr(precompressed, "BUSY_CORES", 0.02)
-    words = b" ".join(b"w%d" % (i * 7919 % 100_003) for i in range(600_000))  # ~4 MB, slow to brotli-11
+    draw = random.Random(0)  # words in no order: brotli-11 takes ~7 s of CPU here (a stride pattern took 0.8 s)
+    words = b" ".join(b"w%d" % draw.randrange(100_003) for _ in range(600_000))
     (tmp_path / "static" / "js").mkdir(parents=True)
     (tmp_path / "static" / "js" / "big.js").write_bytes(words)
     mw = PrecompressedStatic(Streamlit(), directory=tmp_path, prefix="/static/")
@@ -235,8 +240,8 @@ def test_a_busy_server_stops_the_brotli_child_mid_file_and_a_quiet_one_continues
         time.sleep(0.05)
     with spinning():
         deadline = time.monotonic() + 10
-        while process_state(mw.child.pid) != "T":
-            assert not mw.ready.is_set(), "the file was done before the server got busy: make it larger"
+        while (state := process_state(mw.child.pid)) != "T":
+            assert state != "gone" and not mw.ready.is_set(), "the file was done before the server got busy"
             assert time.monotonic() < deadline, "the child was not stopped while the server was busy"
             time.sleep(0.1)
         cpu = Path(f"/proc/{mw.child.pid}/stat").read_text()
