@@ -30,15 +30,17 @@ def test_the_storm_fetches_what_chromium_fetches(server, browser):
     try:
         page.goto(f"{server}/?room={code}", timeout=90_000)
         page.wait_for_selector("g.hm image", timeout=90_000)  # the maps are drawn: the chart's chunk came
-        # the last files (the favicon) can come seconds after the maps on a loaded machine: wait for the plan's
-        # files, up to 60 s, then 2 s more for any file it does not list
+        # the last files can come seconds after the maps on a loaded machine: wait for the plan's files (but the
+        # favicon, below), up to 60 s, then 2 s more for the favicon or any file the plan does not list
         for _ in range(240):
-            if planned <= fetched_static():
+            if planned - {"favicon.png"} <= fetched_static():
                 break
             page.wait_for_timeout(250)
         page.wait_for_timeout(2000)
+        static = fetched_static()
     finally:
         context.close()
-    static = fetched_static()
-    assert planned == static, (sorted(planned - static), sorted(static - planned))
+    # index.html's favicon.png is a race in chromium itself: the page's own icon (an emoji, a data: URL) replaces
+    # the link, often before the browser asks for the file. The bench fetches it (the larger storm); chromium may not.
+    assert planned - {"favicon.png"} <= static <= planned, (sorted(planned - static), sorted(static - planned))
     assert "_stcore/health" in fetched and "_stcore/host-config" in fetched
