@@ -24,6 +24,10 @@ ROOM_CODE_PX = 64
 """The room code in the room's dialog, for students to type from the back row (Streamlit's heading: ~28 px)."""
 SIDE_PX = 32
 """Left and right padding of the page (Streamlit's wide layout: 80 px); the maps get the width instead."""
+VIEW_BUTTON_PAD_PX = 8
+"""Left and right padding of each view bar button (Streamlit's: 16 px). At 20 px type 15 views took 1402 px, two rows
+of a projector's 1216 px: the second row pushed every view's maps 36 px below their planned fold. With 8 px they
+take 1162 px, one row (tests/e2e/test_projector_and_phone.py)."""
 
 PRESENTER_CSS = f"""<style>
 .stApp p, .stApp li, .stApp label, .stApp input, .stApp textarea, .stApp button, .stApp summary,
@@ -41,6 +45,10 @@ PRESENTER_CSS = f"""<style>
 }}
 .stApp [data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] {{  /* lesson 2's maps end above 720 px */
     row-gap: {PRESENTER_GAP_PX}px;
+}}
+.st-key-view button {{  /* the view bar: one row, so the maps start where the layout plans them */
+    padding-left: {VIEW_BUTTON_PAD_PX}px !important;
+    padding-right: {VIEW_BUTTON_PAD_PX}px !important;
 }}
 .st-key-room_code h3 {{  /* the room's dialog: a code the back row reads off the projector */
     font-size: {ROOM_CODE_PX}px;

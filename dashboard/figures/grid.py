@@ -75,6 +75,9 @@ class Panel:
     """What the hover says before the value; ``%{y}`` and ``%{x}`` are the row and column labels."""
     first_col: int = 0
     """The position of the first column's token: a block of keys that starts later in the sentence."""
+    places: Sequence[str] | None = None
+    """Each row's (and column's: square maps only) position as its label writes it, for rows that are not positions
+    0, 1, ... of one sentence (aligned pairs of two: ``labels.pair_place``); None: counted from 0."""
 
 
 def _hatch_path(allowed: np.ndarray) -> str:
@@ -123,13 +126,15 @@ def _mask_trace(allowed: np.ndarray, x: list[str], y: list[str], xa: str, ya: st
     )
 
 
-def _labels(tokens: Sequence[str] | None, n: int, first: int = 0) -> tuple[list[str], list[str]]:
-    """(categories, tick texts) of one axis: escaped ``"i·token"`` (i from ``first``), or ``"0".."n-1"`` for vector
-    coordinates."""
+def _labels(
+    tokens: Sequence[str] | None, n: int, first: int = 0, places: Sequence[str] | None = None
+) -> tuple[list[str], list[str]]:
+    """(categories, tick texts) of one axis: escaped ``"i·token"`` (i from ``first``, or ``places``), or
+    ``"0".."n-1"`` for vector coordinates."""
     if tokens is None:
         cats = [str(i) for i in range(n)]
         return cats, cats
-    return position_labels(tokens, first), tick_texts(tokens, first=first)
+    return position_labels(tokens, first, places), tick_texts(tokens, first=first, places=places)
 
 
 def _axis(
@@ -251,7 +256,8 @@ def heatmap_grid(
         show_x, show_y = plan.ticks[k]
         suffix = "" if k == 0 else str(k + 1)
         xa, ya = f"x{suffix}", f"y{suffix}"
-        x_cats, y_cats = _labels(p.cols, p.z.shape[1], p.first_col), _labels(p.rows, p.z.shape[0])
+        x_cats = _labels(p.cols, p.z.shape[1], p.first_col, p.places)
+        y_cats = _labels(p.rows, p.z.shape[0], places=p.places)
         t_q, t_k = p.z.shape
         # square cells: a map with fewer keys than queries is narrower than its planned panel (a flash block of 15
         # keys of 62 queries is a quarter as wide), so its key labels are thinned for the width it is drawn at
@@ -450,6 +456,8 @@ def chart_grid(
     panel_px: int | None = None,
     square: bool = True,
     control_rows: int = 0,
+    width_px: int | None = None,
+    labels: bool = True,
 ) -> ChartGrid:
     """One figure per panel (its own title and both axes' labels), ``ncols`` to a row of the page, and a bar.
 
@@ -457,7 +465,9 @@ def chart_grid(
     columns (``layout.chart_panel_px``); a projector's rows of maps end above its fold, and a map above another
     with the same keys leaves the key labels to the one below (a projector never stacks the columns).
     ``panel_px``, ``square``: as for ``heatmap_grid`` (matrices of vectors pass their own). ``control_rows``: rows
-    of pickers the view puts above the maps (``layout.chart_fold_px``).
+    of pickers the view puts above the maps (``layout.chart_fold_px``). ``width_px``: a column's width when the maps
+    take part of the page (default: ``ncols`` columns of all of it). ``labels=False``: small multiples, no tick
+    labels (the hover names both tokens), with their own ``panel_px``.
     """
     if not panels:
         raise ValueError("chart_grid needs at least one panel")
@@ -474,12 +484,13 @@ def chart_grid(
             presenter=presenter,
             values=values,
             colorbar=False,
-            width_px=column_px(ncols, presenter),
+            width_px=width_px or column_px(ncols, presenter),
             panel_px=panel_px or chart_panel_px(shape, presenter=presenter),
             square=square,
-            fold_px=fold_px if square else None,
+            fold_px=fold_px if square and labels else None,
             fold_rows=rows,
-            x_labels=not presenter or k + ncols >= len(panels) or _cols(panels[k + ncols]) != _cols(p),
+            x_labels=labels and (not presenter or k + ncols >= len(panels) or _cols(panels[k + ncols]) != _cols(p)),
+            y_labels=labels,
             mask_note=False,
             **common,
         )

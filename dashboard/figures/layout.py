@@ -19,6 +19,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from core.tokens import MAX_TOKENS
+from dashboard.figures.labels import TICK_CHARS
+
 # ---- the two modes -------------------------------------------------------------------------------------------
 
 PRESENTER_SCALE = 1.75
@@ -486,3 +489,45 @@ BAR_TICK_PX = 6
 def bar_chart_px(presenter: bool) -> int:
     """Width in pixels of a standalone colour bar chart (``st.plotly_chart(width=...)``)."""
     return round(BAR_CHART_PX * scale(presenter))
+
+
+# ---- one head across many sentences (the class view) ---------------------------------------------------------
+
+CLASS_ON_SCREEN = 12
+"""Sentences whose maps the class view draws: 3 rows of 4 on a projector's first screen. Every sentence, drawn or
+not, counts in the pooled numbers beside them."""
+CLASS_COLUMNS = {False: 2, True: 4}
+"""Maps to a row in the class view's share of the page: 2 on a laptop (~340 px each, with their labels), 4 on a
+projector (~220 px, small multiples: their tokens in the hover)."""
+CLASS_SPLIT = (1, 3)
+"""The class view's page columns: the pooled verdict, then the maps (a phone stacks them: the verdict first)."""
+
+
+def class_map_px(presenter: bool) -> int:
+    """Width of one map's column in the class view's share of the page (``CLASS_SPLIT``)."""
+    share = CLASS_SPLIT[1] / sum(CLASS_SPLIT)
+    maps_px = (PAGE_PX[presenter] - COLUMN_GAP_PX) * share
+    ncols = CLASS_COLUMNS[presenter]
+    return round((maps_px - COLUMN_GAP_PX * (ncols - 1)) / ncols)
+
+
+def class_panel_px(n: int, *, presenter: bool) -> int | None:
+    """Panel size (laptop px) of the class view's small multiples on a projector: the rows of the first
+    ``CLASS_ON_SCREEN`` of ``n`` maps, each with its title row, the chart's margins and the page's gap, end above
+    ``PRESENTER_FOLD_PX`` (no tick labels), and a map is no wider than its column. None on a laptop: a map with its
+    labels, planned for a phone's width (``chart_panel_px``)."""
+    if not presenter:
+        return None
+    rows = max(1, math.ceil(min(n, CLASS_ON_SCREEN) / CLASS_COLUMNS[True]))
+    per_row = title_row_px(fonts(True), True) + 2 * FIGURE_MARGIN_PX + PRESENTER_GAP_PX
+    tall = PRESENTER_FOLD_PX / rows - per_row
+    wide = class_map_px(True) - 2 * SIDE_MARGIN_PX
+    return max(1, int(min(tall, wide) / scale(True)))
+
+
+def title_chars(width_px: int, presenter: bool, labels: bool = False) -> int:
+    """Characters of a panel title that fit a chart ``width_px`` wide at the title's size: less the chart's side
+    margins and, with ``labels``, the query labels left of the map (a title starts over the map's left edge)."""
+    font = fonts(presenter)
+    beside = y_label_px(label_chars(TICK_CHARS, MAX_TOKENS), font.tick, scale(presenter)) if labels else 0
+    return max(4, int((width_px - 2 * SIDE_MARGIN_PX - beside) / (CHAR_EM * font.title)))

@@ -81,7 +81,7 @@ def test_config_source_supports_every_experiment_it_is_asked_but_not_ablation_or
         source.ablated_runs(1, 1)
     with pytest.raises(NotImplementedError, match="has no logits: Only a model trained"):
         source.logits()
-    assert set(ASKED) | set(VARIANTS) | {"ablation", "logits"} == set(EXPERIMENTS)
+    assert set(ASKED) | set(VARIANTS) | {"ablation", "logits", "sentences", "examples"} == set(EXPERIMENTS)
 
 
 def test_hand_built_weights_refuse_grouped_heads_and_run_the_other_variants():
