@@ -32,9 +32,9 @@ from core.head_summary import SPECIFIC
 from core.sources import ModelSource
 from dashboard import compute, followed
 from dashboard.figures.contrast import DIFFERENCE_NAME, contrast_charts
-from dashboard.figures.grid import Panel
+from dashboard.figures.grid import Panel, chart_grid
 from dashboard.figures.labels import pair_place, pair_token, position, positions
-from dashboard.map_columns import BAR_CONFIG, chart, show_maps
+from dashboard.map_columns import BAR_CONFIG, chart, show_grid, show_maps
 from dashboard.page import EMPTY_SENTENCE, choose_head, opened, served, show_code, show_frame
 from dashboard.settings import DEFAULTS, Settings
 from dashboard.source import weights_source
@@ -82,7 +82,8 @@ def render(settings: Settings) -> None:
 
 def show_contrast(settings: Settings, second: str | None = None) -> None:
     """The sidebar's sentence against ``second`` (a student's), or against the one typed here (None)."""
-    settings = served(settings, "sentences", "compares two typed sentences")
+    chosen = settings.weights
+    settings = served(settings, "sentences", "compares two typed sentences")  # a trained model: random weights
     source = weights_source(settings)
     if source is None:
         return
@@ -112,7 +113,8 @@ def show_contrast(settings: Settings, second: str | None = None) -> None:
         second_maps = _maps(source, str(second), EMPTY_SECOND)
         if first_maps is None or second_maps is None:
             return
-        _draw(source, settings, first_maps, second_maps, layer, head, str(second))
+        chance = source.chance and settings.weights == chosen  # served random weights: the note above said so
+        _draw(settings, first_maps, second_maps, layer, head, str(second), chance)
 
 
 def _pair_buttons() -> None:
@@ -162,21 +164,26 @@ def alignment_words(alignment: Alignment, t_first: int, t_second: int) -> str:
 
 
 def _draw(
-    source: ModelSource,
     settings: Settings,
     first: compute.SentenceMaps,
     second: compute.SentenceMaps,
     layer: int,
     head: int,
     second_text: str,
+    chance: bool,
 ) -> None:
     alignment = align(first.tokens, second.tokens)
     which = head_name(layer, head, first.weights.shape[0])
     st.caption(alignment_words(alignment, len(first.tokens), len(second.tokens)))
+    w_a, w_b = first.weights[layer - 1, head], second.weights[layer - 1, head]  # (T_a, T_a), (T_b, T_b)
+    panels = (
+        Panel(w_a, first.tokens, first.tokens, "first sentence", first.mask),
+        Panel(w_b, second.tokens, second.tokens, "second sentence", second.mask),
+    )
     if not alignment.pairs:
         st.warning("No token of one sentence is paired with one of the other: there is no change to measure.")
+        show_grid(chart_grid(list(panels), 3, presenter=settings.presenter), key="contrast_chart")
         return
-    w_a, w_b = first.weights[layer - 1, head], second.weights[layer - 1, head]  # (T_a, T_a), (T_b, T_b)
     a, b = alignment.first, alignment.second
     places = [pair_place(i, j) for i, j in alignment.pairs]
     tokens = [pair_token(first.tokens[i], second.tokens[j]) for i, j in alignment.pairs]
@@ -186,8 +193,7 @@ def _draw(
         seen_b = np.ones_like(w_b, dtype=bool) if second.mask is None else second.mask
         allowed = seen_a[np.ix_(a, a)] & seen_b[np.ix_(b, b)]  # (n, n): both queries may see the key
     charts = contrast_charts(
-        Panel(w_a, first.tokens, first.tokens, "first sentence", first.mask),
-        Panel(w_b, second.tokens, second.tokens, "second sentence", second.mask),
+        *panels,
         Panel(difference(w_a, w_b, alignment), tokens, tokens, DIFFERENCE_NAME, allowed, places=places),
         presenter=settings.presenter,
     )
@@ -200,7 +206,7 @@ def _draw(
         f"tokens, on a scale centred at 0 from −{charts.limit:.3g} to +{charts.limit:.3g} (red: the second sentence "
         "gives that key more weight from that query; blue: less)."
     )
-    if source.chance:
+    if chance:
         st.caption("These weights are random: a head that changes here does so by chance, not by meaning.")
     _ranking(first, second, alignment, layer, head, places, settings.presenter)
     pair = next((p for p in PAIRS if (p.first, p.second) == (settings.sentence.strip(), second_text.strip())), None)

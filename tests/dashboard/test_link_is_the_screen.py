@@ -357,3 +357,41 @@ def test_lesson_2_rebuilt_by_clicking_is_multi_head():
     config = at.session_state[SHOWN_SETTINGS].config
     assert (config.d_model, config.n_heads, config.kv_heads) == (512, 8, None)
     assert dict(at.query_params) == {"d_model": "512", "n_heads": "8"}
+
+
+VIEW_CLICKS = {
+    "class": [
+        ("text_area", "class_text", "the dog ran home\n<b>x</b> 🙂 שלום\nthe cat sat on the mat"),
+        ("button_group", "class_head", 3),
+        ("button_group", "weights", "identity"),
+        ("text_area", "class_text", ""),
+    ],
+    "contrast": [
+        ("text_input", "second", "The bank of the sea gave a loan"),
+        ("button_group", "contrast_head", 2),
+        ("toggle", "causal", True),
+        ("text_input", "second", "the black bank of the river gave a loan"),
+    ],
+}
+"""The class and contrast views' own controls (and a sidebar control between them), clicked in order."""
+
+
+@pytest.mark.parametrize("view", sorted(VIEW_CLICKS))
+def test_a_view_s_own_controls_are_its_link(view, downloads):
+    """Each click on the class or contrast view's list, second sentence or head picker is in the address, and the
+    page that address opens draws the same settings and maps; so is the browser's own address if the answer is lost."""
+    at = make_app(view=view).run()
+    no_exception(at)
+    for kind, key, value in VIEW_CLICKS[view]:
+        widget = getattr(at, kind)(key=key)
+        browser = browser_writes(dict(at.query_params), key, value, default_of(widget))
+        widget.set_value(value)
+        at.run()
+        no_exception(at)
+        assert at.query_params.get(key) == browser.get(key), (key, value)
+        shown = screen(at, downloads)
+        assert shown["maps"] or key == "class_text", (key, value)  # an empty list draws no map: the page says why
+        for address in (dict(at.query_params), browser):
+            opened = make_app(**address).run()
+            assert_same(shown, screen(opened, downloads), f"{view} {key}={value!r}: {address}")
+            assert not link_warnings(opened)
