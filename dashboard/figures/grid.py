@@ -216,6 +216,7 @@ def heatmap_grid(
     x_labels: bool = True,
     y_labels: bool = True,
     mask_note: bool = True,
+    title_below: bool = False,
 ) -> go.Figure:
     """One figure, ``len(panels)`` heatmaps on a grid, one colour bar ``[zmin, zmax]``; sizes from ``layout``.
 
@@ -230,7 +231,8 @@ def heatmap_grid(
     ``x_labels=False``: a chart above another with the same keys leaves the key labels to it; ``y_labels=False``
     draws no query labels either (small multiples labelled outside). A panel titled "" gets no title.
     ``mask_note=False``: the page says what the hatching means (``MASK_NOTE``) once for many charts, so this
-    figure neither writes it nor keeps the top margin for it.
+    figure neither writes it nor keeps the top margin for it. ``title_below``: each title under its panel
+    (``layout.GridPlan.title_below``).
     """
     if not panels:
         raise ValueError("heatmap_grid needs at least one panel")
@@ -247,6 +249,7 @@ def heatmap_grid(
         colorbar=colorbar,
         fold_px=fold_px,
         fold_rows=fold_rows,
+        title_below=title_below,
     )
     font = plan.fonts
     traces, layout, annotations, shapes = [], {}, [], []
@@ -286,7 +289,8 @@ def heatmap_grid(
         traces.append(trace)
         if title:
             # over the map's left edge: clear of Plotly's toolbar, which shows at the chart's top right
-            annotations.append(title_annotation(title, x_dom[0], y_dom[1], xanchor="left", size=font.title))
+            at = title_annotation(title, x_dom[0], y_dom[0 if title_below else 1], xanchor="left", size=font.title)
+            annotations.append(at | dict(yanchor="top") if title_below else at)
     if plan.masked:
         annotations.append(title_annotation(MASK_NOTE, 0, 1, xanchor="left", size=font.note, name="note"))
     layout |= dict(
@@ -491,6 +495,7 @@ def chart_grid(
             fold_rows=rows,
             x_labels=labels and (not presenter or k + ncols >= len(panels) or _cols(panels[k + ncols]) != _cols(p)),
             y_labels=labels,
+            title_below=not labels,
             mask_note=False,
             **common,
         )

@@ -253,7 +253,10 @@ class GridPlan:
     colorbar_px: int
     """Length of the colour bar."""
     title_px: float
-    """Height of the row each panel's title sits in, above the panel."""
+    """Height of the row each panel's title sits in, above the panel (below it with ``title_below``)."""
+    title_below: bool = False
+    """Each title under its panel: small multiples with no key labels, whose titles Plotly's toolbar (at a chart's
+    top right) would cover above them."""
 
     @property
     def plot_h(self) -> int:
@@ -265,10 +268,11 @@ class GridPlan:
         return self.plot_h + self.margin_t + FIGURE_MARGIN_PX
 
     def domains(self, k: int) -> tuple[list[float], list[float]]:
-        """x and y domains (paper coordinates) of panel ``k``: its title sits just above the y domain."""
+        """x and y domains (paper coordinates) of panel ``k``: its title sits just above the y domain (or just below
+        it, ``title_below``)."""
         r, c = divmod(k, self.ncols)
         x0 = c * (self.width + self.gap_x)
-        top = 1 - (self.row_top[r] + self.title_px) / self.plot_h
+        top = 1 - (self.row_top[r] + (0 if self.title_below else self.title_px)) / self.plot_h
         return [x0, x0 + self.width], [max(0.0, top - self.panel_h / self.plot_h), top]
 
     def tick_step(self, n: int, along_px: int) -> int:
@@ -336,6 +340,7 @@ def plan_grid(
     colorbar: bool = True,
     fold_px: int | None = None,
     fold_rows: int = 1,
+    title_below: bool = False,
 ) -> GridPlan:
     """Columns, panel sizes, fonts, label room and gaps for a grid of heatmaps.
 
@@ -402,6 +407,7 @@ def plan_grid(
         masked=holds.masked,
         colorbar_px=round(max(COLORBAR_MIN_PX, min(px, COLORBAR_MAX_PX * s))),
         title_px=title_px,
+        title_below=title_below,
     )
 
 
@@ -525,9 +531,15 @@ def class_panel_px(n: int, *, presenter: bool) -> int | None:
     return max(1, int(min(tall, wide) / scale(True)))
 
 
+MAP_TOOLBAR_PX = 94
+"""Width of a map chart's toolbar (three buttons, at its top right): 80 px on a 390 px phone, 92 on a projector,
+measured in chromium."""
+
+
 def title_chars(width_px: int, presenter: bool, labels: bool = False) -> int:
     """Characters of a panel title that fit a chart ``width_px`` wide at the title's size: less the chart's side
-    margins and, with ``labels``, the query labels left of the map (a title starts over the map's left edge)."""
+    margins and, with ``labels``, the query labels left of the map (a title starts over the map's left edge) and the
+    toolbar beside it; without labels the title sits under the map (``GridPlan.title_below``), clear of the toolbar."""
     font = fonts(presenter)
-    beside = y_label_px(label_chars(TICK_CHARS, MAX_TOKENS), font.tick, scale(presenter)) if labels else 0
-    return max(4, int((width_px - 2 * SIDE_MARGIN_PX - beside) / (CHAR_EM * font.title)))
+    beside = y_label_px(label_chars(TICK_CHARS, MAX_TOKENS), font.tick, scale(presenter)) + MAP_TOOLBAR_PX
+    return max(4, int((width_px - 2 * SIDE_MARGIN_PX - (beside if labels else 0)) / (CHAR_EM * font.title)))
