@@ -306,20 +306,22 @@ def reference_verdict(reading: ReferenceReading, reference: Reference) -> list[s
     flips = np.flatnonzero((a1 > a2) & (b2 > b1) & ~np.ravel(reading.resolves))
     lines = []
     if resolving.size:
-        lines.append(f"{len(resolving)} of {shift.size} heads resolve the reference by this rule: {names(resolving)}.")
+        verb = "resolve" if resolving.size > 1 else "resolves"
+        said = f"{resolving.size} of the {shift.size} heads {verb} the reference by this rule"
+        lines.append(f"{said}: {names(resolving)}.")
     else:
         lines.append(f"No head of the {shift.size} resolves the reference by this rule.")
     if flips.size:
         closest = flips[np.argmax(np.minimum(spec_a, spec_b)[flips])]
         lines.append(
-            f"{len(flips)} head{'s' * (len(flips) > 1)} give {one} more of {word}'s weight than {other} in the first "
-            f"sentence and {other} more than {one} in the second ({names(flips)}), short of the specificity bar in "
-            f"one sentence or both (the closest, {name_of(int(closest), n_layers, h)}: {spec_a[closest]:.2f} and "
-            f"{spec_b[closest]:.2f})."
+            f"{flips.size} {'heads give' if flips.size > 1 else 'head gives'} {one} more of the weight of {word} than "
+            f"{other} in the first sentence and {other} more than {one} in the second ({names(flips)}), short of the "
+            f"specificity bar in one sentence or both (the closest, {name_of(int(closest), n_layers, h)}: "
+            f"{spec_a[closest]:.2f} and {spec_b[closest]:.2f})."
         )
     elif not resolving.size:
         lines.append(
-            f"No head gives {one} more of {word}'s weight in the first sentence and {other} more in the second."
+            f"No head gives {one} more of the weight of {word} in the first sentence and {other} more in the second."
         )
     best = int(np.argmax(shift))
     short = []
@@ -356,7 +358,7 @@ def _reference(reference: Reference, first, second, presenter: bool) -> None:
         f"(key {position(n2_a)}; {position(n2_b)}). The shift is ({one} − {other}) in the first sentence minus the "
         f"same in the second: positive when {word} moves towards {one} in the first and towards {other} in the "
         f"second, as the sentences mean. A head resolves the reference when, in each sentence, the noun meant gets "
-        f"more of {word}'s weight than the other, and the head is specific to {word} there: that weight minus the "
+        f"more of the weight of {word} than the other, and the head is specific to {word} there: that weight minus the "
         f"mean weight the other rows give the noun is at least {SPECIFIC:g}, the rule for any “X looks at Y” this "
         "app states."
     )

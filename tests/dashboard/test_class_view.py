@@ -113,6 +113,7 @@ def test_minilm_s_previous_piece_head_is_named_on_every_sentence():
     model = load_minilm()
     at = open_class(weights="minilm", layer="1", class_head="3")
     rows = sum(len(model.encode(s).ids) - 1 for s in BUILT_IN)  # [CLS] and [SEP] included, row 0 has no previous
+    assert rows == 125  # the README quotes this line
     assert f"**previous-token**: 100% of {rows} rows, over 12 sentences." in verdict(at)
     assert "**Layer 1, head 3** across 12 sentences" in verdict(at)
 

@@ -143,9 +143,10 @@ def test_the_animal_and_the_street_with_minilm_say_what_the_weights_of_it_show()
     resolves = order & (spec_a >= SPECIFIC) & (spec_b >= SPECIFIC)
     shift = (a1 - a2) - (b1 - b2)
     said = "\n".join(m.value for m in at.markdown)
-    if not resolves.any():
-        assert "No head of the 72 resolves the reference by this rule." in said
+    assert not resolves.any()  # what the README says of MiniLM on this pair
+    assert "No head of the 72 resolves the reference by this rule." in said
     best = np.unravel_index(np.argmax(shift), shift.shape)
+    assert best == (3, 1) and b2[best] < b1[best]  # the README: layer 4, head 2, still more on "animal"
     name = f"layer {best[0] + 1}, head {best[1] + 1}"
     assert f"The largest shift, {shift[best]:+.2f}, is {name}'s" in said
     assert f"gives “animal” {a1[best]:.2f} and “street” {a2[best]:.2f} in the first sentence" in said
@@ -153,7 +154,7 @@ def test_the_animal_and_the_street_with_minilm_say_what_the_weights_of_it_show()
     assert (b2[best] <= b1[best]) == ("still gives “animal” at least as much as “street”" in said)
     flips = order & ~resolves
     if flips.any():
-        assert f"{int(flips.sum())} heads give “animal” more of “it”'s weight than “street”" in said
+        assert f"{int(flips.sum())} heads give “animal” more of the weight of “it” than “street”" in said
     # every head the text names is one these numbers single out: the drawn one, the best, a flip or a resolver
     named = {(int(m[0]), int(m[1])) for m in re.findall(r"\blayer (\d+), head (\d+)", said, flags=re.IGNORECASE)}
     allowed = {(4, 2), (best[0] + 1, best[1] + 1)} | {(int(l_) + 1, int(h) + 1) for l_, h in np.argwhere(order)}
@@ -248,3 +249,30 @@ def test_two_sentences_with_no_token_in_common_are_drawn_and_nothing_is_measured
     at = open_contrast(second="dogs bark loudly")
     assert any("No token of one sentence is paired" in w.value for w in at.warning)
     assert sorted(charts(at)) == ["contrast_chart_1", "contrast_chart_2"] and not at.dataframe
+
+
+def test_the_verdict_names_a_resolving_head_and_says_what_the_others_lack():
+    """A made-up reading of two layers of two heads: (1, 1) resolves, (1, 2) flips without being specific, (2, 1)
+    keeps "it" on the animal, (2, 2) moves nothing."""
+    from core.contrast import Reference, ReferenceReading
+    from dashboard.views.contrast import reference_verdict
+
+    def grid(*values):
+        return np.array(values, dtype=float).reshape(2, 2)
+
+    reading = ReferenceReading(
+        query=(7, 7),
+        nouns_first=(1, 5),
+        nouns_second=(1, 5),
+        first_on_first=grid(0.8, 0.3, 0.6, 0.2),
+        first_on_second=grid(0.1, 0.2, 0.1, 0.2),
+        second_on_first=grid(0.1, 0.1, 0.5, 0.2),
+        second_on_second=grid(0.7, 0.3, 0.2, 0.2),
+        specific_first=grid(0.5, 0.1, 0.4, 0.0),
+        specific_second=grid(0.4, 0.2, 0.0, 0.0),
+    )
+    lines = reference_verdict(reading, Reference("it", "animal", "street"))
+    assert lines[0] == "1 of the 4 heads resolves the reference by this rule: layer 1, head 1."
+    assert lines[1].startswith("1 head gives “animal” more of the weight of “it” than “street”")
+    assert "(layer 1, head 2)" in lines[1] and "0.10 and 0.20" in lines[1]
+    assert lines[2].startswith("The largest shift, +1.30, is layer 1, head 1's") and lines[2].endswith("second.")
