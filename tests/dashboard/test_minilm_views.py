@@ -18,7 +18,20 @@ from tests.conftest import require_minilm
 from tests.dashboard.charts import charts, grids
 from tests.dashboard.conftest import make_app, no_exception
 
-VIEWS = ("tokens", "heads", "model", "shapes", "permutation", "steps", "scaling", "positions", "summary", "cross")
+VIEWS = (
+    "tokens",
+    "heads",
+    "model",
+    "shapes",
+    "permutation",
+    "steps",
+    "scaling",
+    "positions",
+    "summary",
+    "cross",
+    "class",
+    "contrast",
+)
 
 
 @pytest.fixture(scope="module")
