@@ -22,9 +22,8 @@ from core.training.runs import runs_of
 from dashboard.settings import DEFAULT_CONFIG
 from dashboard.views.class_heads import BUILT_IN, DEFAULT_TEXT, MAX_SENTENCES
 from tests.conftest import require_minilm
-from tests.dashboard.conftest import array, heatmaps, keyed_figures, make_app, no_exception
+from tests.dashboard.conftest import array, heatmaps, make_app, no_exception
 from tests.dashboard.test_hostile_app import CANARY, FAMILY, MARKUP, user_text_leaks
-from tests.dashboard.test_rooms import start_room, tabs  # noqa: F401  (tabs: the fixture)
 
 
 def class_charts(at: AppTest) -> list[dict]:
@@ -250,23 +249,3 @@ def test_a_list_passed_in_is_drawn_instead_of_the_box():
     config = replace(DEFAULT_CONFIG, weights="previous", positional="learned")
     [previous] = [p for p in pooled_patterns(config_maps(["a b c d", "e f"], config)) if p.name == "previous-token"]
     assert f"**previous-token**: {previous.share:.0%} of 4 rows, over 2 sentences" in verdict(at)
-
-
-# -- in a room: a following student sees the teacher's list and head, and no control -----------------------------------
-
-
-def test_a_following_student_sees_the_teachers_list_and_head_without_the_controls(tabs):  # noqa: F811
-    teacher, code, _ = start_room(tabs, view="class")
-    student = tabs(make_app(room=code), "s1")
-    teacher.text_area(key="class_text").set_value("the cat sat on the mat\nthe dog ran home")
-    tabs(teacher, "teacher")
-    teacher.button_group(key="class_head").set_value(2)
-    tabs(teacher, "teacher")
-    tabs(student, "s1")  # the push's rerun
-    no_exception(student)
-    assert not student.text_area and not [b for b in student.button if b.key == "class_examples"]
-    assert not [w for w in student.button_group if w.key == "class_head"]
-    ours, theirs = keyed_figures(student), keyed_figures(teacher)
-    assert ours["class_chart"]["data"] == theirs["class_chart"]["data"]
-    assert len(class_charts(student)) == 2 and verdict(student) == verdict(teacher)
-    assert "**Head 2** across 2 sentences" in verdict(student)

@@ -19,9 +19,8 @@ from core.head_summary import SPECIFIC, specificity
 from dashboard.settings import DEFAULT_CONFIG, DEFAULTS
 from dashboard.views.contrast import DEFAULT_SECOND, EMPTY_SECOND, PAIRS
 from tests.conftest import require_minilm
-from tests.dashboard.conftest import array, heatmaps, keyed_figures, make_app, no_exception
+from tests.dashboard.conftest import array, heatmaps, make_app, no_exception
 from tests.dashboard.test_hostile_app import CANARY, MARKUP, user_text_leaks
-from tests.dashboard.test_rooms import start_room, tabs  # noqa: F401  (tabs: the fixture)
 
 TIRED, WIDE = PAIRS[0].first, PAIRS[0].second
 
@@ -277,22 +276,3 @@ def test_the_verdict_names_a_resolving_head_and_says_what_the_others_lack():
     assert lines[1].startswith("1 head gives “animal” more of the weight of “it” than “street”")
     assert "(layer 1, head 2)" in lines[1] and "0.10 and 0.20" in lines[1]
     assert lines[2].startswith("The largest shift, +1.30, is layer 1, head 1's") and lines[2].endswith("second.")
-
-
-# -- in a room: a following student sees the teacher's pair and head, and no control -----------------------------------
-
-
-def test_a_following_student_sees_the_teachers_pair_and_head_without_the_controls(tabs):  # noqa: F811
-    teacher, code, _ = start_room(tabs, view="contrast")
-    student = tabs(make_app(room=code), "s1")
-    teacher.text_input(key="second").set_value("The bank of the sea gave a loan")
-    tabs(teacher, "teacher")
-    teacher.button_group(key="contrast_head").set_value(3)
-    tabs(teacher, "teacher")
-    tabs(student, "s1")  # the push's rerun
-    no_exception(student)
-    assert not [t for t in student.text_input if t.key == "second"]
-    assert not [b for b in student.button if (b.key or "").startswith("contrast_pair_")]
-    ours, theirs = keyed_figures(student), keyed_figures(teacher)
-    assert ours["contrast_chart"]["data"] == theirs["contrast_chart"]["data"]
-    assert "Head 3, drawn above" in text(student)
