@@ -7,7 +7,7 @@
 (a) Server side, with AppTest (the real script, the real Streamlit runtime, no
     browser): the median wall time of one full rerun at the defaults, after
     changing each control, and at the largest settings. "cold" clears
-    ``st.cache_data`` and the cached runs before every rerun, so the engine runs as it does the first
+    ``dashboard.compute``'s caches before every rerun, so the engine runs as it does the first
     time a setting is chosen: that is the number held against the target.
     "warm" alternates between two settings already cached (figures and page only).
 (b) The Plotly figure JSON the browser receives (sum over the charts on the page).
@@ -19,9 +19,12 @@
 (e) First load, in a fresh Chromium context (empty HTTP cache) on a warm server:
     from the browser's request for the page to the first chart's message arriving
     on the websocket (Chrome DevTools Protocol timestamps; over loopback, sent =
-    received), and to the first heatmap drawn. The bytes the browser downloaded,
-    what gzip and zstd would make of them, a second visit (the assets are cached
-    "immutable" for a year), and one load on a cold server.
+    received), and to the first heatmap drawn. The bytes the browser downloaded
+    offering gzip only (a phone over plain HTTP: ``bench.page_assets.GZIP_ONLY``), and
+    once the server's brotli is ready, offering brotli too (HTTPS, localhost), a second
+    visit (the assets are cached "immutable" for a year), and one load on a cold server.
+
+    python -m bench.app --first-load   # (e) alone
 """
 
 from __future__ import annotations
@@ -29,27 +32,24 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
-import gzip
 import logging
 import os
-import shutil
 import statistics
 import subprocess
 import sys
 import time
-import urllib.request
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from bench.page_assets import BROWSER, GZIP_ONLY, wait_compressed
 from bench.protocol import Tab
 from bench.streamlit_server import (
-    APP,
     APP_IDLE,
     HEADS_CHART,
+    PAGE,
     ROOT,
     chromium,
     finished_runs,
@@ -123,7 +123,7 @@ class Row:
 
 
 def new_app(**query: str) -> AppTest:
-    at = AppTest.from_file(str(ROOT / APP), default_timeout=60)
+    at = AppTest.from_file(str(ROOT / PAGE), default_timeout=60)
     for key, value in query.items():
         at.query_params[key] = value
     return at
@@ -137,17 +137,11 @@ def run_once(at: AppTest, cold: bool, cpu: list[float] | None = None) -> float:
     machine it also contains the other processes' turns.
     """
     if cold:  # every cached computation; the loaded model and the training registry stay, as on a server
-        from dashboard import compute  # here, not at the top: importing it builds caches, which logs outside a run
+        from dashboard import bounded_cache, compute  # here: importing them builds caches, which logs outside a run
 
-        st.cache_data.clear()
-        for cached_run in (
-            compute.attention_run,
-            compute.cross_run,
-            compute.minilm_runs,
-            compute.cache_run,  # the kv_cache view's decoding
-            compute.tiled_run,  # the flash view's tiles
-        ):
-            cached_run.clear()
+        for cached in vars(compute).values():  # the computations (the code shown and the tours stay read)
+            if isinstance(getattr(cached, "cache", None), bounded_cache.BoundedCache):
+                cached.clear()
     start, start_cpu = time.perf_counter(), time.process_time()
     at.run()
     elapsed = time.perf_counter() - start
@@ -532,9 +526,12 @@ class NetworkLog:
         return kinds
 
 
-def _load(browser, url: str, n_heads: int) -> tuple[NetworkLog, float]:
-    """One first visit in a fresh context (empty cache): the network log and seconds to the heatmaps drawn."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+def _load(browser, url: str, n_heads: int, accept: str = GZIP_ONLY) -> tuple[NetworkLog, float]:
+    """One first visit in a fresh context (empty cache) offering the encodings ``accept``: the network log and
+    seconds to the heatmaps drawn."""
+    context = browser.new_context(
+        viewport={"width": 1400, "height": 1000}, extra_http_headers={"Accept-Encoding": accept}
+    )
     page = context.new_page()
     page.set_default_timeout(60_000)
     log = NetworkLog(context, page)
@@ -553,19 +550,6 @@ def _load(browser, url: str, n_heads: int) -> tuple[NetworkLog, float]:
     return log, drawn
 
 
-def _compressed(urls: list[str]) -> tuple[int, int | None]:
-    """Total bytes of these responses as gzip -6 and zstd -3 (None without the zstd command) would send them."""
-    gz = zst = 0
-    zstd = shutil.which("zstd")
-    for url in urls:
-        with urllib.request.urlopen(url, timeout=30) as r:
-            body = r.read()
-        gz += len(gzip.compress(body, 6))
-        if zstd:
-            zst += len(subprocess.run([zstd, "-3", "-c", "-q"], input=body, capture_output=True, check=True).stdout)
-    return gz, zst if zstd else None
-
-
 def first_load() -> tuple[list[Row], list[str]]:
     """First visits in fresh browser contexts: one on a cold server, then FIRST_LOADS on the warm server."""
     n = DEFAULTS.config.n_heads
@@ -577,8 +561,9 @@ def first_load() -> tuple[list[Row], list[str]]:
             to_chart.append(log.first_chart - log.start)
             to_drawn.append(drawn)
             page_start.append(log.websocket - log.start)
-        static = [log.urls[rid] for rid in log.bytes if log.urls.get(rid, "").startswith(url)]
-        gz, zst = _compressed(static)
+        static = [log.urls[rid].removeprefix(url).lstrip("/") for rid in log.bytes if "/static/" in log.urls[rid]]
+        waited = wait_compressed(url, static)
+        brotli, _ = _load(browser, url, n, accept=BROWSER)
     median = statistics.median
     kinds = log.by_kind()
     total = log.http_bytes() + log.ws_bytes
@@ -588,13 +573,13 @@ def first_load() -> tuple[list[Row], list[str]]:
         f"cold server: first chart {cold.first_chart - cold.start:.2f} s, heatmaps drawn {cold_drawn:.2f} s"
     )
     info.append(
-        f"first load downloads {total:,} B: JS {kinds['js']:,}, CSS {kinds['css']:,}, fonts {kinds['fonts']:,}, "
-        f"other HTTP {kinds['other']:,}, websocket payload {log.ws_bytes:,} (deflated on the wire); "
-        f"{len(log.bytes)} HTTP requests, served uncompressed"
+        f"first load offering {GZIP_ONLY!r} downloads {total:,} B: JS {kinds['js']:,}, CSS {kinds['css']:,}, "
+        f"fonts {kinds['fonts']:,}, other HTTP {kinds['other']:,}, websocket payload {log.ws_bytes:,} (deflated on "
+        f"the wire); {len(log.bytes)} HTTP requests"
     )
-    zst_note = f", zstd -3 {zst:,} B ({zst / log.http_bytes():.0%})" if zst is not None else ""
+    ready = "the server compresses nothing" if waited is None else f"its brotli ready after {waited:.0f} s"
     info.append(
-        f"    the same HTTP responses as gzip -6 {gz:,} B ({gz / log.http_bytes():.0%}){zst_note}; "
+        f"    offering {BROWSER!r} ({ready}): HTTP {brotli.http_bytes():,} B against {log.http_bytes():,} B; "
         f"a second visit (reload, same browser) downloads {log.repeat_bytes:,} B"
     )
     rows = [
@@ -616,6 +601,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--profile", action="store_true", help="time the stages of a rerun at the largest settings")
     parser.add_argument("--no-browser", action="store_true", help="skip (c), e.g. where chromium is missing")
+    parser.add_argument("--first-load", action="store_true", help="(e) alone: a first visit's time and bytes")
     parser.add_argument(
         "--views",
         help="only the largest-settings rows of these views (comma-separated, e.g. kv_cache,flash) and the rows of "
@@ -630,7 +616,9 @@ def main() -> int:
         logging.getLogger(name).addFilter(lambda record: False)
     start = time.perf_counter()
     load_at_start = os.getloadavg()[0]
-    if args.views:  # a quick look at some views: their rows only
+    if args.first_load:
+        rows, info = first_load()
+    elif args.views:  # a quick look at some views: their rows only
         rows, info = largest_view_rows(args.views.split(",")) + view_control_rows(), [largest_info()]
     else:
         rows, info = server_side()

@@ -48,15 +48,17 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import chain
+from pathlib import Path
 
 import numpy as np
 from websockets.exceptions import ConnectionClosed
 
 from bench.expected import Mismatch, expected_weights
 from bench.measure import TARGET_RSS_MB, PeakRss, pct
-from bench.page_assets import AssetPlan, fetch
+from bench.page_assets import GZIP_ONLY, AssetPlan, fetch, wait_compressed
 from bench.protocol import NoRun, Page, Tab, decode_array
-from bench.streamlit_server import redis_server, streamlit_server
+from bench.streamlit_server import ROOT, redis_server, streamlit_server
 from dashboard.classroom.room_page import CHECK_SECONDS
 from dashboard.settings import kv_head_options, nearest_heads
 
@@ -365,16 +367,19 @@ async def quiz_round(tab: Tab, rec: Record, rng: random.Random, n: int) -> None:
     await asyncio.sleep(rng.uniform(5, 10))
 
 
-async def student(url: str, i: int, rec: Record, ready: asyncio.Event, join_s: float, plan: AssetPlan | None) -> None:
+async def student(
+    url: str, i: int, rec: Record, ready: asyncio.Event, join_s: float, plan: AssetPlan | None, accept: str = GZIP_ONLY
+) -> None:
     rng = random.Random(i)
     try:
         await ready.wait()
         await asyncio.sleep(rng.uniform(0, join_s))  # the class opens the link over join_s seconds
-        fetched = await fetch(url, plan.eager) if plan else 0  # what a browser fetches before its websocket opens
+        fetched = await fetch(url, plan.eager, accept=accept) if plan else 0  # what a browser fetches before its socket
         async with Tab(url, timeout=120, deflate=False) as tab:
             page = await tab.open({"room": rec.code})
             if plan:  # the components its elements are drawn by, loaded as they arrive (the chart's 4.7 MB)
-                fetched += await fetch(url, plan.lazy_for({e.WhichOneof("type") for e in page.elements.values()}))
+                kinds = {e.WhichOneof("type") for e in page.elements.values()}
+                fetched += await fetch(url, plan.lazy_for(kinds), accept=accept)
                 rec.fetched.append(fetched)
             if shown_change(page, rec.changes, 0) is None:
                 raise Mismatch(f"student {i}'s first page shows none of the teacher's settings")
@@ -438,16 +443,17 @@ async def run(
     cpu: Callable[[], float],
     join_s: float,
     plan: AssetPlan | None = None,
+    accept: str = GZIP_ONLY,
 ) -> Record:
     """The teacher on ``urls[0]``, student i on ``urls[1 + i % (len(urls) - 1)]`` (the same server, or others);
-    ``plan``: each student first fetches what a browser's first visit does (a join storm)."""
+    ``plan``: each student first fetches what a browser's first visit does (a join storm), offering ``accept``."""
     rec = Record(deadline=time.monotonic() + seconds)
     ready = asyncio.Event()
     lag = asyncio.create_task(rec.lag.run())
     try:
         await asyncio.gather(
             teacher(urls[0], rec, random.Random(seed), ready, n, cpu),
-            *(student(urls[1 + i % (len(urls) - 1)], i, rec, ready, join_s, plan) for i in range(n)),
+            *(student(urls[1 + i % (len(urls) - 1)], i, rec, ready, join_s, plan, accept) for i in range(n)),
         )
     finally:
         lag.cancel()
@@ -474,7 +480,14 @@ def _clients_main(conn, pids: list[int], args: tuple) -> None:
 
 
 def clients(
-    urls: tuple[str, ...], pids: list[int], n: int, seconds: float, seed: int, join_s: float, plan: AssetPlan | None
+    urls: tuple[str, ...],
+    pids: list[int],
+    n: int,
+    seconds: float,
+    seed: int,
+    join_s: float,
+    plan: AssetPlan | None,
+    accept: str = GZIP_ONLY,
 ) -> Record:
     """``run`` in a process of its own (spawned: nothing of this one's threads), so the clients share no GIL with
     the bench's samplers and their CPU is theirs alone; the server processes' CPU is measured there over the same
@@ -482,7 +495,7 @@ def clients(
     cores is printed beside the server's."""
     ctx = multiprocessing.get_context("spawn")
     receive, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_clients_main, args=(send, pids, (urls, n, seconds, seed, join_s, plan)))
+    proc = ctx.Process(target=_clients_main, args=(send, pids, (urls, n, seconds, seed, join_s, plan, accept)))
     proc.start()
     send.close()
     try:
@@ -556,24 +569,32 @@ def classroom(
     assets: bool = False,
     redis: bool = False,
     split: bool = False,
+    root: Path = ROOT,
+    accept: str = GZIP_ONLY,
 ) -> Result:
     """Run the room on its own server (``redis``: rooms in a redis-server, the teacher on process A and the
     students on process B; ``split``: the students alternate between A and B, as a load balancer with sticky
-    sessions spreads them); the clients in a process of their own (``clients``); print the figures, return them."""
+    sessions spreads them); the clients in a process of their own (``clients``); print the figures, return them.
+    ``root``: the checkout whose app runs (``--against``); ``accept``: what a join storm's students offer
+    (``GZIP_ONLY``: phones on a plain-HTTP host; a server that compresses is first given the time to make its
+    brotli, as a server up before the lecture has had)."""
     with contextlib.ExitStack() as stack:
         env = {}
         if redis:
             env = {"ATTENTION_LAB_REDIS_URL": stack.enter_context(redis_server())}
-        url_a, proc_a = stack.enter_context(streamlit_server(env=env))
+        url_a, proc_a = stack.enter_context(streamlit_server(env=env, root=root))
         procs = [proc_a]
         url_b = url_a
         if redis:
-            url_b, proc_b = stack.enter_context(streamlit_server(env=env))
+            url_b, proc_b = stack.enter_context(streamlit_server(env=env, root=root))
             procs.append(proc_b)
         rss = [stack.enter_context(PeakRss(p.pid)) for p in procs]
         plan = AssetPlan.read(url_b) if assets else None  # read once, before the class: what a first visit fetches
+        if plan:
+            brotli = [wait_compressed(url, plan.eager + list(chain(*plan.lazy.values()))) for url in {url_a, url_b}]
+            print(f"  the servers' brotli was ready {brotli} s after they answered (None: they compress nothing)")
         urls = (url_a, url_a, url_b) if split else (url_a, url_b)
-        rec = clients(urls, [p.pid for p in procs], sessions, seconds, seed, join_s, plan)
+        rec = clients(urls, [p.pid for p in procs], sessions, seconds, seed, join_s, plan, accept)
         peak_mb = max(r.peak for r in rss) / 2**20
     failures = rec.errors + [f"quiz: tally {t}, picked {p}" for t, p in rec.quiz_counts if t != p]
     p95 = pct(rec.delays, 95)
@@ -593,8 +614,8 @@ def classroom(
     if plan:
         each = pct(rec.fetched, 50) / 2**20
         fetched = (f" (each fetched what a browser with an empty cache does, read from the served index.html: "
-                   f"{len(plan.eager)} files before its websocket, then its elements' components: "
-                   f"{each:.1f} MB)")  # fmt: skip
+                   f"{len(plan.eager)} files before its websocket, then its elements' components, offering "
+                   f"{accept!r}: {each:.1f} MB)")  # fmt: skip
     print(f"  join: {len(rec.joined)} students opened the link within {join_s:.0f} s{fetched}; the last saw its "
           f"first map {max(rec.joined or [float('nan')]):.1f} s after the link went out (not counted in the run's "
           f"{seconds:.0f} s)")  # fmt: skip

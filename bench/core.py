@@ -1,7 +1,13 @@
-"""Speed of ``core.multi_head_attention`` against ``torch.nn.MultiheadAttention`` on the CPU.
+"""Speed of ``core.multi_head_attention`` on the CPU against two PyTorch forms of the same layer.
 
     python -m bench.core               # both tables
     python -m bench.core attention     # only the attention-only table (today's variants)
+
+The first table times the whole layer (projections, attention, output projection) against
+``torch.nn.MultiheadAttention`` ("MHA", every head's weights returned, as ours does) and against
+the same projections around ``torch.nn.functional.scaled_dot_product_attention`` ("SDPA", as
+nanoGPT writes it: ``F.linear`` for Q|K|V, ``is_causal=True``, ``F.linear`` for W_O). SDPA
+returns no weights, so it does less work than ours; a speed claim names which one it beats.
 
 A second table times attention alone (q, k and v given, no projections) for the shapes of
 today's models, against ``torch.nn.functional.scaled_dot_product_attention``: grouped-query
@@ -12,28 +18,29 @@ nothing and returns no weights, so it does less work. The tiled path
 (``core.tiled.tiled_attention``, B_c = 128) is a teaching path: its time is reported, with
 no target.
 
-Both sides do the same work: float32, the same weights, a causal mask, no biases,
+Ours and MHA do the same work: float32, the same weights, a causal mask, no biases,
 and every head's weights returned (torch: ``need_weights=True,
-average_attn_weights=False``). Each side gets its mask built before timing, in its
+average_attn_weights=False``). Each gets its mask built before timing, in its
 own polarity (ours: True = may attend; torch's ``attn_mask``: True = masked), so
 turning the mask into whatever form a side computes with is inside its timing.
+SDPA gets the same weights and ``is_causal=True`` (torch's causal fast path, no mask).
 
 Why the timing is shaped this way: the machine is shared and noisy (other
 tenants take whole time slices: a 2 ms call sometimes takes 10 or 100 ms), and
-its speed drifts over seconds. So the two sides, and a plain matmul (the
+its speed drifts over seconds. So the sides, and a plain matmul (the
 yardstick for GFLOP/s), run interleaved in rounds, in rotating order. Each
 contestant's turn starts after IDLE_SECONDS of sleep, because after a call
 OpenBLAS keeps a worker thread spinning on a core for ~0.1 s (torch's OpenMP
 threads for much less), which would slow whoever runs next; then one discarded
 warm-up call wakes its own threads, then a few timed calls, of which the fastest
 counts: the one least disturbed by other tenants. The table gives each
-contestant's median over rounds, and the median over rounds of numpy/torch
+contestant's median over rounds, and the median over rounds of ours/torch's
 measured in the same round, which cancels most of the drift. glibc's malloc
 thresholds are fixed first (``steady_allocator``), so neither side's allocations
 decide whether the other's arrays land on fresh pages.
 
-Before timing, each size checks once that both sides give the same output and
-weights (float32 tolerance), so a broken fast path cannot look fast.
+Before timing, each size checks once that every side gives the same output (and
+MHA the same weights) to float32 tolerance, so a broken fast path cannot look fast.
 """
 
 from __future__ import annotations
@@ -83,7 +90,7 @@ MMAP_BYTES, TRIM_BYTES = 32 << 20, 1 << 30
 """Fixed malloc thresholds (32 MiB is the largest mmap threshold glibc accepts); see ``steady_allocator``."""
 
 RTOL, ATOL = 1e-4, 1e-5
-"""Float32 agreement asked of the two sides: weights lie in [0, 1], outputs are O(1)."""
+"""Float32 agreement asked of the sides: weights lie in [0, 1], outputs are O(1)."""
 
 
 def attention_flops(t: int, d_model: int) -> int:
@@ -149,7 +156,7 @@ def steady_allocator() -> bool:
 
 @dataclass
 class Case:
-    """One size, set up outside timing: the same input and weights for both sides."""
+    """One size, set up outside timing: the same input and weights for every side."""
 
     t: int
     d_model: int
@@ -159,12 +166,13 @@ class Case:
     mask: np.ndarray  # (T, T) bool, True = may attend
     run_numpy: Callable[[], object]
     run_torch: Callable[[], object]
+    run_sdpa: Callable[[], object]
     run_matmul: Callable[[], object]
     torch_result: Callable[[], tuple[np.ndarray, np.ndarray]]
 
 
 def make_case(torch, t: int, d_model: int, n_heads: int, seed: int = 0) -> Case:
-    """Build the inputs, a torch module loaded with our weights, and the three timed calls."""
+    """Build the inputs, a torch module loaded with our weights, and the four timed calls."""
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((1, t, d_model)).astype(np.float32)  # (1, T, d_model)
     proj = Projections.random(d_model, seed, dtype=np.float32)
@@ -186,6 +194,17 @@ def make_case(torch, t: int, d_model: int, n_heads: int, seed: int = 0) -> Case:
         out, weights = run_torch()
         return out.numpy(), weights.numpy()  # (1, T, d_model), (1, h, T, T)
 
+    linear, sdpa = torch.nn.functional.linear, torch.nn.functional.scaled_dot_product_attention
+    w_qkv, w_out = mha.in_proj_weight.detach(), mha.out_proj.weight.detach()  # (3 d, d), (d, d): x @ W.T
+    d_k = d_model // n_heads
+
+    def run_sdpa():  # nanoGPT's CausalSelfAttention.forward, without dropout and biases
+        with torch.inference_mode():
+            q, k, v = linear(x_t, w_qkv).split(d_model, dim=2)  # (1, T, d_model) each
+            q, k, v = (a.view(1, t, n_heads, d_k).transpose(1, 2) for a in (q, k, v))  # (1, h, T, d_k)
+            y = sdpa(q, k, v, is_causal=True)  # (1, h, T, d_k); no weights returned
+            return linear(y.transpose(1, 2).reshape(1, t, d_model), w_out)  # (1, T, d_model)
+
     w = np.ascontiguousarray(proj.w_q)
     x2 = x[0]  # (T, d_model)
     return Case(
@@ -197,13 +216,14 @@ def make_case(torch, t: int, d_model: int, n_heads: int, seed: int = 0) -> Case:
         mask=mask,
         run_numpy=lambda: multi_head_attention(x, proj, n_heads, mask=mask),
         run_torch=run_torch,
+        run_sdpa=run_sdpa,
         run_matmul=lambda: x2 @ w,
         torch_result=torch_result,
     )
 
 
 def check_same(case: Case) -> tuple[float, float]:
-    """Both sides agree to float32 tolerance; returns max |diff| of output and of weights.
+    """Ours, MHA and SDPA agree to float32 tolerance; returns max |ours - MHA| of output and of weights.
 
     Raises AssertionError otherwise (explicitly, so that ``python -O`` cannot skip the check).
     """
@@ -217,6 +237,8 @@ def check_same(case: Case) -> tuple[float, float]:
         raise AssertionError("a masked weight is not exactly 0")
     np.testing.assert_allclose(trace.weights, weights_t, rtol=RTOL, atol=ATOL, err_msg="weights differ from torch")
     np.testing.assert_allclose(trace.output, out_t, rtol=RTOL, atol=ATOL, err_msg="outputs differ from torch")
+    out_sdpa = case.run_sdpa().numpy()  # (1, T, d_model)
+    np.testing.assert_allclose(trace.output, out_sdpa, rtol=RTOL, atol=ATOL, err_msg="outputs differ from SDPA")
     return float(np.max(np.abs(trace.output - out_t))), float(np.max(np.abs(trace.weights - weights_t)))
 
 
@@ -235,8 +257,11 @@ def best_of(fn: Callable[[], object], calls: int) -> float:
 class Timing:
     numpy_s: float
     torch_s: float
+    """nn.MultiheadAttention's median."""
+    sdpa_s: float
     matmul_s: float
-    ratios: np.ndarray  # (rounds,) numpy/torch measured in the same round
+    ratios: np.ndarray  # (rounds,) numpy/MHA measured in the same round
+    sdpa_ratios: np.ndarray  # (rounds,) numpy/SDPA measured in the same round
 
 
 def time_interleaved(contestants: dict[str, Callable[[], object]]) -> dict[str, list[float]]:
@@ -257,10 +282,14 @@ def time_interleaved(contestants: dict[str, Callable[[], object]]) -> dict[str, 
 
 
 def time_case(case: Case) -> Timing:
-    """Interleaved rounds of numpy, torch and the plain matmul, in rotating order, for ~SIZE_SECONDS."""
-    samples = time_interleaved({"numpy": case.run_numpy, "torch": case.run_torch, "matmul": case.run_matmul})
-    numpy_s, torch_s, matmul_s = (float(np.median(samples[n])) for n in ("numpy", "torch", "matmul"))
-    return Timing(numpy_s, torch_s, matmul_s, np.array(samples["numpy"]) / np.array(samples["torch"]))
+    """Interleaved rounds of numpy, MHA, SDPA and the plain matmul, in rotating order, for ~SIZE_SECONDS."""
+    calls = {"numpy": case.run_numpy, "torch": case.run_torch, "sdpa": case.run_sdpa, "matmul": case.run_matmul}
+    samples = time_interleaved(calls)
+    numpy_s, torch_s, sdpa_s, matmul_s = (float(np.median(samples[n])) for n in calls)
+    ours = np.array(samples["numpy"])
+    return Timing(
+        numpy_s, torch_s, sdpa_s, matmul_s, ours / np.array(samples["torch"]), ours / np.array(samples["sdpa"])
+    )
 
 
 @dataclass
@@ -352,6 +381,50 @@ def attention_table(torch) -> None:
         )
 
 
+def _ratio(ratios: np.ndarray, width: int) -> str:
+    """A column of within-round ratios: their median in ``width`` characters, then ``(q1-q3)``."""
+    q1, q3 = np.percentile(ratios, [25, 75])
+    return f"{np.median(ratios):>{width}.2f} {f'({q1:.2f}-{q3:.2f})':>11}"
+
+
+def layer_table(torch, sizes: tuple[tuple[int, int, int], ...] = SIZES) -> None:
+    """The whole layer at each ``(T, d_model, h)`` of ``sizes``: ours against MHA and against SDPA."""
+    print("float32, batch of 1, bias=False. MHA = torch.nn.MultiheadAttention, causal mask built outside timing")
+    print("(each side in its own polarity), need_weights=True, average_attn_weights=False: every weight returned,")
+    print("as ours. SDPA = F.linear (Q|K|V) -> F.scaled_dot_product_attention(is_causal=True) -> F.linear (W_O),")
+    print("no weights returned (less work than ours).")
+    print("GFLOP = (8 T d^2 + 4 T^2 d) / 1e9 (4 projections + QK^T + weights@V; softmax not counted).")
+    print("matmul = plain float32 (T, d) @ (d, d) in NumPy (2 T d^2 FLOP), timed in the same rounds;")
+    print("(%) = a side's GFLOP/s as a share of it. max|d...| = largest difference between ours and MHA.")
+    print(f"Per round, each side after {IDLE_SECONDS} s idle: best of a few calls; ms = median over rounds;")
+    print("numpy/MHA and numpy/SDPA = median over rounds of the ratio within the round (< 1: NumPy is faster),")
+    print("with its interquartile range over rounds.")
+    print()
+    header = (
+        f"{'T':>5} {'d_model':>7} {'h':>3} {'GFLOP':>6} {'numpy ms':>9} {'MHA ms':>8} {'SDPA ms':>8} "
+        f"{'numpy/MHA':>9} {'(IQR)':>11} {'numpy/SDPA':>10} {'(IQR)':>11} {'numpy GFLOP/s':>14} "
+        f"{'MHA GFLOP/s':>12} {'SDPA GFLOP/s':>12} {'matmul GFLOP/s':>14} {'max|dout|':>9} {'max|dw|':>8} "
+        f"{'rounds':>6}"
+    )
+    print(header)
+    print("-" * len(header))
+    for t, d_model, n_heads in sizes:
+        case = make_case(torch, t, d_model, n_heads)
+        d_out, d_w = check_same(case)
+        timing = time_case(case)
+        flops = attention_flops(t, d_model)
+        matmul_rate = matmul_flops(t, d_model) / timing.matmul_s / 1e9
+        rates = [flops / seconds / 1e9 for seconds in (timing.numpy_s, timing.torch_s, timing.sdpa_s)]
+        shares = [f"{rate:.1f} ({rate / matmul_rate:.0%})" for rate in rates]
+        print(
+            f"{t:>5} {d_model:>7} {n_heads:>3} {flops / 1e9:>6.3f} {timing.numpy_s * 1e3:>9.3f} "
+            f"{timing.torch_s * 1e3:>8.3f} {timing.sdpa_s * 1e3:>8.3f} {_ratio(timing.ratios, 9)} "
+            f"{_ratio(timing.sdpa_ratios, 10)} {shares[0]:>14} "
+            f"{shares[1]:>12} {shares[2]:>12} {matmul_rate:>14.1f} {d_out:>9.1e} {d_w:>8.1e} {len(timing.ratios):>6}",
+            flush=True,
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv not in ([], ["attention"]):
@@ -372,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     if steady:
         print(
-            f"malloc: glibc thresholds fixed (mmap {MMAP_BYTES >> 20} MiB, trim {TRIM_BYTES >> 20} MiB) for both sides."
+            f"malloc: glibc thresholds fixed (mmap {MMAP_BYTES >> 20} MiB, trim {TRIM_BYTES >> 20} MiB) for every side."
         )
     else:
         print("malloc: thresholds left as they are (not glibc); page faults may differ from run to run.")
@@ -381,38 +454,7 @@ def main(argv: list[str] | None = None) -> int:
         attention_table(torch)
         print(f"\n{time.perf_counter() - start:.0f} s")
         return 0
-    print("float32, causal mask built outside timing (each side in its own polarity), need_weights=True,")
-    print("average_attn_weights=False, bias=False; batch of 1.")
-    print("GFLOP = (8 T d^2 + 4 T^2 d) / 1e9 (4 projections + QK^T + weights@V; softmax not counted).")
-    print("matmul = plain float32 (T, d) @ (d, d) in NumPy (2 T d^2 FLOP), timed in the same rounds;")
-    print("(%) = a side's GFLOP/s as a share of it. max|d...| = largest difference between the two sides.")
-    print(f"Per round, each side after {IDLE_SECONDS} s idle: best of a few calls; ms = median over rounds;")
-    print("numpy/torch = median over rounds of the ratio within the round (< 1: NumPy is faster), with its")
-    print("interquartile range over rounds.")
-    print()
-    header = (
-        f"{'T':>5} {'d_model':>7} {'h':>3} {'GFLOP':>6} {'numpy ms':>9} {'torch ms':>9} {'numpy/torch':>11} "
-        f"{'(IQR)':>11} {'numpy GFLOP/s':>14} {'torch GFLOP/s':>14} {'matmul GFLOP/s':>14} "
-        f"{'max|dout|':>9} {'max|dw|':>8} {'rounds':>6}"
-    )
-    print(header)
-    print("-" * len(header))
-    for t, d_model, n_heads in SIZES:
-        case = make_case(torch, t, d_model, n_heads)
-        d_out, d_w = check_same(case)
-        timing = time_case(case)
-        flops = attention_flops(t, d_model)
-        matmul_rate = matmul_flops(t, d_model) / timing.matmul_s / 1e9
-        numpy_rate, torch_rate = flops / timing.numpy_s / 1e9, flops / timing.torch_s / 1e9
-        q1, q3 = np.percentile(timing.ratios, [25, 75])
-        print(
-            f"{t:>5} {d_model:>7} {n_heads:>3} {flops / 1e9:>6.3f} {timing.numpy_s * 1e3:>9.3f} "
-            f"{timing.torch_s * 1e3:>9.3f} {np.median(timing.ratios):>11.2f} {f'({q1:.2f}-{q3:.2f})':>11} "
-            f"{f'{numpy_rate:.1f} ({numpy_rate / matmul_rate:.0%})':>14} "
-            f"{f'{torch_rate:.1f} ({torch_rate / matmul_rate:.0%})':>14} {matmul_rate:>14.1f} "
-            f"{d_out:>9.1e} {d_w:>8.1e} {len(timing.ratios):>6}",
-            flush=True,
-        )
+    layer_table(torch)
     print()
     attention_table(torch)
     print(f"\n{time.perf_counter() - start:.0f} s")

@@ -24,7 +24,6 @@ import random
 import re
 import signal
 import statistics
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -33,7 +32,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from bench.measure import PeakRss
 from bench.protocol import Page, Tab
-from bench.streamlit_server import ROOT, streamlit_server
+from bench.streamlit_server import ROOT, checkout, streamlit_server
 
 IDLE_S = 10.0
 """Seconds nobody changes anything, at the end: what idle students cost."""
@@ -181,13 +180,6 @@ def report(r: dict[str, float], args: argparse.Namespace, name: str = "") -> Non
     )
     print(f"  rounds took {r['wall'] / args.changes:.2f} s each (all {args.students} redrawn)")
     print(f"  idle: {1000 * r['idle'] / IDLE_S / args.students:.2f} ms server CPU per student per second")
-
-
-def checkout(ref: str, into: str) -> Path:
-    """The repository at ``ref``, as files (``git archive``): an app to run beside this one."""
-    archive = subprocess.run(["git", "archive", ref], cwd=ROOT, capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", into], input=archive, check=True)
-    return Path(into)
 
 
 def against(args: argparse.Namespace) -> int:

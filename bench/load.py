@@ -4,6 +4,7 @@
     python -m bench.load --sessions 100 --seconds 120 --browsers 0
     python -m bench.load --classroom           # a room: 1 teacher and 30 students following it (bench/classroom.py)
     python -m bench.load --lecture-hall        # rooms of 100, 200 and 300, a join storm, two processes on Redis: rows
+    python -m bench.load --classroom --sessions 200 --join-seconds 10 --fetch-page --against main   # storm, both
 
 Why protocol clients: thirty chromium processes would take the two cores away from
 the server they are measuring. Each student is a ``bench.protocol.Tab``, which
@@ -39,15 +40,18 @@ import asyncio
 import os
 import random
 import statistics
+import tempfile
 import time
 from dataclasses import dataclass, field
 
-from bench.classroom import HALL_SECONDS, lecture_hall
+from bench.classroom import HALL_SECONDS, ROW_HEAD, lecture_hall, verdict
+from bench.classroom import classroom as room
 from bench.classroom import main as room_main
 from bench.expected import Mismatch, check_page
 from bench.measure import TARGET_RSS_MB, PeakRss, pct
+from bench.page_assets import BROWSER, GZIP_ONLY
 from bench.protocol import Page, Tab
-from bench.streamlit_server import CHROMIUM, CHROMIUM_ARGS, streamlit_server
+from bench.streamlit_server import CHROMIUM, CHROMIUM_ARGS, checkout, streamlit_server
 from core.training import TASK_NAMES
 from dashboard.settings import D_MODELS, MAX_SEED, head_options
 
@@ -268,6 +272,22 @@ class Classroom:
         )
 
 
+def side_by_side(ref: str, sessions: int, seconds: float, seed: int, how: dict) -> int:
+    """The same room on REF's app, then on this checkout's, in one session: both rows, and the ratios the issue
+    holds a join storm to (last first map, server CPU)."""
+    with tempfile.TemporaryDirectory(prefix="load-ref-") as into:
+        old = room(sessions, seconds, seed, root=checkout(ref, into), **how)
+    new = room(sessions, seconds, seed, **how)
+    old.name, new.name = f"{ref}: {old.name}", f"this checkout: {new.name}"
+    print(ROW_HEAD)
+    print(old.row())
+    print(new.row())
+    print(f"this checkout / {ref}: last first map x{new.last_join / old.last_join:.2f} ({old.last_join:.1f} -> "
+          f"{new.last_join:.1f} s), server CPU x{new.server_cpu / old.server_cpu:.2f} ({old.server_cpu:.0f} -> "
+          f"{new.server_cpu:.0f} s); machine load average {os.getloadavg()[0]:.1f}")  # fmt: skip
+    return verdict(new)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sessions", type=int, default=30)
@@ -291,6 +311,12 @@ def main() -> int:
                     help="--classroom: rooms in redis-server; the teacher on process A, students on B")  # fmt: skip
     ap.add_argument("--split", action="store_true",
                     help="--classroom --redis: students alternate between processes A and B")  # fmt: skip
+    ap.add_argument("--brotli", action="store_true",
+                    help="--fetch-page: the students offer brotli too (chromium over HTTPS or to localhost); by "
+                    "default gzip only, as a phone's chromium offers a plain-HTTP host")  # fmt: skip
+    ap.add_argument("--against", metavar="REF",
+                    help="--classroom: REF's app (a commit, e.g. main) first, then this checkout's, on fresh "
+                    "servers one after the other; prints both rows and this one's over REF's")  # fmt: skip
     ap.add_argument("--lecture-hall", action="store_true",
                     help="200 and 300 students, a join storm and two processes on Redis, then table rows")  # fmt: skip
     ap.add_argument("--scale", type=float, default=1.0,
@@ -301,7 +327,10 @@ def main() -> int:
     if args.classroom:
         seconds = args.seconds if args.seconds != 60.0 else 90.0
         how = {"join_s": args.join_seconds, "assets": args.fetch_page, "redis": args.redis or args.split}
-        return room_main(args.sessions, seconds, args.seed, split=args.split, **how)
+        how |= {"split": args.split, "accept": BROWSER if args.brotli else GZIP_ONLY}
+        if args.against:
+            return side_by_side(args.against, args.sessions, seconds, args.seed, how)
+        return room_main(args.sessions, seconds, args.seed, **how)
     if not (1 <= args.sessions <= 200 and 0 < args.seconds <= 600 and 0 <= args.browsers <= 10):
         ap.error("bounded on purpose: 1..200 sessions, up to 600 s, up to 10 browsers")
 

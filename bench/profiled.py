@@ -1,4 +1,4 @@
-"""``streamlit`` with a profiler in every script thread: ``python -m bench.profiled run dashboard/app.py ...``.
+"""``streamlit`` with a profiler in every script thread: ``python -m bench.profiled run streamlit_app.py ...``.
 
 Each ScriptRunner thread (one per session's run chain) gets its own ``cProfile.Profile`` timed by
 ``time.thread_time``: CPU the script itself spent, not time it waited for the GIL other sessions held. On

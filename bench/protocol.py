@@ -302,6 +302,9 @@ class Tab:
         self._key_data: str | None = None
         """The teacher-key component's data as its JavaScript last ran it (None: not mounted)."""
         self.headers = dict(headers or {})
+        self.progress: list[tuple[int, str]] = []
+        """Every ``st.progress`` element this tab received, as (percent, text), in order, whichever run drew it:
+        a bar redrawn in place leaves only its last state in ``page``."""
 
     async def __aenter__(self) -> Tab:
         # ping_interval=None: a browser sends no websocket pings (the JS API has none); it only answers the server's.
@@ -550,6 +553,8 @@ class Tab:
                 page = Page()  # a run (re)started: what came before belongs to an older run
             elif kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
                 page.elements[tuple(fm.metadata.delta_path)] = fm.delta.new_element
+                if fm.delta.new_element.WhichOneof("type") == "progress":
+                    self.progress.append((fm.delta.new_element.progress.value, fm.delta.new_element.progress.text))
                 if fm.delta.fragment_id:
                     page.owners[tuple(fm.metadata.delta_path)] = fm.delta.fragment_id
                 if page.first_chart is None and fm.delta.new_element.WhichOneof("type") == "plotly_chart":

@@ -32,7 +32,11 @@ if TYPE_CHECKING:  # playwright is a dev dependency: only the browser helpers ne
     from playwright.sync_api import Browser, Page
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = "dashboard/app.py"
+APP = "streamlit_app.py"
+"""The server's entry, as README's run command names it: the page behind Streamlit's server, its static files
+served compressed (``dashboard/precompressed.py``)."""
+PAGE = "dashboard/app.py"
+"""The page's script itself (what AppTest runs, and the entry of a checkout from before ``streamlit_app.py``)."""
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 # Playwright's own browser download does not work here: Debian's binary needs these flags
 # (no sandbox in a container, no GPU, and no network traffic of its own).
@@ -97,8 +101,11 @@ def streamlit_server(
     and its last lines are shown if it fails to start. ``env`` adds environment variables
     (``ATTENTION_LAB_REDIS_URL`` for rooms in Redis); ``port`` reuses a port (a restart), else a free one.
     ``module`` runs another module with Streamlit's command line (``bench.profiled``: a profiled server); ``root``
-    is the checkout to run (``bench.follower --against``: another commit's app, side by side).
+    is the checkout to run (``bench.follower --against``: another commit's app, side by side; a checkout without
+    ``streamlit_app.py`` runs its ``dashboard/app.py``, uncompressed, as it was run then).
     """
+    if app == APP and not (root / APP).is_file():
+        app = PAGE
     port = port or free_port()
     base_url = f"http://127.0.0.1:{port}"
     cmd = [
@@ -133,6 +140,13 @@ def streamlit_server(
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=15)
+
+
+def checkout(ref: str, into: str) -> Path:
+    """The repository at ``ref``, as files (``git archive``): an app to run beside this one (``root=``)."""
+    archive = subprocess.run(["git", "archive", ref], cwd=ROOT, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", into], input=archive, check=True)
+    return Path(into)
 
 
 @contextlib.contextmanager

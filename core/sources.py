@@ -311,7 +311,7 @@ class MiniLMSource(ModelSource):
     LEARNED: ClassVar[bool] = True
     EXAMPLES: ClassVar[tuple[tuple[str, int, int, str], ...]] = (
         ("The bank of the river.", 1, 3, "layer 1, head 3 looks at the previous piece"),
-        ("The bank of the river.", 2, 9, "layer 2, head 9 looks at the next piece"),
+        ("The bank of the river.", 2, 9, "layer 2, head 9 sends “the” to the next piece"),
         (
             "the teacher praised the students because they worked hard",
             4,
@@ -321,8 +321,10 @@ class MiniLMSource(ModelSource):
         ("the cat sat on the mat because it was tired", 3, 8, "layer 3, head 8 parks its weight on [CLS]"),
     )
     """A pattern core names the head for (most of its rows show it), or a token-to-token claim where the head is
-    specific (``core.head_summary.SPECIFIC``); each checked on 5 or more sentences in
-    tests/core/test_pretrained_heads.py."""
+    specific (``core.head_summary.SPECIFIC``); each holds on at least 8 of the 10 held-out sentences of
+    tests/core/test_pretrained_heads.py (``HELD_OUT``), which no example, tour or threshold uses. Layer 2 head 9
+    is named for its determiner rows, not as a next-token head: a thin majority of its rows look one piece ahead
+    (42-67% on those sentences), while every "the", "a" or "my" there puts 0.70-0.95 on the next piece."""
     ARCHITECTURE: ClassVar[Architecture] = Architecture(
         MINILM.d_model, MINILM.n_heads, MINILM.n_layers, "learned", fixed=True
     )

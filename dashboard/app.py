@@ -1,6 +1,6 @@
 """Attention Lab: the entry file. It routes; the views render.
 
-Run from the repository root: ``streamlit run dashboard/app.py``.
+Run from the repository root: ``streamlit run streamlit_app.py``, which serves this file as its page.
 
 One page, one view at a time, chosen by a selector written to the ``view`` query
 parameter (by ``dashboard/address.py``: each view change is a history entry): a link
@@ -30,18 +30,22 @@ from dashboard.address import hold as hold_address
 from dashboard.address import send as send_address
 from dashboard.classroom.room_page import RoomState, class_bar, enter_room, follow_line, publish_room, room_panel
 from dashboard.classroom.room_quiz import join_quiz
-from dashboard.classroom.tours import open_tour_link, tour_bar, tour_picker
+from dashboard.classroom.tours import open_tour_link, presenting, tour_bar, tour_picker
 from dashboard.follower_page import follow_room, follower_settings, room_address
 from dashboard.link_notes import show_link_notes
 from dashboard.long_text import offer_prefix
+from dashboard.page import SHOWN_VIEW
 from dashboard.presenter import presenter_style
+from dashboard.server_memory import configure_allocator
 from dashboard.settings import SHOWN_SETTINGS, Settings, settings_from, sidebar
 from dashboard.streamlit_runtime import guard_widget_states
+from dashboard.tour_export import download_button as tour_download
 from dashboard.url_state import finish, read_address, remember_address, settle
 from dashboard.views import choose_view
 from dashboard.weight_notes import show_weights_note
 from dashboard.welcome import open_on_first_visit, welcome, welcome_button
 
+configure_allocator()  # two malloc arenas, a fixed mmap threshold: freed memory leaves (dashboard/server_memory.py)
 st.set_page_config(page_title="Attention Lab", page_icon="🔎", layout="wide")
 
 guard_widget_states()  # once per process: a widget value no control of the page could hold is dropped on arrival
@@ -60,6 +64,7 @@ with st.sidebar:  # where a lecturer looks first: the welcome and the lessons' t
     if not room.following:  # a follower's tour and view are the teacher's: the page says them, no picker
         welcome_button()
         tour_picker()
+        tour_download()  # the chosen tour as one offline file
         sidebar(page.context, page.defaults)  # the controls, each showing its value in ``page``
 teacher_line = st.sidebar.container() if room.following else None  # the body writes the teacher's settings here
 joining = welcome(room)  # a bare address: what this is, three ways in and the room code, above the live view
@@ -74,9 +79,12 @@ follow_line(room)  # a student who follows: says so in the page, under the headi
 def body(room: RoomState, settings: Settings) -> None:
     """Everything the settings decide; on a following page, a fragment the room's push reruns alone."""
     with top:
-        view = choose_view()
-        tour_bar(settings)  # during a tour: its note (numbers read from this page's run), Back and Next
-        if settings.presenter:  # our own constant text: safe as a heading
+        view = choose_view(drawn=not presenting(settings))  # a tour on a projector: its bar is the page's top
+        st.session_state[SHOWN_VIEW] = view.slug  # the charts' file names say it (page.chart_config)
+        row = tour_bar(settings)  # during a tour: its note (numbers read from this page's run), Back and Next
+        if row is not None:  # presenter mode's tour bar: the class's buttons in its row, no view line
+            heading = row
+        elif settings.presenter:  # our own constant text: safe as a heading
             heading = st.container(horizontal=True, vertical_alignment="center")  # one row: the maps start higher
             heading.subheader(view.teaches, anchor=False, width="content")
         else:  # the line and class_bar's zero-height component (or nothing) in one unwrapped row: a container of

@@ -1,9 +1,12 @@
 """Every computation the dashboard shows, cached: settings in, core results out.
 
-Nothing else in dashboard/ does math. Each function is keyed on hashable
-arguments (token tuples, a frozen ``AttentionConfig``) and bounded with
-``max_entries``: the largest ``Run`` (64 tokens, d_model 512, 16 heads) is about
-3.5 MB, so 32 entries stay near 100 MB on a 1 GB host.
+Nothing else in dashboard/ does math. Each function is keyed on hashable arguments (token tuples, a frozen
+``AttentionConfig``) and kept in a ``dashboard.bounded_cache`` bounded by the bytes its entries hold: every
+session gets the same read-only object, and an entry nobody reads for a while goes. What an entry holds at the
+largest settings (64 tokens, d_model 512, 16 heads; ``bounded_cache.held_bytes``): a ``Run`` 11 MB, 8 MB of it
+its W matrices (shared by every run of the same width and seed, but counted in each); one MiniLM sentence's six
+runs 6.8 MB (the model's own W matrices are the model's, counted nowhere); the kv_cache view's steps 1.8 MB and
+the flash view's tiles 1.2 MB (their run is ``attention_run``'s, not kept twice).
 """
 
 from __future__ import annotations
@@ -37,20 +40,29 @@ from core.pretrained import ENV_VAR, CheckpointError, ChecksumError, Encoding, M
 from core.pretrained.runs import layer_runs
 from core.sources import ModelSource
 from core.tiled import Tile, tiles
+from dashboard import bounded_cache
+from dashboard.bounded_cache import MB
 
 
 @st.cache_resource(max_entries=1, show_spinner="Loading the pretrained MiniLM (once per server)…")
-def minilm() -> MiniLM | str:
-    """The pretrained model, loaded once per server process; or, if it cannot be, the message saying why.
+def minilm_or_error() -> MiniLM | Exception:
+    """The pretrained model, loaded once per server process from the files on this server; or what stopped it.
 
-    A directory named by the Streamlit secret (or environment variable) ATTENTION_LAB_MINILM_DIR wins;
-    then the installed package; then a pinned, sha256-checked download. The failure is cached too, so an
-    offline page answers at once on every rerun; ``minilm.clear()`` (the page's Retry button) tries again.
+    A directory named by the Streamlit secret (or environment variable) ATTENTION_LAB_MINILM_DIR wins; then the
+    installed package; then the download cache. Nothing here is ``NotInstalled``: ``minilm_files.minilm_ready``
+    then downloads the files (once per process, with a progress bar) and clears this cache. The failure is cached
+    too, so a page answers at once on every rerun; ``minilm_or_error.clear()`` (the page's Try again) looks again.
     """
     try:
-        return load_minilm(secret(ENV_VAR))
+        return bounded_cache.resident(load_minilm(secret(ENV_VAR), download=False))  # its W count in no cache
     except (WeightsNotFound, ChecksumError, CheckpointError, OSError) as err:
-        return str(err)
+        return err
+
+
+def minilm() -> MiniLM | str:
+    """The pretrained model (``minilm_or_error``), or the message saying why it is not loaded."""
+    found = minilm_or_error()
+    return str(found) if isinstance(found, Exception) else found
 
 
 def secret(name: str) -> str | None:
@@ -61,72 +73,51 @@ def secret(name: str) -> str | None:
         return None
 
 
-def _read_only(value):
-    """``value`` with every array inside it (nested dataclasses and tuples) made read-only, then returned.
-
-    The runs below are cached with ``st.cache_resource``: every session gets the same object, not a copy.
-    ``st.cache_data`` would pickle each entry and unpickle it on every rerun, and a run carries its
-    projections (the W matrices, 8 MB at d_model 512; 14 MB for MiniLM's six layers), which would be copied
-    into every entry: 30 students took the server over 800 MB (bench.load). Read-only arrays make an
-    accidental write raise instead of changing another student's page.
-    """
-    if isinstance(value, np.ndarray):
-        value.flags.writeable = False
-    elif dataclasses.is_dataclass(value):
-        for f in dataclasses.fields(value):
-            _read_only(getattr(value, f.name))
-    elif isinstance(value, tuple):
-        for item in value:
-            _read_only(item)
-    return value
-
-
-@st.cache_resource(max_entries=16, show_spinner=False)
+@bounded_cache.cache(max_bytes=40 * MB)
 def minilm_runs(sentence: str, causal: bool) -> tuple[Run, ...]:
     """One ``Run`` per MiniLM layer for ``sentence``; raises ``ValueError`` (not cached) over the piece cap."""
     model = minilm()
     if isinstance(model, str):
         raise ValueError(model)
-    return _read_only(layer_runs(model, sentence, causal=causal))
+    return layer_runs(model, sentence, causal=causal)
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@bounded_cache.cache(max_bytes=12 * MB)
 def _permutation_runs(key: tuple, permutation: tuple[int, ...], _source: ModelSource) -> tuple[PermutationResult, ...]:
     return _source.permutation(permutation)
 
 
 def permutation_runs(source: ModelSource, permutation: tuple[int, ...]) -> tuple[PermutationResult, ...]:
     """Per layer of ``source``: the map of its tokens and of the movable ones reordered, compared position by
-    position (keyed on ``source.key``; a source holds at most ``MAX_TOKENS`` tokens, so each entry is bounded:
-    about 3.5 MB for MiniLM's six layers at 64 pieces)."""
+    position (keyed on ``source.key``)."""
     return _permutation_runs(source.key, permutation, source)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@bounded_cache.cache(max_bytes=1 * MB)
 def minilm_encoding(sentence: str) -> Encoding:
     """MiniLM's WordPiece pieces of ``sentence``, with [CLS] and [SEP] (call ``page.minilm_ready`` first)."""
     return minilm().encode(sentence)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@bounded_cache.cache(max_bytes=1 * MB)
 def tokens_of(sentence: str) -> tuple[str, ...]:
     """The tokens of ``sentence``; raises ``ValueError`` (not cached) with a user-facing message."""
     return tuple(tokenize(sentence))
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
+@bounded_cache.cache(max_bytes=64 * MB)
 def attention_run(tokens: tuple[str, ...], config: AttentionConfig) -> Run:
     """Embeddings, positions and the full self-attention trace for ``tokens`` (shared, read-only)."""
-    return _read_only(run(tokens, config))
+    return run(tokens, config)
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
+@bounded_cache.cache(max_bytes=24 * MB)
 def cross_run(tokens: tuple[str, ...], source: tuple[str, ...], config: AttentionConfig) -> Run:
     """Cross-attention: queries from ``tokens`` (T_q), keys and values from ``source`` (T_k) (shared, read-only)."""
-    return _read_only(run(tokens, config, source=source))
+    return run(tokens, config, source=source)
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@bounded_cache.cache(max_bytes=12 * MB)
 def permutation_run(
     tokens: tuple[str, ...], permutation: tuple[int, ...], config: AttentionConfig
 ) -> PermutationResult:
@@ -134,19 +125,19 @@ def permutation_run(
     return permutation_experiment(tokens, list(permutation), config)
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@bounded_cache.cache(max_bytes=8 * MB)
 def shift_run(tokens: tuple[str, ...], shift: int, config: AttentionConfig) -> ShiftResult:
     """Attention on ``tokens`` at positions 0..T-1 and at shift..shift+T-1 (``core.shift_experiment``)."""
     return shift_experiment(tokens, shift, config)
 
 
-@st.cache_data(max_entries=1, show_spinner=False)
+@bounded_cache.cache(max_bytes=1 * MB)
 def scaling_curves() -> ScalingResult:
     """``core.scaling_experiment`` on its default grid: the same for every sentence, so computed once."""
     return scaling_experiment()
 
 
-@st.cache_data(max_entries=1, show_spinner=False)
+@bounded_cache.cache(max_bytes=2 * MB)
 def score_spreads() -> SpreadResult:
     """``core.score_spread`` on its default widths: the same for every sentence, so computed once."""
     return score_spread()
@@ -284,11 +275,25 @@ class CacheRun(NamedTuple):
     window: int  # the sliding window decode ran with, 0 = none (a window as long as the sentence cuts no key here)
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
 def cache_run(tokens: tuple[str, ...], config: AttentionConfig) -> CacheRun:
     """The causal run of ``tokens`` and the same attention decoded one token at a time (shared, read-only)."""
-    # Decoding is causal by nature, and a prefix sees later tokens both ways: a decoder never has one.
-    full = attention_run(tokens, dataclasses.replace(config, causal=True, prefix=0))
+    full = attention_run(tokens, _decoder(config))
+    return CacheRun(full, *_decoded(tokens, config), config.window)
+
+
+def _decoder(config: AttentionConfig) -> AttentionConfig:
+    """Decoding is causal by nature, and a prefix sees later tokens both ways: a decoder never has one."""
+    return dataclasses.replace(config, causal=True, prefix=0)
+
+
+@bounded_cache.cache(max_bytes=12 * MB)
+def _decoded(tokens: tuple[str, ...], config: AttentionConfig) -> tuple[tuple[CacheStep, ...], np.ndarray, float]:
+    """``CacheRun`` but its run (``attention_run`` keeps that): the steps, their rows stacked and the difference.
+
+    Each step's cache is kept as the first t + 1 rows of the last step's, not as its own copy: ``decode`` grows the
+    cache by ``np.concatenate``, which copies every row unchanged, so the numbers are the same, and the caches of
+    64 steps at d_model 512 take 0.5 MB instead of 17 MB."""
+    full = attention_run(tokens, _decoder(config))
     x, _ = attention_input(full)  # (T, d_model): X + P, what the full run attended over
     positions = full.trace.q_unrotated is not None  # RoPE: rotate q_t and k_t by t
     steps = decode(
@@ -302,7 +307,16 @@ def cache_run(tokens: tuple[str, ...], config: AttentionConfig) -> CacheRun:
     )
     stacked = stacked_weights(steps)  # (h, T, T)
     diff = float(np.max(np.abs(stacked - full.trace.weights)))
-    return _read_only(CacheRun(full, tuple(steps), stacked, diff, config.window))
+    return _one_cache(steps), stacked, diff
+
+
+def _one_cache(steps: list[CacheStep]) -> tuple[CacheStep, ...]:
+    """``steps`` with each cache a view of the last step's: ``k_cache[..., :t + 1, :]`` of it (and the same for V)."""
+    k, v = steps[-1].k_cache, steps[-1].v_cache  # (kv_heads, T, d_k): every key and value, in order
+    return tuple(
+        dataclasses.replace(s, k_cache=k[..., : s.t + 1, :], v_cache=v[..., : s.t + 1, :])  # (kv_heads, t + 1, d_k)
+        for s in steps
+    )
 
 
 class TiledRun(NamedTuple):
@@ -313,11 +327,15 @@ class TiledRun(NamedTuple):
     max_diff: float  # max |tiled output - the plain run's context| for this head
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
 def tiled_run(tokens: tuple[str, ...], config: AttentionConfig, head: int, block: int) -> TiledRun:
     """Head ``head`` (0-based) of the sidebar's run, recomputed block by block with ``block`` keys per block."""
-    full = attention_run(tokens, config)
-    tr = full.trace
+    return TiledRun(attention_run(tokens, config), *_tiled(tokens, config, head, block))
+
+
+@bounded_cache.cache(max_bytes=12 * MB)
+def _tiled(tokens: tuple[str, ...], config: AttentionConfig, head: int, block: int) -> tuple[tuple[Tile, ...], float]:
+    """``TiledRun`` but its run (``attention_run`` keeps that): the tiles and the difference."""
+    tr = attention_run(tokens, config).trace
     bias = None if tr.bias is None else tr.bias[head]  # (T_q, T_k): ALiBi's, (h, T_q, T_k) in the trace
     blocks = tuple(
         tiles(
@@ -331,4 +349,4 @@ def tiled_run(tokens: tuple[str, ...], config: AttentionConfig, head: int, block
         )
     )
     diff = float(np.max(np.abs(blocks[-1].output() - tr.context[head])))
-    return _read_only(TiledRun(full, blocks, diff))
+    return blocks, diff

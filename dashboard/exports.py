@@ -34,7 +34,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from core import Run
+from core import AttentionConfig, Run
 from core.pipeline import EMBEDDED
 from dashboard.mask_words import mask_rule
 
@@ -189,3 +189,36 @@ def file_stem(view: str, run: Run, seed: int | None) -> str:
     if seed is not None:
         parts.append(f"seed{seed}")
     return "_".join(parts)
+
+
+def figure_stem(view: str, config: AttentionConfig, weights: str | None = None, layer: int = 1) -> str:
+    """A chart's file name from the view and the settings it was drawn with: ``heads_d64_h4_full_seed18``,
+    ``steps_d512_h8_kv2_causal_window3_alibi_sinusoidal_seed0``, ``model_minilm_layer3``. The sentence stays out
+    (it may hold anything). ``weights``: the weights control's choice (default ``config.weights``); a pretrained
+    or trained model's shape is its own, so only its name is given."""
+    c, weights = config, weights or config.weights
+    learned = weights in ("minilm", "trained")
+    if learned:
+        parts = [view, weights]
+    else:
+        parts = [view, f"d{c.d_model}", f"h{c.n_heads}"]
+        parts += [f"kv{c.kv_heads}"] if c.kv_heads not in (None, c.n_heads) else []
+        parts.append("causal" if c.causal else "full")
+        parts += [f"{name}{value}" for name, value in (("window", c.window), ("prefix", c.prefix)) if value]
+        parts += ["alibi"] if c.alibi else []
+        parts += [c.positional] if c.positional != "none" else []
+        parts += [weights] if weights != "random" else []
+        parts += ["unscaled"] if not c.scaled else []
+    parts += [f"layer{layer}"] if layer > 1 else []
+    parts += [f"seed{c.seed}"] if not learned else []
+    return "_".join(parts)
+
+
+def image_options(stem: str, presenter: bool) -> dict:
+    """Plotly's ``toImageButtonOptions`` for a chart's camera button, made in the browser (no renderer on the
+    server). In presenter mode an SVG at the size the chart is drawn on the projector (width and height None: the
+    drawn size), for slides: vector, sharp at any zoom, its text still text. Elsewhere a PNG at twice the drawn size,
+    which any phone, notes app or chat shows (an SVG is not shown by a phone's gallery)."""
+    if presenter:
+        return {"format": "svg", "filename": stem, "width": None, "height": None, "scale": 1}
+    return {"format": "png", "filename": stem, "scale": 2}

@@ -47,6 +47,12 @@ def choice(key: str, default: T, draw: Callable[[], T]) -> T:
     return values.get(key, default)
 
 
+def hint(text: str) -> str:
+    """``text``, a sentence that tells the reader to use one of the page's controls: itself on a page of one's own,
+    "" on a following page, which draws none of them (the sidebar's settings, the view bar, a view's switches)."""
+    return "" if following() else text
+
+
 def room_value(key: str) -> object:
     """On a following page, the room's value for ``key`` (None when it has none); None on any other page."""
     values = st.session_state.get(ROOMS_VALUES)

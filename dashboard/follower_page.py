@@ -17,7 +17,6 @@ view's switches, the quiz switch, the head pickers) read the room's values throu
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 
 import streamlit as st
@@ -25,7 +24,8 @@ from streamlit.delta_generator import DeltaGenerator
 from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
 
 from core import Run
-from dashboard import compute, followed
+from dashboard import bounded_cache, compute, followed
+from dashboard.bounded_cache import MB
 from dashboard.classroom.room_page import RoomState, drawn, follow_on, fragment_rerun, question_open, watch_room
 from dashboard.page import scaled
 from dashboard.settings import Settings, settings_from
@@ -79,10 +79,8 @@ def _followed_body(state: RoomState, body: Callable[[RoomState, Settings], None]
     drawn(state)  # not reached when Streamlit ends this run early: the page's check then reruns it whole
 
 
-LINES_KEPT = 32
-"""Lines kept (``settings_line``): one per room version a follower shows, so a few per open room."""
-_lines: dict[tuple[Settings, bool], str] = {}
-_lines_lock = threading.Lock()
+_lines = bounded_cache.BoundedCache("dashboard.follower_page.lines", max_bytes=1 * MB)
+"""(settings, quiz open) -> ``settings_line``: one per room version a follower shows, so a few per open room."""
 
 
 def settings_line(settings: Settings, quiz_open: bool = False) -> str:
@@ -90,16 +88,13 @@ def settings_line(settings: Settings, quiz_open: bool = False) -> str:
     same line, and looking the run up again (hashing its cache key) was ~5% of a follower's redraw. A line made
     without a run is not kept (making it again computes no run), so it gets the facts as soon as there is a run:
     after MiniLM failed to load and "Try again" loaded it."""
-    line = _lines.get((settings, quiz_open))
+    line = _lines.peek((settings, quiz_open))
     if line is not None:
         return line
     run = _run(settings)
     line = teacher_line(settings, run, quiz_open)
     if run is not None:
-        with _lines_lock:
-            _lines[settings, quiz_open] = line
-            while len(_lines) > LINES_KEPT:  # the oldest first
-                del _lines[next(iter(_lines))]
+        _lines.put((settings, quiz_open), line)
     return line
 
 

@@ -9,13 +9,14 @@ random and hand-built weights, WordPiece pieces with [CLS] and [SEP] for MiniLM)
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 
 import streamlit as st
 
 from core import MAX_CHARS, MAX_TOKENS
 from core.tokens import fitting_prefix
+from dashboard import bounded_cache
+from dashboard.bounded_cache import MB
 from dashboard.settings import Settings
 from dashboard.source import token_count
 
@@ -23,7 +24,7 @@ KEEP = "sentence_keep"
 """The button's key (not in the URL: a click, not a setting)."""
 
 
-@functools.lru_cache(maxsize=16)
+@bounded_cache.cache(max_bytes=1 * MB)
 def _prefix(text: str, count: Callable[[str], int]) -> str | None:
     """``fitting_prefix`` of ``text`` as ``count`` (one weights kind's counter) counts, once per process: every run
     of every page asks, and st.cache_data hashing the sentence was ~3% of a following student's redraw."""

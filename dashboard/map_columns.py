@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard.figures.grid import ChartGrid
-from dashboard.page import PLOTLY_CONFIG
+from dashboard.page import PLOTLY_CONFIG, chart_config
 from dashboard.plotly_chart_proto import plotly_chart
 from dashboard.shared_figures import SharedFigure
 
@@ -26,7 +26,9 @@ BAR_CONFIG = {"displayModeBar": False, "staticPlot": True}
 
 
 def chart(figure: go.Figure, *, width: str | int, key: str, config: dict, container=st) -> None:
-    """``container.plotly_chart(figure, ...)``; a shared figure sends the JSON it was made into once."""
+    """``container.plotly_chart(figure, ...)``; a shared figure sends the JSON it was made into once. The camera
+    button names the file for the view and settings (``page.chart_config``)."""
+    config = chart_config(config, key)
     if isinstance(figure, SharedFigure):
         dg = None if container is st else container
         plotly_chart(figure.to_dict(), figure.spec, width=width, key=key, config=config, dg=dg)
@@ -71,4 +73,4 @@ def show_figure(figure: go.Figure | ChartGrid, key: str) -> None:
     if isinstance(figure, ChartGrid):
         show_grid(figure, key)
     else:
-        st.plotly_chart(figure, width="stretch", key=key, config=PLOTLY_CONFIG)
+        chart(figure, width="stretch", key=key, config=PLOTLY_CONFIG)

@@ -8,7 +8,6 @@ dashboard's own text or ``core``'s ``ValueError`` text, which names only numbers
 
 from __future__ import annotations
 
-import functools
 import inspect
 import math
 import re
@@ -23,9 +22,11 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from core import AttentionTrace, Run
 from core.pipeline import EMBEDDED
 from core.sources import MiniLMSource
-from dashboard import followed
+from dashboard import bounded_cache, followed
+from dashboard.bounded_cache import MB
+from dashboard.exports import figure_stem, image_options
 from dashboard.mask_words import sees_order
-from dashboard.settings import Settings
+from dashboard.settings import SHOWN_SETTINGS, Settings
 from dashboard.source import (  # noqa: F401  (views import them from here, with the rest of what they share)
     EMPTY_SENTENCE,
     computed_by,
@@ -43,7 +44,22 @@ if TYPE_CHECKING:
     from streamlit.elements.lib.mutable_expander_container import ExpanderContainer
 
 PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": "attention", "scale": 2}}
-"""Every chart's toolbar: no Plotly logo; the camera button saves a 2x PNG named "attention"."""
+"""Every chart's toolbar: no Plotly logo; the camera button saves a 2x PNG named "attention" (``chart_config``
+names it for the view and settings, and makes it an SVG in presenter mode)."""
+SHOWN_VIEW = "_view_shown"
+"""Session state: the view this run draws (``app.py`` writes it), for the charts' file names."""
+
+
+def chart_config(config: dict, key: str) -> dict:
+    """``config`` with the camera button saving the chart as ``<view and settings>_<key>`` (``exports.figure_stem``):
+    an SVG in presenter mode, a PNG elsewhere (``exports.image_options`` says why)."""
+    settings, view = st.session_state.get(SHOWN_SETTINGS), st.session_state.get(SHOWN_VIEW)
+    if settings is None or view is None or config.get("displayModeBar") is False:
+        return config
+    stem = f"{figure_stem(view, settings.config, settings.weights, settings.layer)}_{key}"
+    return config | {"toImageButtonOptions": image_options(stem, settings.presenter)}
+
+
 ROW_PX = 35
 """Height of one st.dataframe row: shape tables are sized to show every row without scrolling."""
 CODE_LABEL = "The code behind this"
@@ -64,7 +80,7 @@ def layer_runs_or_message(settings: Settings) -> tuple[Run, ...] | None:
 
 PRETRAINED_EXAMPLES = MiniLMSource.EXAMPLES
 """(sentence, layer, head, what to look for): a pattern core names the head for, or a token-to-token claim where
-the head is specific; each checked on 5 or more sentences in tests/core/test_pretrained_heads.py."""
+the head is specific; each holds on 8 or more of the 10 held-out sentences of tests/core/test_pretrained_heads.py."""
 
 
 def _open_example(sentence: str, layer: int, head: int) -> None:
@@ -112,17 +128,20 @@ def scaled(trace: AttentionTrace) -> bool:
     return math.isclose(trace.scale, 1 / math.sqrt(trace.q.shape[-1]), rel_tol=1e-12)
 
 
-def unscaled_warning(run: Run) -> None:
-    """Say so on the page when the run's scores were not divided by √d_k; nothing when they were."""
+def unscaled_warning(run: Run) -> bool:
+    """Say so on the page when the run's scores were not divided by √d_k (and return True); nothing when they were.
+    The way back names the sidebar's switch only where there is one: a following page has no controls."""
     tr = run.trace
-    if not scaled(tr):
-        d_k = tr.q.shape[-1]
-        st.warning(
-            f"Scaling is off: the scores are QKᵀ × {tr.scale:.3g}, not QKᵀ ÷ √d_k = QKᵀ ÷ {math.sqrt(d_k):.3g}. "
-            "Scores √d_k times larger make each softmax row collapse toward one-hot. "
-            "Turn “Scale scores by 1/√d_k” back on in the sidebar to compare.",
-            icon=":material/warning:",
-        )
+    if scaled(tr):
+        return False
+    d_k = tr.q.shape[-1]
+    back = "" if followed.following() else " Turn “Scale scores by 1/√d_k” back on in the sidebar to compare."
+    st.warning(
+        f"Scaling is off: the scores are QKᵀ × {tr.scale:.3g}, not QKᵀ ÷ √d_k = QKᵀ ÷ {math.sqrt(d_k):.3g}. "
+        f"Scores √d_k times larger make each softmax row collapse toward one-hot.{back}",
+        icon=":material/warning:",
+    )
+    return True
 
 
 ADDED_WORDS = {
@@ -165,7 +184,7 @@ def shape_frame(rows: list[tuple[str, tuple[int, ...], str]]) -> pd.DataFrame:
     return pd.DataFrame([(name, shape_text(s), f) for name, s, f in rows], columns=["tensor", "shape", "formula"])
 
 
-@functools.lru_cache(maxsize=256)
+@bounded_cache.cache(max_bytes=2 * MB)
 def source_of(function: Callable) -> str:
     """``inspect.getsource(function)``, read once per function: re-parsing the file for every rerun of every page
     was ~8% of a follower's redraw (bench.follower --profile). A changed file is a new module, so new functions."""
@@ -267,7 +286,13 @@ def plain_cell(value: object) -> str:
 
 
 def show_frame(
-    table: pd.DataFrame, *, presenter: bool, formats: Mapping[str, str] | None = None, na: str = "", **grid
+    table: pd.DataFrame,
+    *,
+    presenter: bool,
+    formats: Mapping[str, str] | None = None,
+    na: str = "",
+    key: str | None = None,
+    **grid,
 ) -> None:
     """A table of the page's own words and numbers, never a typed token, with every row visible.
 
@@ -275,7 +300,12 @@ def show_frame(
     On a projector, ``st.table``: the grid draws on a canvas at 13 px whatever the page's style sheet says,
     st.table is page text, 20 px there (``dashboard/presenter.py``). st.table reads its cells as Markdown, so each
     is escaped (``plain_cell``). ``formats``: a number format per column (``"{:.3f}"``), ``na`` for a missing one.
+    ``key``: the table sits in a container of that key (``.st-key-<key>`` finds it in the browser).
     """
+    if key is not None:
+        with st.container(key=key):
+            show_frame(table, presenter=presenter, formats=formats, na=na, **grid)
+        return
     formats = formats or {}
     if presenter:
         shown = table.copy()

@@ -22,6 +22,9 @@ KATEX_SUBSCRIPT = 0.7
 """KaTeX draws a subscript at 0.7 of its formula's size."""
 ROOM_CODE_PX = 64
 """The room code in the room's dialog, for students to type from the back row (Streamlit's heading: ~28 px)."""
+TOUR_LINE_KEY = "tour_line"
+"""The key of a tour's note line in presenter mode (``classroom/tours.py``): cut to one line, the whole note beside it
+in a popover, so the tour's bar stays within the 192 px the view bar and the view's line took."""
 SIDE_PX = 32
 """Left and right padding of the page (Streamlit's wide layout: 80 px); the maps get the width instead."""
 VIEW_BUTTON_PAD_PX = 8
@@ -49,6 +52,11 @@ PRESENTER_CSS = f"""<style>
 .st-key-view button {{  /* the view bar: one row, so the maps start where the layout plans them */
     padding-left: {VIEW_BUTTON_PAD_PX}px !important;
     padding-right: {VIEW_BUTTON_PAD_PX}px !important;
+}}
+.st-key-{TOUR_LINE_KEY} [data-testid="stMarkdown"] p {{  /* a tour's note: one line; its popover has it whole */
+    white-space: nowrap;
+    overflow: hidden;
+    text-overflow: ellipsis;
 }}
 .st-key-room_code h3 {{  /* the room's dialog: a code the back row reads off the projector */
     font-size: {ROOM_CODE_PX}px;

@@ -1,13 +1,11 @@
 """Probe panels the views share: knock a head out, the model's predictions, repeated random tokens, one score.
 
 Each panel asks the source (``supports("ablation")``, ``ablated_runs``, ``logits``) and draws what core computed;
-every number on the page is read from that result. Results are cached per source key, bounded.
+every number on the page is read from that result. Results are cached per source key, bounded by their bytes
+(``dashboard.bounded_cache``).
 """
 
 from __future__ import annotations
-
-import threading
-from collections import OrderedDict
 
 import numpy as np
 import pandas as pd
@@ -17,7 +15,7 @@ from core import Run
 from core.ablation import MODES
 from core.neuron import score_terms
 from core.pretrained.ablation import HeadEffects, effect, head_effects
-from core.pretrained.bert import BertOutput, bert_forward
+from core.pretrained.bert import bert_forward
 from core.sources import MiniLMSource, ModelSource, TrainedSource
 from core.training.model import forward
 from core.training.probes import (
@@ -29,6 +27,8 @@ from core.training.probes import (
     repeated_token_scores,
 )
 from core.training.train import TrainResult
+from dashboard import bounded_cache
+from dashboard.bounded_cache import MB
 from dashboard.figures.probes import (
     head_bars_figure,
     head_grid_figure,
@@ -36,7 +36,7 @@ from dashboard.figures.probes import (
     predictions_figure,
     score_terms_figure,
 )
-from dashboard.page import PLOTLY_CONFIG, show_code, show_equation, table_height
+from dashboard.page import PLOTLY_CONFIG, chart_config, show_code, show_equation, table_height
 from dashboard.settings import Settings
 
 NONE = "none"
@@ -49,8 +49,9 @@ MODE_WORDS = {
 }
 KNOCKOUT_CHOICES = (NONE, *(f"L{layer} H{head}" for layer in range(1, 7) for head in range(1, 17)))
 """Every value a link's ``ablate`` may carry (up to MiniLM's 6 layers and 16 heads); the panel offers the model's."""
-MAX_EFFECT_TABLES = 8
-"""All-heads MiniLM tables kept per server (each 72 forwards; a few KB each)."""
+_effects = bounded_cache.BoundedCache("dashboard.probes.effects", max_bytes=1 * MB, idle=None)
+"""The server's all-heads MiniLM tables by source key (each 72 forwards and a few kB: kept until more push it out,
+not dropped when idle, since a student pressed a button for it)."""
 
 
 # --- knock a head out --------------------------------------------------------------------------------------------
@@ -87,7 +88,7 @@ def choose_mode() -> str:
     )
 
 
-@st.cache_data(max_entries=16, show_spinner="Knocking out every head on the held-out set…")
+@bounded_cache.cache(max_bytes=4 * MB, spinner="Knocking out every head on the held-out set…", idle=None)
 def _ablation_table(key: tuple, mode: str, _result: TrainResult) -> AblationTable:
     return ablation_table(_result, mode)
 
@@ -122,7 +123,7 @@ def trained_ablation(settings: Settings, source: TrainedSource) -> None:
         ),
         width="stretch",
         key="ablation_chart",
-        config=PLOTLY_CONFIG,
+        config=chart_config(PLOTLY_CONFIG, "ablation_chart"),
     )
     rows = [
         {
@@ -154,29 +155,17 @@ def trained_ablation(settings: Settings, source: TrainedSource) -> None:
     show_code(ablation_table, f"table = ablation_table(trained, {table.mode!r})  # every head in turn")
 
 
-@st.cache_resource(max_entries=1, show_spinner=False)
-def _store() -> tuple[OrderedDict, threading.Lock]:
-    """The server's all-heads MiniLM tables, oldest first (at most ``MAX_EFFECT_TABLES``)."""
-    return OrderedDict(), threading.Lock()
-
-
 def _stored_effects(key: tuple) -> HeadEffects | None:
-    tables, lock = _store()
-    with lock:
-        return tables.get(key)
+    return _effects.peek(key)
 
 
-def _store_effects(key: tuple, effects: HeadEffects) -> None:
-    tables, lock = _store()
-    with lock:
-        tables[key] = effects
-        while len(tables) > MAX_EFFECT_TABLES:
-            tables.popitem(last=False)
-
-
-@st.cache_resource(max_entries=16, show_spinner="Running the model without that head…")
-def _minilm_ablated(key: tuple, layer: int, head: int, _source: MiniLMSource):
-    return _source.ablated_output(layer + 1, head + 1)
+@bounded_cache.cache(max_bytes=1 * MB, spinner="Running the model without that head…")
+def _minilm_effect(key: tuple, layer: int, head: int, _source: MiniLMSource) -> tuple[np.ndarray, float]:
+    """``effect`` of knocking out ``head`` of ``layer`` (0-based): each later layer's map change ``(L,)`` and the
+    embedding's cosine. Kept, not the two forward passes it compares (7 MB each at 64 pieces)."""
+    ids = np.array(_source.model.encode(_source.text).ids, dtype=np.int64)  # (T,)
+    intact = bert_forward(_source.model.weights, ids, causal=_source.causal)
+    return effect(intact, _source.ablated_output(layer + 1, head + 1), layer)
 
 
 def _compute_effects(source: MiniLMSource) -> None:
@@ -190,7 +179,7 @@ def _compute_effects(source: MiniLMSource) -> None:
         on_progress=lambda done, total: bar.progress(done / total, text=f"Head {done} of {total} knocked out…"),
     )
     bar.empty()
-    _store_effects(source.key, effects)
+    _effects.put(source.key, effects)
 
 
 def minilm_ablation(settings: Settings, source: MiniLMSource) -> None:
@@ -201,8 +190,7 @@ def minilm_ablation(settings: Settings, source: MiniLMSource) -> None:
     chosen = choose_knockout(arch.n_layers, arch.n_heads)
     runs = source.runs()
     if chosen is not None:
-        ablated = _minilm_ablated(source.key, chosen[0], chosen[1], source)
-        change, cos = effect(_intact_output(source), ablated, chosen[0])
+        change, cos = _minilm_effect(source.key, chosen[0], chosen[1], source)
         later = [(m, change[m]) for m in range(len(runs)) if not np.isnan(change[m])]
         st.markdown(
             f"Without **{head_label(*chosen)}**: the sentence embedding's cosine with the intact one is "
@@ -238,16 +226,6 @@ def minilm_ablation(settings: Settings, source: MiniLMSource) -> None:
         _effects_grids(settings, effects)
 
 
-def _intact_output(source: MiniLMSource) -> BertOutput:
-    return _minilm_intact(source.key, source)
-
-
-@st.cache_resource(max_entries=16, show_spinner=False)
-def _minilm_intact(key: tuple, _source: MiniLMSource) -> BertOutput:
-    ids = np.array(_source.model.encode(_source.text).ids, dtype=np.int64)  # (T,)
-    return bert_forward(_source.model.weights, ids, causal=_source.causal)
-
-
 def _effects_grids(settings: Settings, effects: HeadEffects) -> None:
     with np.errstate(all="ignore"):
         later = np.nanmean(effects.change, axis=-1)  # (L, h): NaN for the last layer (nothing after it)
@@ -266,7 +244,7 @@ def _effects_grids(settings: Settings, effects: HeadEffects) -> None:
             head_grid_figure(values, title, bar, limits=limits, presenter=settings.presenter),
             width="stretch",
             key=chart_key,
-            config=PLOTLY_CONFIG,
+            config=chart_config(PLOTLY_CONFIG, chart_key),
         )
     worst = np.unravel_index(np.argmin(effects.cosine), effects.cosine.shape)
     st.caption(
@@ -340,7 +318,7 @@ def predictions_panel(settings: Settings, result: TrainResult, ids: np.ndarray, 
         ),
         width="stretch",
         key="predictions_chart",
-        config=PLOTLY_CONFIG,
+        config=chart_config(PLOTLY_CONFIG, "predictions_chart"),
     )
     st.dataframe(
         predictions_table(tokens, decode, prediction, copies),
@@ -380,7 +358,7 @@ def induction_panel(settings: Settings, source: TrainedSource) -> None:
         ),
         width="stretch",
         key="induction_chart",
-        config=PLOTLY_CONFIG,
+        config=chart_config(PLOTLY_CONFIG, "induction_chart"),
     )
     st.caption(
         f"The standard diagnostic: on the second copy, an induction head looks at the token that followed the same "
@@ -429,7 +407,7 @@ def score_probe(settings: Settings, run: Run, head: int) -> None:
         ),
         width="stretch",
         key="score_probe_chart",
-        config=PLOTLY_CONFIG,
+        config=chart_config(PLOTLY_CONFIG, "score_probe_chart"),
     )
     d_k = terms.products.shape[0]
     positive = int((terms.products > 0).sum())

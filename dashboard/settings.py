@@ -101,9 +101,11 @@ VIEW_KEYS = (
     "perm_text",  # permutation: the reordering the student typed
     "perm_head",  # permutation: which head
     "step_head",  # steps: which head
+    "first_step",  # steps: the step the page starts at (the ones before it left out)
     "batch",  # shapes: how many sequences in the batch (B)
     "head",  # model: the head opened large
     "one_layer",  # model: only the sidebar's layer, one large map per head
+    "one_head",  # model: only the head chosen, large (no overview)
     "values",  # heads: write each weight in its cell
     "shift",  # positions: how far every position moves
     "shift_head",  # positions: which head

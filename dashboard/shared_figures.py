@@ -6,9 +6,10 @@ maps (plotly's validating constructors) and, inside ``st.plotly_chart``, ``Figur
 the figure and base64-encodes its arrays, once per chart per session. Two hundred students of one room draw one
 picture; here it is built and turned into plotly's JSON-ready dict once.
 
-- The key is the run itself: ``dashboard.compute`` caches runs with ``st.cache_resource``, so every session with the
-  same settings (every follower of a room version) holds the same ``Run`` object. An entry lives as long as that
-  run does (``weakref.finalize``), and no run holds more than ``MODES`` of them (presenter mode, the Values switch).
+- The key is the run itself and the way it is drawn: ``dashboard.compute`` shares its cached runs, so every session
+  with the same settings (every follower of a room version) holds the same ``Run`` object. The grids are kept in a
+  ``dashboard.bounded_cache`` (16 maps of 64 x 64 with their values written: 2.5 MB), built by the first session
+  that asks while the others wait for it, and forgotten with their run (``weakref.finalize``).
 - A ``SharedFigure`` is a ``go.Figure`` whose ``to_dict()`` returns that one dict, never a copy. ``st.plotly_chart``
   reads a figure only through ``to_dict()`` (``plotly.tools.return_figure_from_figure_or_data``) and only reads the
   dict; ``tests/dashboard/test_shared_figures.py`` pins both and checks the chart Streamlit sends is the same, byte
@@ -20,15 +21,15 @@ from __future__ import annotations
 import dataclasses
 import threading
 import weakref
+from collections import deque
 from collections.abc import Callable, Hashable
 
 import plotly.graph_objects as go
 
+from dashboard import bounded_cache
+from dashboard.bounded_cache import MB
 from dashboard.figures.grid import ChartGrid
 from dashboard.plotly_chart_proto import spec_of
-
-MODES = 4
-"""Shared grids kept per run: the page's ways to draw one run (presenter or not, values written or not)."""
 
 
 class SharedFigure(go.Figure):
@@ -69,29 +70,28 @@ def shared_grid(grid: ChartGrid) -> ChartGrid:
     )
 
 
-_grids: dict[int, dict[Hashable, ChartGrid]] = {}
+_grids = bounded_cache.BoundedCache("dashboard.shared_figures.grids", max_bytes=32 * MB)
+"""(id of the run, mode) -> its grid."""
+_watched: set[int] = set()
+"""Ids of the runs whose end is watched (``weakref.finalize``), so each is watched once."""
+_gone: deque[int] = deque()
+"""Ids of runs that have ended, whose grids go at the next look-up, before any new run can be looked up by the id.
+A finalizer only notes the id: it runs wherever the run's last reference went, perhaps under a cache's lock."""
 _lock = threading.Lock()
 
 
 def _forget(run_id: int) -> None:
-    with _lock:
-        _grids.pop(run_id, None)
+    _gone.append(run_id)
 
 
 def charts_of(run: object, mode: Hashable, build: Callable[[], ChartGrid]) -> ChartGrid:
     """The grid ``build()`` makes for ``run`` drawn in ``mode``: built by the first session to ask, then shared."""
     with _lock:
-        known = _grids.get(id(run))
-        grid = None if known is None else known.get(mode)
-    if grid is not None:
-        return grid
-    grid = shared_grid(build())  # outside the lock: two sessions may both build it once; both are equal
-    with _lock:
-        if id(run) not in _grids:
-            _grids[id(run)] = {}
+        while _gone:
+            gone = _gone.popleft()
+            _grids.discard_where(lambda key, gone=gone: key[0] == gone)
+            _watched.discard(gone)
+        if id(run) not in _watched:
+            _watched.add(id(run))
             weakref.finalize(run, _forget, id(run))
-        modes = _grids[id(run)]
-        if len(modes) >= MODES:
-            modes.pop(next(iter(modes)))
-        modes[mode] = grid
-    return grid
+    return _grids.get((id(run), mode), lambda: shared_grid(build()))

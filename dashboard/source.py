@@ -1,8 +1,8 @@
 """The page's model source: the settings' weights as a ``core.sources.ModelSource``, or a message saying why not.
 
 ``source_or_message(settings)`` is the one function that builds a source. Each kind's builder reads the
-runs ``dashboard.compute`` caches (``st.cache_resource``, read-only arrays, bounded ``max_entries``, at most
-``MAX_TOKENS`` tokens or pieces per entry), so a rerun computes nothing twice. ``BUILDS`` is the one table
+runs ``dashboard.compute`` caches (shared, read-only arrays, bounded by bytes: ``dashboard.bounded_cache``), so a
+rerun computes nothing twice. ``BUILDS`` is the one table
 from a source class to how the page builds and names it: adding a source is one line here and one class in
 ``core/sources.py``. Views ask the source (its tokens, runs, ``supports``), never a kind's name.
 """
@@ -17,21 +17,25 @@ from dataclasses import dataclass, replace
 import streamlit as st
 
 from core import AttentionConfig, Run, multi_head_attention, permutation_experiment, run
-from core.pretrained import FIX_COMMAND, bert_forward
+from core.pretrained import bert_forward
 from core.pretrained.runs import permutation_layers
 from core.sources import ConfigSource, MiniLMSource, ModelSource, ToySource, TrainedSource
 from core.tokens import count_tokens
 from core.training.model import forward
-from dashboard import compute, training_jobs
+from dashboard import compute, followed, training_jobs
+from dashboard.minilm_files import minilm_ready
 from dashboard.settings import Settings
 
-EMPTY_SENTENCE = "Type a sentence in the sidebar to see its attention maps."
+EMPTY_SENTENCE = "The sentence is empty: there are no tokens to attend over."
+TYPE_ONE = " Type a sentence in the sidebar to see its attention maps."
+"""Said after ``EMPTY_SENTENCE`` on a page with the sidebar's controls (``followed.hint``)."""
 
 
-def tokens_or_message(sentence: str, empty: str = EMPTY_SENTENCE) -> tuple[str, ...] | None:
-    """The tokens of ``sentence``, or None after showing why there are none (``empty`` when it is blank)."""
+def tokens_or_message(sentence: str, empty: str | None = None) -> tuple[str, ...] | None:
+    """The tokens of ``sentence``, or None after showing why there are none (``empty`` when it is blank; by default
+    that the sentence is empty, and where to type one)."""
     if not sentence.strip():
-        st.info(empty)
+        st.info(EMPTY_SENTENCE + followed.hint(TYPE_ONE) if empty is None else empty)
         return None
     try:
         return compute.tokens_of(sentence)
@@ -40,23 +44,11 @@ def tokens_or_message(sentence: str, empty: str = EMPTY_SENTENCE) -> tuple[str, 
         return None
 
 
-def minilm_ready() -> bool:
-    """True when the pretrained model is loaded; otherwise say why on the page, with the fix and a retry."""
-    model = compute.minilm()
-    if not isinstance(model, str):
-        return True
-    st.error(model, icon=":material/cloud_off:")
-    st.caption("On this server, install the model's files with (no other packages; the rest of the app works):")
-    st.code(FIX_COMMAND, language="bash")
-    st.button("Try again", key="minilm_retry", on_click=compute.minilm.clear, icon=":material/refresh:")
-    return False
-
-
 _runs: weakref.WeakValueDictionary[tuple[str, AttentionConfig], Run] = weakref.WeakValueDictionary()
 """(sentence, config) -> the cached run of its tokens, while the cache (or a page) still holds it. Looking the run
-up through ``st.cache_resource`` hashes the config and the tokens on every call; a room's followers all ask for
-the teacher's run on every change, so a live run is found by its key instead, and a cleared cache still computes
-afresh (the run is gone from here with it)."""
+up through the caches tokenizes the sentence and hashes the config and the tokens on every call; a room's followers
+all ask for the teacher's run on every change, so a live run is found by its key instead, and a cleared cache still
+computes afresh (the run is gone from here with it)."""
 _runs_lock = threading.Lock()
 
 

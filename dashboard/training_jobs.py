@@ -349,7 +349,8 @@ class Registry:
         """The background thread: wait for a slot, train, measure, count the seconds; drop what no one watches. A
         job whose every asker left while it waited ends without a slot, within ``WAIT_LOOK_SECONDS``: it counts
         against no limit (``_refusal``), so it must not pile up behind the running ones either."""
-        while not self._slots.acquire(timeout=WAIT_LOOK_SECONDS):
+        slots = self._slots  # the one this job holds, released however long it runs
+        while not slots.acquire(timeout=WAIT_LOOK_SECONDS):
             if not self._watched(job):
                 job.error = CANCELLED
                 self._end(job)
@@ -375,7 +376,7 @@ class Registry:
             finally:
                 self._end(job)
         finally:
-            self._slots.release()
+            slots.release()
 
     def _end(self, job: Job) -> None:
         """A job is done (trained, stopped, failed or cancelled): count its seconds, drop it if cancelled, evict what

@@ -57,6 +57,7 @@ from dashboard.views.cross import DEFAULT_SOURCE
 from dashboard.views.permutation import MODES
 from dashboard.views.positions import DEFAULT_SHIFT, MAX_SHIFT
 from dashboard.views.shapes import MAX_BATCH
+from dashboard.views.steps import MAX_STEP
 
 BAD = object()
 """What ``Spec.parse`` returns for text that is not a valid value of its key."""
@@ -71,10 +72,21 @@ def _kind(ctx: Context) -> type[ModelSource]:
     return SOURCES[str(ctx.get("weights", DEFAULT_CONFIG.weights))]
 
 
+OFF = {"kv_heads": None, "window": 0, "prefix": 0, "alibi": False, "scaled": True}
+"""A variant (or scaling off) the weights cannot run, as it runs: off (K/V heads as many as the heads)."""
+EXPERIMENT = {"kv_heads": "kv_heads", "window": "window", "prefix": "prefix", "alibi": "alibi", "scaled": "unscaled"}
+"""Each key's experiment in ``ModelSource.supports``."""
+
+
 def fixed_by_weights(ctx: Context) -> dict[str, object]:
-    """The settings the chosen weights fix (a pretrained model's d_model, heads and positions): a link cannot."""
-    fixed = _kind(ctx).ARCHITECTURE
-    return {} if fixed is None else fixed_shape(fixed)
+    """The settings the chosen weights fix, so a link cannot set them: a pretrained model's d_model, heads and
+    positions, and off for each variant the weights cannot run (its control shows what runs, disabled)."""
+    kind = _kind(ctx)
+    fixed = {} if kind.ARCHITECTURE is None else fixed_shape(kind.ARCHITECTURE)
+    for key, experiment in EXPERIMENT.items():
+        if not kind.supports(experiment):
+            fixed[key] = ctx.get("n_heads") if key == "kv_heads" else OFF[key]
+    return fixed
 
 
 def _trains(ctx: Context) -> bool:
@@ -140,9 +152,6 @@ class Spec:
     options: Callable[[Context], Sequence] | Sequence = ()
     default: Callable[[Context], object] | object = None
     """None: the widget's own default (no tour; the last replay step)."""
-    follows: bool = False
-    """The default is another key's value, and the page's own value follows it unless the user chose one: K/V heads
-    follow the head count (no grouping) until grouping is chosen (``settle``)."""
 
     def valid(self, ctx: Context) -> Sequence:
         return self.options(ctx) if callable(self.options) else self.options
@@ -204,7 +213,7 @@ SPECS: tuple[Spec, ...] = (
     Spec("positional", "choice", POSITIONAL_KINDS, _default("positional", DEFAULT_CONFIG.positional)),
     Spec("d_model", "choice", D_MODELS, _default("d_model", DEFAULT_CONFIG.d_model)),
     Spec("n_heads", "choice", _heads, _default_heads),
-    Spec("kv_heads", "choice", lambda ctx: kv_head_options(int(ctx["n_heads"])), lambda ctx: ctx["n_heads"], True),
+    Spec("kv_heads", "choice", lambda ctx: kv_head_options(int(ctx["n_heads"])), lambda ctx: ctx["n_heads"]),
     Spec("causal", "switch", default=_default("causal", DEFAULT_CONFIG.causal)),
     Spec("scaled", "switch", default=DEFAULT_CONFIG.scaled),
     Spec("seed", "whole", range(MAX_SEED + 1), _default("seed", DEFAULT_CONFIG.seed)),
@@ -221,11 +230,13 @@ SPECS: tuple[Spec, ...] = (
     Spec("average", "switch", default=False),
     Spec("values", "switch", default=False),
     Spec("one_layer", "switch", default=False),
+    Spec("one_head", "switch", default=False),
     Spec("perm_mode", "choice", MODES, MODES[0]),
     Spec("perm_seed", "whole", range(MAX_SEED + 1), 0),
     Spec("perm_text", "text", default=""),
     Spec("perm_head", "whole", _shown_heads, 1),
     Spec("step_head", "whole", _shown_heads, 1),
+    Spec("first_step", "whole", range(1, MAX_STEP + 1), 1),  # 1..the steps drawn: the steps view clamps
     Spec("head", "whole", _shown_heads, 1),
     Spec("shift_head", "whole", _shown_heads, 1),
     Spec("batch", "whole", range(1, MAX_BATCH + 1), 1),
@@ -318,8 +329,10 @@ def read(link: Mapping[str, str], known: Mapping[str, object] | None = None, *, 
         fixed = fixed_by_weights(ctx)
         if key in fixed:
             ctx[key] = defaults[key] = fixed[key]
-            if key in link and link[key].strip() != str(fixed[key]):
-                ignored.append(key)
+            if key in link:  # the link's value is not used: the weights' own is
+                values[key] = fixed[key]
+                if link[key].strip().lower() != address_text(fixed[key]):
+                    ignored.append(key)
             continue
         defaults[key] = spec.fallback(ctx)
         if key in link:
@@ -502,9 +515,8 @@ def pending_notes() -> list[str]:
 _VALUES = "_url_values"
 """Session: every key's value as the last full run left it (what its controls showed)."""
 _ADDRESS = "_url_address"
-"""Session: the address the last full run ended with (``Reading.address`` of its values)."""
-_DRAWN = "_url_drawn"
-"""Session: the keys whose controls the last full run drew (or, on a following page, that the room set)."""
+"""Session: the address the last full run ended with (``Reading.address`` of its values); a following page's is the
+room's."""
 
 
 def with_own(address: Mapping[str, str]) -> dict[str, str]:
@@ -522,10 +534,10 @@ def settle(link: Mapping[str, str], room: Mapping[str, str] | None = None) -> Re
     - a tour step's (``address.replace``), likewise;
     - a link opened (the session's first run, Back or Forward): the link, every key it leaves out at its default (on a
       first run, but for what the run set before the controls: the room's settings a teacher link opens with);
-    - otherwise the last run's values, with what changed since: a control the user moved, a callback (an example,
-      a task's recommendation), a new value in the address. A value a control showed stays, even where its default
-      moves (the train view's recommendation, say), except one that follows another key (``Spec.follows``): K/V heads
-      stay only if the user chose them, else they follow the head count.
+    - otherwise the last run's address, with what changed since: a control the user moved, a callback (an example,
+      a task's recommendation), a new value in the address. A value the address leaves out is the default the rest
+      of it implies, as in a link: K/V heads follow the head count until chosen, the train view's recommendation
+      fills what the user did not set, and a link to the page opens the same values.
     A value no longer valid moves to the nearest valid one (``read``'s ``repair``), and so does one a client sent that
     no control offers (None for a required choice, NaN, a list): every control's value passes the address's parser.
     """
@@ -538,13 +550,7 @@ def settle(link: Mapping[str, str], room: Mapping[str, str] | None = None) -> Re
             k: v for k, v in link.items() if k in SPEC
         }
     else:
-        address, drawn = state.get(_ADDRESS, {}), state.get(_DRAWN, frozenset())
-        given = {
-            k: address_text(v)
-            for k, v in before.items()
-            if v is not None and (k in address or (k in drawn and not SPEC[k].follows))
-        }
-        given |= {k: v for k, v in link.items() if k in SPEC}
+        given = {**state.get(_ADDRESS, {}), **{k: v for k, v in link.items() if k in SPEC}}
         given |= {k: _text(state[k]) for k in before if k in state and not _same(state[k], before[k])}
     step = replaced()
     if room is not None or step is not None:
@@ -559,8 +565,6 @@ def settle(link: Mapping[str, str], room: Mapping[str, str] | None = None) -> Re
     # what the next run starts from if this one ends early (an st.rerun): its values, every one it was given kept;
     # ``finish`` replaces them with what the controls showed
     state[_VALUES], state[_ADDRESS] = reading.context, reading.address()
-    if room is not None:
-        state[_DRAWN] = frozenset(SPEC)
     return reading
 
 
@@ -584,7 +588,6 @@ def finish(reading: Reading, drawn: frozenset[str], *, following: bool = False) 
     address = {k: v for k, v in final.address().items() if k in drawn}
     state[_VALUES] = {**(reading.context or {}), **{k: final.context[k] for k in drawn}}
     state[_ADDRESS] = address
-    state[_DRAWN] = drawn
     return {k: v for k, v in address.items() if k in OWN_KEYS} if following else address
 
 

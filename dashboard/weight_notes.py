@@ -10,7 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core import AttentionConfig, Run
-from dashboard import compute
+from dashboard import compute, followed
 
 WEIGHT_PROMISES = {
     "random": "Random W_Q, W_K, W_V, W_O, fixed by the seed: any pattern here is chance. "
@@ -24,16 +24,16 @@ WEIGHT_PROMISES = {
     "minilm": "all-MiniLM-L6-v2, a pretrained BERT encoder (Apache-2.0), run by this app's own NumPy code: "
     "these heads learned their patterns from a billion sentence pairs. Its text is split into WordPiece "
     "pieces between [CLS] and [SEP].",
-    "trained": "A tiny transformer trained in this page, on a synthetic task: open the train view and press Train "
-    "to watch its heads form.",
+    "trained": "A tiny transformer trained in this page, on a synthetic task: the train view shows its heads form.",
 }
 """One caption per ``core.WEIGHT_KINDS`` value: the pattern it promises and why."""
 
 NEEDS_LEARNED = (
     "The previous-token head reads its position clock from the learned position table. With positional "
     "encoding = {positional} it has no clock to read, so the sub-diagonal fades: that is the lesson in "
-    "reverse. Switch positional encoding to learned to see the pattern."
+    "reverse."
 )
+NEEDS_LEARNED_HINT = " Switch positional encoding to learned to see the pattern."
 FIX_LABEL = "Use learned positions"
 
 
@@ -90,5 +90,6 @@ def show_weights_note(weights: str, sentence: str, config: AttentionConfig) -> N
             st.caption(note)
     if not needs_learned(config):
         return
-    st.warning(NEEDS_LEARNED.format(positional=config.positional), icon=":material/schedule:")
+    said = NEEDS_LEARNED.format(positional=config.positional) + followed.hint(NEEDS_LEARNED_HINT)
+    st.warning(said, icon=":material/schedule:")
     st.button(FIX_LABEL, key="use_learned", on_click=_use_learned, icon=":material/build:")

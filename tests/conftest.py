@@ -159,3 +159,34 @@ def own_redis(tmp_path):
     server = RedisProcess(tmp_path).start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def hub_server():
+    """Start ``tests.hub_server.HubServer``\\ s for this test: ``hub_server(repository, folder)`` serves that folder's
+    files on 127.0.0.1 as the Hugging Face hub does; each is stopped after the test."""
+    from tests.hub_server import HubServer
+
+    started: list[HubServer] = []
+
+    def start(repository, folder: Path, lfs: tuple[str, ...] = ()) -> HubServer:
+        started.append(HubServer(repository, folder, lfs).__enter__())
+        return started[-1]
+
+    yield start
+    for server in started:
+        server.__exit__(None, None, None)
+
+
+@pytest.fixture
+def no_minilm_here(monkeypatch, tmp_path):
+    """No directory named, no package, an empty cache under ``tmp_path`` and no proxy: MiniLM can only come from a
+    download, as on a fresh Community Cloud app. Yields the cache folder."""
+    from core.pretrained import locate
+
+    monkeypatch.delenv(locate.ENV_VAR, raising=False)
+    monkeypatch.setattr(locate, "package_directory", lambda: None)
+    monkeypatch.setenv(locate.CACHE_ENV_VAR, str(tmp_path / "cache"))
+    for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "HF_ENDPOINT"):
+        monkeypatch.delenv(name, raising=False)
+    return locate.cache_directory()

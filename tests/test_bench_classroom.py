@@ -20,7 +20,16 @@ from websockets.exceptions import ConnectionClosedError
 import bench.classroom as classroom
 from bench.classroom import STARVED_LAG_S, LoopLag, Record, page_digest, shows, starved
 from bench.expected import Mismatch
-from bench.page_assets import AssetPlan, fetch, lazy_imports, named_in_index, static_imports
+from bench.page_assets import (
+    BROWSER,
+    GZIP_ONLY,
+    AssetPlan,
+    fetch,
+    lazy_imports,
+    named_in_index,
+    static_imports,
+    wait_compressed,
+)
 from bench.protocol import Page, Tab
 
 
@@ -179,12 +188,20 @@ class _Files(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as the browser's connections
     bodies: ClassVar[dict[str, bytes]] = {"/": b"x" * 10, "/a.js": b"y" * 300_000, "/b.css": b"z" * 7}
     connections: ClassVar[list[int]] = []
+    offered: ClassVar[list[str]] = []
 
     def setup(self):
         super().setup()
         self.connections.append(1)
 
+    def do_HEAD(self):
+        self.offered.append(self.headers.get("Accept-Encoding", ""))
+        self.send_response(200 if self.path in self.bodies else 404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
     def do_GET(self):
+        self.offered.append(self.headers.get("Accept-Encoding", ""))
         body = self.bodies.get(self.path)
         if body is None:
             self.send_error(404)
@@ -204,6 +221,7 @@ def files_url():
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     _Files.connections = []
+    _Files.offered = []
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
 
@@ -212,6 +230,16 @@ def test_fetch_reads_every_body_over_few_connections(files_url):
     paths = ["", "a.js", "b.css"] * 4
     assert asyncio.run(fetch(files_url, paths, connections=2)) == 4 * (10 + 300_000 + 7)
     assert len(_Files.connections) == 2  # keep-alive: two connections carried twelve requests
+
+
+def test_fetch_offers_what_a_phone_offers_unless_told_otherwise(files_url):
+    asyncio.run(fetch(files_url, ["a.js"]))
+    asyncio.run(fetch(files_url, ["a.js"], accept=BROWSER))
+    assert _Files.offered == [GZIP_ONLY, BROWSER] == ["gzip, deflate", "gzip, deflate, br, zstd"]
+
+
+def test_waiting_for_brotli_ends_at_once_on_a_server_that_compresses_nothing(files_url):
+    assert wait_compressed(files_url, ["a.js", "b.css"], timeout=5) is None
 
 
 def test_fetch_fails_on_a_missing_file(files_url):

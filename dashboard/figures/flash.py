@@ -32,8 +32,13 @@ def block_figure(
     *,
     limit: float | None = None,
     presenter: bool = False,
+    fold_px: int | None = None,
 ) -> go.Figure:
-    """The block's scores ``(T_q, B_c)``, keys ``start .. start + B_c - 1``; -inf (masked) cells marked as masked."""
+    """The block's scores ``(T_q, B_c)``, keys ``start .. start + B_c - 1``; -inf (masked) cells marked as masked.
+
+    On a projector the page says what the hatching means (``grid.MASK_NOTE``) above the chart: written in it, the
+    note ran past the half-page column's edge. ``fold_px``: the height the map, its title and its key labels end
+    within (``layout.chart_fold_px``)."""
     allowed = np.isfinite(scores)  # (T_q, B_c)
     stop = start + scores.shape[1]
     title = f"scores of key{'s' * (stop - start > 1)} {span(start, stop - 1)}"  # positions, as the axis labels
@@ -48,6 +53,8 @@ def block_figure(
         value_name="score",
         colorscale=DIVERGING,
         presenter=presenter,
+        fold_px=fold_px,
+        mask_note=not presenter,
     )
 
 

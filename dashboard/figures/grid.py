@@ -193,6 +193,7 @@ def _holds(panels: Sequence[Panel], ticks: list[tuple[bool, bool]]) -> Holds:
         token_chars=min(longest, TICK_CHARS),
         ticks=ticks,
         masked=_masked(panels),
+        title_chars=max(len(p.title) for p in panels),
     )
 
 
@@ -217,6 +218,7 @@ def heatmap_grid(
     y_labels: bool = True,
     mask_note: bool = True,
     title_below: bool = False,
+    title_chars: int = 0,
 ) -> go.Figure:
     """One figure, ``len(panels)`` heatmaps on a grid, one colour bar ``[zmin, zmax]``; sizes from ``layout``.
 
@@ -232,13 +234,15 @@ def heatmap_grid(
     draws no query labels either (small multiples labelled outside). A panel titled "" gets no title.
     ``mask_note=False``: the page says what the hatching means (``MASK_NOTE``) once for many charts, so this
     figure neither writes it nor keeps the top margin for it. ``title_below``: each title under its panel
-    (``layout.GridPlan.title_below``).
+    (``layout.GridPlan.title_below``). ``title_chars``: the longest title of the charts drawn beside this one
+    (``chart_grid``), so that they all keep the toolbar's strip or none do, and their rows align.
     """
     if not panels:
         raise ValueError("heatmap_grid needs at least one panel")
     ncols = grid_columns(len(panels), ncols, presenter=presenter)
     ticks = [(show_x and x_labels, show_y and y_labels) for show_x, show_y in _shows_ticks(panels, ncols)]
     holds = _holds(panels, ticks)
+    holds = replace(holds, title_chars=max(holds.title_chars, title_chars))
     plan = plan_grid(
         holds if mask_note else replace(holds, masked=False),
         ncols=ncols,
@@ -462,6 +466,7 @@ def chart_grid(
     control_rows: int = 0,
     width_px: int | None = None,
     labels: bool = True,
+    above_px: int = 0,
 ) -> ChartGrid:
     """One figure per panel (its own title and both axes' labels), ``ncols`` to a row of the page, and a bar.
 
@@ -469,9 +474,9 @@ def chart_grid(
     columns (``layout.chart_panel_px``); a projector's rows of maps end above its fold, and a map above another
     with the same keys leaves the key labels to the one below (a projector never stacks the columns).
     ``panel_px``, ``square``: as for ``heatmap_grid`` (matrices of vectors pass their own). ``control_rows``: rows
-    of pickers the view puts above the maps (``layout.chart_fold_px``). ``width_px``: a column's width when the maps
-    take part of the page (default: ``ncols`` columns of all of it). ``labels=False``: small multiples, no tick
-    labels (the hover names both tokens), with their own ``panel_px``.
+    of pickers the view puts above the maps, ``above_px`` whatever else it draws there (``layout.chart_fold_px``).
+    ``width_px``: a column's width when the maps take part of the page (default: ``ncols`` columns of all of it).
+    ``labels=False``: small multiples, no tick labels (the hover names both tokens), with their own ``panel_px``.
     """
     if not panels:
         raise ValueError("chart_grid needs at least one panel")
@@ -479,7 +484,7 @@ def chart_grid(
     shape = max((p.z.shape for p in panels), key=max)  # (T_q, T_k) of the largest map
     rows = -(-len(panels) // ncols)
     note = MASK_NOTE if _masked(panels) else ""
-    fold_px = chart_fold_px(presenter=presenter, control_rows=control_rows, caption=bool(note))
+    fold_px = chart_fold_px(presenter=presenter, control_rows=control_rows, caption=bool(note), above_px=above_px)
     common = dict(zmin=zmin, zmax=zmax, value_name=value_name, value_format=value_format, colorscale=colorscale)
     maps = [
         heatmap_grid(
@@ -497,6 +502,7 @@ def chart_grid(
             y_labels=labels,
             title_below=not labels,
             mask_note=False,
+            title_chars=max(len(q.title) for q in panels),
             **common,
         )
         for k, p in enumerate(panels)
@@ -505,10 +511,10 @@ def chart_grid(
     return ChartGrid(maps=maps, colour_bar=bar, ncols=ncols, bar_px=bar_chart_px(presenter), note=note)
 
 
-def single_chart(panel: Panel, *, presenter: bool = False, **colour) -> ChartGrid:
+def single_chart(panel: Panel, *, presenter: bool = False, above_px: int = 0, **colour) -> ChartGrid:
     """One map in its own chart, as wide as ``layout.single_map_columns`` page columns allow, and its bar.
 
     On a laptop it takes half the page (a phone stacks the columns: the whole width); on a projector all of it.
-    ``colour``: ``zmin``, ``zmax``, ``value_name``, ``colorscale`` as for ``chart_grid``.
+    ``colour``: ``zmin``, ``zmax``, ``value_name``, ``colorscale`` as for ``chart_grid``; ``above_px`` too.
     """
-    return chart_grid([panel], single_map_columns(presenter), presenter=presenter, **colour)
+    return chart_grid([panel], single_map_columns(presenter), presenter=presenter, above_px=above_px, **colour)

@@ -55,6 +55,7 @@ def head_charts(
     values: bool = False,
     title: str = "head {n}",
     titles: Sequence[str] | None = None,
+    above_px: int = 0,
 ) -> ChartGrid:
     """One chart per head of ``weights (h, T_q, T_k)``, each with its own row and column labels, and one colour bar.
 
@@ -62,7 +63,8 @@ def head_charts(
     ``key_tokens (T_k,)`` label the columns (cross-attention); None: the keys are ``tokens``.
     ``values=True`` writes each weight in its cell (maps up to ``layout.VALUES_MAX_CELLS`` tokens).
     ``title``: each map's title, ``{n}`` its head number from 1; ``titles`` (one per head) replaces it (the
-    heads view names each head's K/V group).
+    heads view names each head's K/V group). ``above_px``: what the view draws above the maps on a projector
+    (``layout.chart_fold_px``).
     """
     keys = tokens if key_tokens is None else key_tokens
     h, t_q, t_k = weights.shape
@@ -70,7 +72,8 @@ def head_charts(
         raise ValueError(f"weights {weights.shape} do not match {len(tokens)} query and {len(keys)} key tokens")
     titles = [title.format(n=i + 1) for i in range(h)] if titles is None else titles
     panels = [Panel(weights[i], tokens, keys, titles[i], allowed) for i in range(h)]
-    return chart_grid(panels, map_columns(h, presenter=presenter, values=values), presenter=presenter, values=values)
+    ncols = map_columns(h, presenter=presenter, values=values)
+    return chart_grid(panels, ncols, presenter=presenter, values=values, above_px=above_px)
 
 
 def average_charts(
@@ -187,7 +190,14 @@ def single_map_figure(
 
 
 def single_map_charts(
-    weights: np.ndarray, tokens: Sequence[str], allowed: np.ndarray | None, title: str, presenter: bool = False
+    weights: np.ndarray,
+    tokens: Sequence[str],
+    allowed: np.ndarray | None,
+    title: str,
+    presenter: bool = False,
+    *,
+    above_px: int = 0,
 ) -> ChartGrid:
-    """One head's ``(T, T)`` map, large, in its own chart with its tokens on both axes (the model view)."""
-    return single_chart(Panel(weights, tokens, tokens, title, allowed), presenter=presenter)
+    """One head's ``(T, T)`` map, large, in its own chart with its tokens on both axes (the model view).
+    ``above_px``: what the page draws above it on a projector, when it is the page's first map."""
+    return single_chart(Panel(weights, tokens, tokens, title, allowed), presenter=presenter, above_px=above_px)

@@ -21,12 +21,18 @@ KV_PAIRS_TO_A_ROW = 2
 
 
 def rows_so_far_figure(
-    weights: np.ndarray, allowed: np.ndarray, tokens: Sequence[str], t: int, *, presenter: bool = False
+    weights: np.ndarray,
+    allowed: np.ndarray,
+    tokens: Sequence[str],
+    t: int,
+    *,
+    presenter: bool = False,
+    above_px: int = 0,
 ) -> ChartGrid:
     """Each head's causal map ``weights (h, T, T)`` with rows ``0..t`` computed so far; later rows greyed.
 
     ``allowed (T, T)`` is the mask the steps used (True = may attend); a row not yet decoded is marked
-    like a masked cell: no step has produced it.
+    like a masked cell: no step has produced it. ``above_px``: what the view draws above the maps on a projector.
     """
     h, n, _ = weights.shape
     if not 0 <= t < n:
@@ -37,7 +43,8 @@ def rows_so_far_figure(
         Panel(np.where(shown, weights[k], 0.0), tokens, tokens, f"head {k + 1}", shown)  # short: clear of the toolbar
         for k in range(h)
     ]
-    grid = chart_grid(panels, map_columns(h, presenter=presenter), presenter=presenter)  # one chart per head
+    ncols = map_columns(h, presenter=presenter)
+    grid = chart_grid(panels, ncols, presenter=presenter, above_px=above_px)  # one chart per head
     return replace(grid, note=MASK_AND_FUTURE)  # said once above the maps: the hatching also marks future rows
 
 

@@ -42,7 +42,24 @@ CONTROLS_ROW_PX = 160
 """A row of pickers above a view's maps on a projector (the permutation view's reordering and head), measured."""
 CAPTION_ROW_PX = 40
 """A one-line caption above a view's maps on a projector: its 32 px line (20 px text) and the 8 px gap under it,
-measured in chromium by tests/e2e/test_projector_and_phone.py."""
+measured in chromium (tests/e2e/test_tours_on_a_projector.py holds the maps planned with it to the first screen)."""
+PICKER_ROW_PX = 76
+"""A row of labelled segmented controls above a view's maps on a projector (the steps view's head and first step):
+the label's line, the 44 px control and the gap, measured in chromium."""
+INPUT_ROW_PX = 90
+"""A labelled text box or slider above a view's maps on a projector (the cross view's source sentence, the KV cache's
+step): the label's line, the box and the gap, measured in chromium."""
+HEADING_ROW_PX = 58
+"""A subheading above a figure on a projector (a step's "5. The mask: hidden keys") and the gap, measured."""
+COLOUR_BAR_ROW_PX = 68
+"""A grid's colour bar drawn above its maps (``map_columns.show_grid``) on a projector, and the gap, measured."""
+ALERT_ROW_PX = 100
+"""A two-line warning above a view's maps on a projector ("Scaling is off: ..."): 92 px and the gap, measured."""
+SWITCH_ROW_PX = 38
+"""A row of switches (``st.toggle``) on a projector and the gap under it, measured in chromium."""
+QUIZ_SWITCH_PX = SWITCH_ROW_PX
+"""The quiz switch's row, part of the 192 px above a presenter view's maps; a view without it starts that much
+higher."""
 PRESENTER_GAP_PX = 8
 """Space between the page's elements on a projector (``dashboard/presenter.py``; Streamlit's own is 16 px)."""
 COLUMN_GAP_PX = 16
@@ -120,6 +137,27 @@ BAR_LINE = 1.3
 """A line of a bar's label, in its font's size."""
 BAR_GAP = 1.0
 """Space between two bars' labels, in the labels' font size."""
+
+
+CHART_TEXT_MIN = {False: 8, True: 14}
+"""The least size of any text written in a chart (a bar's value): the README's 14 px on a projector."""
+BARS_GAP = 0.1
+"""Plotly's ``bargap`` of a chart of grouped upright bars (the summary's): a tenth of each group's width between
+groups, so 12 heads' 48 bars are as wide as they can be."""
+ROTATED_LABEL_EM = 1.32
+"""A label written along an upright bar is this many times its font size across (a 19 px label's box is 25 px,
+measured in chromium)."""
+Y_AXIS_PX = 70
+"""Left of a bar chart's plot: its y axis title and tick labels (laptop px)."""
+
+
+def bar_label_px(n_bars: int, presenter: bool) -> int:
+    """Font size of the value written along each of ``n_bars`` upright bars across the page: the chart's value
+    size, or less, so that neighbouring labels do not touch. Under ``CHART_TEXT_MIN`` the chart hides them (the
+    table beside it has the numbers): Plotly otherwise shrinks each to its bar (10.5 px for MiniLM's 12 heads)."""
+    plot = PAGE_PX[presenter] - Y_AXIS_PX * scale(presenter)
+    pitch = plot * (1 - BARS_GAP) / max(n_bars, 1)
+    return min(chart_fonts(presenter).value, int(pitch / ROTATED_LABEL_EM))
 
 
 def bars_height(lines: Sequence[int], font: Fonts) -> int:
@@ -201,6 +239,8 @@ MODEBAR_PX = 26
 """A strip at the top of a grid of several columns for Plotly's toolbar (26 px tall, top right): it shows on
 hover and on a phone's tap, and would otherwise cover the title of the right-hand panel. A one-column figure's
 title is centred over its panel, clear of the toolbar (tests/e2e/test_projector_and_phone.py measures it)."""
+MODEBAR_WIDTH_PX = 90
+"""Width of a map chart's toolbar (three buttons, ``map_columns.MAP_CONFIG``), at the chart's top right."""
 MASK_NOTE_PX = 30
 """Top margin that holds the "hatched grey = masked" note; 4 px without it."""
 MAX_GAP, NARROW_GAP = 0.2, 0.04
@@ -226,6 +266,8 @@ class Holds:
     """(x labels?, y labels?) of each panel."""
     masked: bool = False
     """Some panel has masked cells: the top margin holds a note saying what the hatching means."""
+    title_chars: int = 0
+    """Characters of the longest panel title ("head 1 · K/V 1")."""
 
 
 @dataclass(frozen=True)
@@ -364,10 +406,16 @@ def plan_grid(
         beside = y_label_px(chars, font.tick, s) + 2 * SIDE_MARGIN_PX + (COLORBAR_PX * s if colorbar else 0)
         fit_px = min(fit_px, width_px - beside)
     title_px = title_row_px(font, presenter)
+    # a one-column chart's title starts at its panel's left edge: one that reaches the toolbar gets the strip above
+    # it that a grid of several columns always has (8 heads' "head 1 · K/V 1" on a projector: under the toolbar)
+    title_end = y_label_px(chars, font.tick, s) + SIDE_MARGIN_PX + holds.title_chars * CHAR_EM * font.title
+    under_toolbar = ncols == 1 and width_px is not None and title_end > width_px - MODEBAR_WIDTH_PX
+    strip = MODEBAR_PX if ncols > 1 else MODEBAR_CLEAR_PX - FIGURE_MARGIN_PX if under_toolbar else 0
     if fold_px is not None:  # the rows of maps, their titles and one band of x labels end above the fold, as
         # far as they can while every token keeps a label of the smallest size allowed (then the page scrolls)
         smallest = labelled_px(longest_axis, _least(font))
         per_row = title_px + 2 * FIGURE_MARGIN_PX + PRESENTER_GAP_PX  # a title, the chart's margins, the gap
+        per_row += strip if ncols == 1 else 0  # a chart per map: each has the toolbar's strip
         fold_fit = (fold_px - labels_x) / fold_rows - per_row
         fit_px = min(fit_px, max(fold_fit, smallest))
     px = round(panel_px * s) if panel_px else round(fit_px)
@@ -403,7 +451,7 @@ def plan_grid(
         ticks=ticks,
         gap_x=gap_x,
         width=(1 - gap_x * (ncols - 1)) / ncols,
-        margin_t=(MODEBAR_PX if ncols > 1 else 0) + (round(MASK_NOTE_PX * s) if holds.masked else FIGURE_MARGIN_PX),
+        margin_t=strip + (round(MASK_NOTE_PX * s) if holds.masked else FIGURE_MARGIN_PX),
         masked=holds.masked,
         colorbar_px=round(max(COLORBAR_MIN_PX, min(px, COLORBAR_MAX_PX * s))),
         title_px=title_px,
@@ -426,13 +474,14 @@ def chart_panel_px(shape: tuple[int, int], *, presenter: bool) -> int | None:
     return round(wide * max(1.0, t_q / t_k))
 
 
-def chart_fold_px(*, presenter: bool, control_rows: int = 0, caption: bool = False) -> int | None:
+def chart_fold_px(*, presenter: bool, control_rows: int = 0, caption: bool = False, above_px: int = 0) -> int | None:
     """Height a page's rows of maps (one chart each) may fill under ``control_rows`` rows of pickers and, with
     ``caption``, the one line the page writes above them (what the hatching means), or None when there is no fold
-    to keep."""
+    to keep. ``above_px``: what else the view draws above them on a projector (``PICKER_ROW_PX``, ``ALERT_ROW_PX``...,
+    less ``QUIZ_SWITCH_PX`` for a view without the quiz switch)."""
     if not presenter:
         return None
-    return PRESENTER_FOLD_PX - CONTROLS_ROW_PX * control_rows - (CAPTION_ROW_PX if caption else 0)
+    return PRESENTER_FOLD_PX - CONTROLS_ROW_PX * control_rows - (CAPTION_ROW_PX if caption else 0) - above_px
 
 
 SMALL_MULTIPLE_PX = 64

@@ -18,10 +18,11 @@ turns a ``go.Figure`` into JSON without validating it again (a dict it would).
 
 from __future__ import annotations
 
-from functools import cache
-
 import plotly.colors
 import plotly.graph_objects as go
+
+from dashboard import bounded_cache
+from dashboard.bounded_cache import MB
 
 
 def plain_figure(data: list[dict], layout: dict) -> go.Figure:
@@ -38,6 +39,6 @@ def colorscale(name: str) -> list[list]:
     return [[position, colour] for position, colour in _named_colorscale(name)]
 
 
-@cache
+@bounded_cache.cache(max_bytes=1 * MB)
 def _named_colorscale(name: str) -> tuple[tuple[float, str], ...]:
     return tuple((float(position), colour) for position, colour in plotly.colors.get_colorscale(name))

@@ -11,16 +11,17 @@ import math
 import plotly.graph_objects as go
 
 from core import SpreadResult
-from dashboard.figures.layout import axis_title, chart_fonts, chart_height
+from dashboard.figures.layout import MODEBAR_CLEAR_PX, axis_title, chart_fonts, chart_height
 from dashboard.figures.scaling import REFERENCE, SCALED, UNSCALED
 
 CLAIM = 100.0
 """Lesson 3: "a 512-dimension dot product can easily reach ±100"."""
 
 
-def spread_figure(result: SpreadResult, *, presenter: bool = False) -> go.Figure:
+def spread_figure(result: SpreadResult, *, presenter: bool = False, fold_px: int | None = None) -> go.Figure:
     """One horizontal box per d_k: the middle half (box), the middle 99 % (whiskers), the median;
     diamonds at ±√d_k, the standard deviation (the measured one in their hover); dashed lines at ±100.
+    ``fold_px``: on a projector, the chart is at most this tall (``layout.chart_fold_px``).
 
     ``result.quantiles`` columns are ``core.scaling.SPREAD_QUANTILES``: 0.5 %, 2.5 %, 25 %, 50 %, 75 %, 97.5 %, 99.5 %.
     """
@@ -85,9 +86,9 @@ def spread_figure(result: SpreadResult, *, presenter: bool = False) -> go.Figure
     layout = dict(
         shapes=shapes,
         annotations=annotations,
-        height=chart_height(90 + 70 * len(names), presenter),
+        height=min(chart_height(90 + 70 * len(names), presenter), fold_px or math.inf),
         font=dict(size=font.note),
-        margin=dict(l=10, r=10, t=30, b=10),
+        margin=dict(l=10, r=10, t=MODEBAR_CLEAR_PX + round(1.3 * font.note), b=10),  # "±100" under the toolbar
         xaxis=dict(
             range=[-reach, reach],
             title=axis_title("raw score q·k (not divided by √d_k)", font),

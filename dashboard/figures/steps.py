@@ -109,23 +109,26 @@ def scores_charts(
     allowed: np.ndarray | None = None,
     value_name: str = "score",
     presenter: bool = False,
+    above_px: int = 0,
 ) -> ChartGrid:
     """One score map ``(T_q, T_k)`` in its own chart on a diverging scale; ``allowed`` marks masked cells as the
-    heads do.
+    heads do. ``above_px``: what the page draws above it on a projector (``layout.chart_fold_px``).
 
     Pass the same ``limit`` to two score maps (QKᵀ, then ÷√d_k) to see the factor shrink them.
     """
     limit = symmetric_limit(z if allowed is None else z[allowed]) if limit is None else limit
     panel = Panel(z, rows, cols, title, allowed)
     colour = dict(zmin=-limit, zmax=limit, value_name=value_name, colorscale=DIVERGING)
-    return single_chart(panel, presenter=presenter, **colour)
+    return single_chart(panel, presenter=presenter, above_px=above_px, **colour)
 
 
 PENALTY = "Blues_r"
 """Dark blue (the most negative) to white (0): a bias that only ever lowers a score."""
 
 
-def bias_charts(bias: np.ndarray, *labels, allowed: np.ndarray | None = None, presenter: bool = False) -> ChartGrid:
+def bias_charts(
+    bias: np.ndarray, *labels, allowed: np.ndarray | None = None, presenter: bool = False, above_px: int = 0
+) -> ChartGrid:
     """A bias added to the scores ``(T_q, T_k)``, masked cells marked as the heads do (their bias is never used);
     ``labels``: rows, columns and title, as for ``scores_charts``.
 
@@ -135,7 +138,8 @@ def bias_charts(bias: np.ndarray, *labels, allowed: np.ndarray | None = None, pr
     seen = bias if allowed is None else bias[allowed]
     panel = Panel(bias, *labels, allowed)
     limit = symmetric_limit(seen)
-    return single_chart(panel, zmin=-limit, zmax=0.0, value_name="bias", colorscale=PENALTY, presenter=presenter)
+    colour = dict(zmin=-limit, zmax=0.0, value_name="bias", colorscale=PENALTY)
+    return single_chart(panel, presenter=presenter, above_px=above_px, **colour)
 
 
 def weights_charts(
@@ -146,9 +150,10 @@ def weights_charts(
     allowed: np.ndarray | None = None,
     *,
     presenter: bool = False,
+    above_px: int = 0,
 ) -> ChartGrid:
     """One head's weights ``(T_q, T_k)`` in its own chart on the heads' shared 0-1 scale, masked cells marked."""
-    return single_chart(Panel(weights, rows, cols, title, allowed), presenter=presenter)
+    return single_chart(Panel(weights, rows, cols, title, allowed), presenter=presenter, above_px=above_px)
 
 
 def concat_charts(

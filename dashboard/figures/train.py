@@ -7,6 +7,7 @@ curves and the maps above them show the same moment.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -68,11 +69,13 @@ def curves_figures(
     *,
     at_step: int | None = None,
     presenter: bool = False,
+    fold_px: int | None = None,
 ) -> list[go.Figure]:
     """Two charts over the training step: the batch loss, and the held-out token accuracy (0-1).
 
     Two figures, not two panels of one, so a phone stacks them (``map_columns.show_charts``). The x axes run
-    to ``total_steps`` from the start, so a live run fills the plot as it trains.
+    to ``total_steps`` from the start, so a live run fills the plot as it trains. ``fold_px``: on a projector, each
+    chart is at most this tall (``layout.chart_fold_px``).
     """
     x_range = [0, max(total_steps, 1)]
     top_loss = max([*loss, 1e-9]) * 1.05
@@ -104,11 +107,12 @@ def curves_figures(
         y1=TARGET_ACCURACY,
         line=dict(color="#888888", dash="dot", width=1),
     )
+    height = min(chart_height(300, presenter), fold_px or math.inf)
     loss_chart = _curve_chart(
-        [loss_line], "training loss", x_range, dict(range=[0, top_loss], rangemode="tozero"), presenter
+        [loss_line], "training loss", x_range, dict(range=[0, top_loss], rangemode="tozero"), presenter, height
     )
     accuracy_chart = _curve_chart(
-        [accuracy_line], "held-out accuracy", x_range, dict(range=[0, 1.04], tickformat=".0%"), presenter
+        [accuracy_line], "held-out accuracy", x_range, dict(range=[0, 1.04], tickformat=".0%"), presenter, height
     )
     accuracy_chart["layout"]["shapes"] = [target]
     if at_step is not None:
@@ -117,15 +121,17 @@ def curves_figures(
     return [go.Figure(**loss_chart), go.Figure(**accuracy_chart)]
 
 
-def _curve_chart(data: list[dict], title: str, x_range: list[int], y_axis: dict, presenter: bool) -> dict:
-    """One curve chart's data and layout: its title above the plot, fonts and height from ``layout``."""
+def _curve_chart(
+    data: list[dict], title: str, x_range: list[int], y_axis: dict, presenter: bool, height: float
+) -> dict:
+    """One curve chart's data and layout: its title above the plot, fonts from ``layout``, ``height`` px tall."""
     font = chart_fonts(presenter)
     ticks = dict(tickfont=dict(size=font.tick))  # explicit: Streamlit's theme template sets its own
     layout = dict(
         xaxis=dict(range=x_range, title=axis_title("step", font), **ticks),
         yaxis=dict(y_axis, **ticks),
         annotations=[title_annotation(title, 0.5, 1.0, size=font.title)],
-        height=chart_height(300, presenter),
+        height=height,
         font=dict(size=font.note),
         margin=dict(l=10, r=10, t=MODEBAR_CLEAR_PX, b=10),
         showlegend=False,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from dashboard import followed
+from dashboard import followed, server_memory
 from dashboard.settings import Settings
 from dashboard.views import (
     class_heads,
@@ -39,9 +39,15 @@ class View:
     slug: str
     """The selector's label and the URL value of ``view``;
     short, lower case, and never changed once links are shared."""
-    render: Callable[[Settings], None]
+    draw: Callable[[Settings], None]
+    """The view's module's ``render``."""
     teaches: str
     """One line under the view selector: what this view is for."""
+
+    def render(self, settings: Settings) -> None:
+        """Draw the view, in one of the server's turns (``server_memory.drawing``: a few views at once)."""
+        with server_memory.drawing():
+            self.draw(settings)
 
 
 VIEWS: dict[str, View] = {
@@ -75,23 +81,35 @@ VIEWS: dict[str, View] = {
 DEFAULT_VIEW = "heads"
 
 
-def choose_view() -> View:
+def choose_view(*, drawn: bool = True) -> View:
     """The view selector (key and query parameter ``view``); returns the chosen view.
 
     Not bound to the URL: the page writes ``view`` itself (``dashboard/address.py``), so that each view change is
-    an entry in the browser's history and Back returns to the view before.
+    an entry in the browser's history and Back returns to the view before. ``drawn=False`` (a tour's bar stands in
+    for it on a projector): no selector, the view the session holds, kept for the next run that draws one.
     """
     slug = followed.choice(  # a following page: the teacher's view, no selector
         "view",
         DEFAULT_VIEW,
-        lambda: st.segmented_control(
-            "View",
-            list(VIEWS),
-            default=DEFAULT_VIEW,
-            required=True,
-            key="view",
-            label_visibility="collapsed",
-            help="Each view reads the same computation for the settings in the sidebar.",
-        ),
+        lambda: _view_bar() if drawn else _kept_view(),
     )
     return VIEWS.get(slug, VIEWS[DEFAULT_VIEW])
+
+
+def _view_bar() -> str:
+    return st.segmented_control(
+        "View",
+        list(VIEWS),
+        default=DEFAULT_VIEW,
+        required=True,
+        key="view",
+        label_visibility="collapsed",
+        help="Each view reads the same computation for the settings in the sidebar.",
+    )
+
+
+def _kept_view() -> str:
+    """The session's view, written back: a widget's key that no widget drew in a run would leave the session."""
+    slug = st.session_state.get("view") or DEFAULT_VIEW
+    st.session_state["view"] = slug
+    return slug

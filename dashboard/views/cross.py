@@ -15,7 +15,9 @@ import streamlit as st
 from core import MAX_CHARS, MAX_TOKENS, Run, multi_head_attention
 from dashboard import compute
 from dashboard.downloads import download_buttons
+from dashboard.figures.grid import ChartGrid
 from dashboard.figures.heads import head_charts
+from dashboard.figures.layout import COLOUR_BAR_ROW_PX, INPUT_ROW_PX, QUIZ_SWITCH_PX
 from dashboard.map_columns import show_grid
 from dashboard.mask_words import plain_causal, rule_words
 from dashboard.page import (
@@ -106,6 +108,31 @@ def _source_tokens() -> tuple[str, ...] | None:
     return tokens_or_message(source, empty=EMPTY_SOURCE)
 
 
+MAPS_ABOVE_PX = INPUT_ROW_PX + COLOUR_BAR_ROW_PX - QUIZ_SWITCH_PX
+"""On a projector, above the maps: the source box and the maps' colour bar (this view draws no quiz switch)."""
+
+
+def map_grid(run: Run, *, presenter: bool, above_px: int = 0) -> ChartGrid:
+    """One T_q × T_k map per head of the cross-attention ``run`` (pure: the page and the tour's download)."""
+    return head_charts(
+        run.trace.weights, run.tokens, run.trace.mask, key_tokens=run.key_tokens, presenter=presenter, above_px=above_px
+    )
+
+
+def _what_is_drawn(run: Run) -> None:
+    """The line on the maps' shapes, and what the mask does (read from the mask)."""
+    t_q, t_k, h = len(run.tokens), len(run.key_tokens), run.trace.n_heads
+    maps = f"{h} heads, each a {t_q}×{t_k} map" if h > 1 else f"1 head: a {t_q}×{t_k} map"
+    st.caption(
+        f"{maps}: T_q = {t_q} query token{'s' * (t_q != 1)} (the sidebar's sentence) on the rows, "
+        f"T_k = {t_k} source token{'s' * (t_k != 1)} on the columns. Every row sums to 1 over the source: "
+        "each query word takes a mix of the source's values."
+    )
+    if run.trace.mask is not None:
+        said = CAUSAL_HERE if plain_causal(run.trace.mask) else rule_words(run.trace.mask)  # read from the mask
+        st.info(said, icon=":material/change_history:")
+
+
 def render(settings: Settings) -> None:
     settings = served(settings, "cross", "reads a second sentence of your choice")
     source = _source_tokens()
@@ -118,19 +145,11 @@ def render(settings: Settings) -> None:
         st.error(str(err))
         return
     t_q, t_k, h = len(tokens), len(source), run.trace.n_heads
-    maps = f"{h} heads, each a {t_q}×{t_k} map" if h > 1 else f"1 head: a {t_q}×{t_k} map"
-    st.caption(
-        f"{maps}: T_q = {t_q} query token{'s' * (t_q != 1)} (the sidebar's sentence) on the rows, "
-        f"T_k = {t_k} source token{'s' * (t_k != 1)} on the columns. Every row sums to 1 over the source: "
-        "each query word takes a mix of the source's values."
-    )
-    if run.trace.mask is not None:
-        said = CAUSAL_HERE if plain_causal(run.trace.mask) else rule_words(run.trace.mask)  # read from the mask
-        st.info(said, icon=":material/change_history:")
-    charts = head_charts(
-        run.trace.weights, run.tokens, run.trace.mask, key_tokens=run.key_tokens, presenter=settings.presenter
-    )
-    show_grid(charts, key="cross_chart")
+    if not settings.presenter:  # on a projector the maps come first, under the source box (MAPS_ABOVE_PX)
+        _what_is_drawn(run)
+    show_grid(map_grid(run, presenter=settings.presenter, above_px=MAPS_ABOVE_PX), key="cross_chart")
+    if settings.presenter:
+        _what_is_drawn(run)
     show_code(
         multi_head_attention,
         f"{run_call(settings, source)}\nweights = result.trace.weights  # (h, T_q, T_k): kv = the source's X + P",

@@ -6,17 +6,21 @@ the sidebar's run, beside the plain run's output it must equal.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from core.tiled import FLASH_BLOCK, FLASH_HEAD_DIM, MEMORY_LENGTHS, score_memory, tiles
 from dashboard import compute
 from dashboard.figures.flash import block_figure, state_figure
+from dashboard.figures.grid import MASK_NOTE
 from dashboard.figures.labels import span
+from dashboard.figures.layout import INPUT_ROW_PX, QUIZ_SWITCH_PX, chart_fold_px
 from dashboard.figures.steps import symmetric_limit
 from dashboard.page import (
     PLOTLY_CONFIG,
     byte_size,
+    chart_config,
     choose_head,
     served_tokens,
     shape_text,
@@ -29,21 +33,27 @@ EXACT = 1e-12
 """The tiled output must equal plain softmax attention to this (float64 rounding is ~1e-16)."""
 
 
+CONTROLS_ABOVE_PX = INPUT_ROW_PX - QUIZ_SWITCH_PX
+"""On a projector, above the block: the head, B_c and block in one row (the view draws no quiz switch)."""
+
+
 def render(settings: Settings) -> None:
     setup = served_tokens(settings, "tiles", "recomputes one head block by block")
     if setup is None:
         return
     settings, tokens = setup
     t = len(tokens)
+    controls = st.columns(3, gap="medium") if settings.presenter else (st, st, st)  # a projector: one row
     head = choose_head(
         settings.config.n_heads,
         key="flash_head",
         bind="query-params",
         help="The head tiled: each head has its own scores, so its own running max and sum, block by block.",
+        container=controls[0],
     )
     block = 1
     if t > 1:  # a slider needs two options: one token is one block of one key
-        block = st.select_slider(
+        block = controls[1].select_slider(
             "Block size B_c",
             options=list(range(1, t + 1)),
             value=max(1, t // 4),
@@ -55,7 +65,7 @@ def render(settings: Settings) -> None:
     n_blocks = len(result.tiles)
     b = 1
     if n_blocks > 1:
-        b = st.select_slider(
+        b = controls[2].select_slider(
             "Block",
             options=list(range(1, n_blocks + 1)),
             value=1,
@@ -65,6 +75,7 @@ def render(settings: Settings) -> None:
         )
     tile = result.tiles[b - 1]
     t_q = tile.scores.shape[-2]
+    on_top = st.container()  # a projector: the block and the running state first, under the controls
     st.caption(
         f"Head {head + 1}, block {b} of {n_blocks}: keys {span(tile.start, tile.stop - 1)}, scores "
         f"{shape_text(tile.scores.shape)} = (T, B_c). Each query row keeps m (the largest score so far), l (the sum "
@@ -74,28 +85,34 @@ def render(settings: Settings) -> None:
     )
     finite = [s.scores[s.scores > -float("inf")] for s in result.tiles]
     limit = symmetric_limit(*finite)  # one colour range for every block of this head
-    left, right = st.columns(2)
-    left.plotly_chart(
-        block_figure(
-            tile.scores,
-            tokens,
-            result.run.key_tokens[tile.start : tile.stop],
-            tile.start,
-            limit=limit,
-            presenter=settings.presenter,
-        ),
-        width="stretch",
-        key="flash_block_chart",
-        config=PLOTLY_CONFIG,
-    )
-    right.plotly_chart(
-        state_figure(
-            tile.m_old, tile.m_new, tile.l_old, tile.l_new, tile.correction, tokens, presenter=settings.presenter
-        ),
-        width="stretch",
-        key="flash_state_chart",
-        config=PLOTLY_CONFIG,
-    )
+    masked = settings.presenter and not np.isfinite(tile.scores).all()  # a projector says it above the block
+    with on_top if settings.presenter else st.container():
+        if masked:
+            st.caption(MASK_NOTE)
+        left, right = st.columns(2)
+        fold_px = chart_fold_px(presenter=settings.presenter, caption=masked, above_px=CONTROLS_ABOVE_PX)
+        left.plotly_chart(
+            block_figure(
+                tile.scores,
+                tokens,
+                result.run.key_tokens[tile.start : tile.stop],
+                tile.start,
+                limit=limit,
+                presenter=settings.presenter,
+                fold_px=fold_px,
+            ),
+            width="stretch",
+            key="flash_block_chart",
+            config=chart_config(PLOTLY_CONFIG, "flash_block_chart"),
+        )
+        right.plotly_chart(
+            state_figure(
+                tile.m_old, tile.m_new, tile.l_old, tile.l_new, tile.correction, tokens, presenter=settings.presenter
+            ),
+            width="stretch",
+            key="flash_state_chart",
+            config=chart_config(PLOTLY_CONFIG, "flash_state_chart"),
+        )
     if result.max_diff <= EXACT:
         st.success(
             f"After the last block, acc / l is head {head + 1}'s attention output: max |difference| "

@@ -9,10 +9,11 @@ from dashboard import compute, followed
 from dashboard.classroom.quiz_panel import ask
 from dashboard.downloads import download_buttons
 from dashboard.figures import average_charts
+from dashboard.figures.grid import ChartGrid
 from dashboard.figures.heads import head_charts
 from dashboard.figures.labels import position
-from dashboard.figures.layout import VALUES_MAX_CELLS
-from dashboard.map_columns import show_colour_bar, show_maps
+from dashboard.figures.layout import ALERT_ROW_PX, VALUES_MAX_CELLS
+from dashboard.map_columns import show_charts, show_colour_bar, show_maps
 from dashboard.mask_words import bias_words, group_words, head_title, rule_words
 from dashboard.page import (
     computed_by,
@@ -34,6 +35,21 @@ def _repeats(tokens: tuple[str, ...]) -> list[list[int]]:
     return [g for g in groups.values() if len(g) > 1]
 
 
+def map_grid(run: Run, *, presenter: bool, values: bool = False, above_px: int = 0) -> ChartGrid:
+    """One map per head of ``run``, titled "head 3 · K/V 2" when heads share K/V (pure: the page and the tour's
+    download draw these). ``above_px``: what the page draws above them on a projector (a warning)."""
+    titles = [head_title(run.trace, i) for i in range(run.trace.n_heads)]
+    return head_charts(
+        run.trace.weights,
+        run.tokens,
+        run.trace.mask,
+        presenter=presenter,
+        values=values,
+        titles=titles,
+        above_px=above_px,
+    )
+
+
 def render(settings: Settings) -> None:
     if not settings.presenter:  # on a projector the examples follow the maps: nothing pushes the maps down
         pretrained_examples(settings)
@@ -44,7 +60,7 @@ def render(settings: Settings) -> None:
     if ask(settings, run):  # quiz mode (URL quiz=true): a question, and no map until Reveal
         return
     t, h, d_k = len(run.tokens), run.trace.n_heads, run.trace.q.shape[-1]
-    unscaled_warning(run)  # the run's scores were not divided by √d_k: say so above the maps
+    warned = unscaled_warning(run)  # the run's scores were not divided by √d_k: say so above the maps
     on_top = st.container()  # presenter mode: the maps, first
     switches = st.container(horizontal=True, vertical_alignment="center")  # with the colour bar: maps start higher
     with switches:  # a following page: the teacher's switches, not drawn (dashboard.followed)
@@ -73,16 +89,20 @@ def render(settings: Settings) -> None:
                 f"up to {VALUES_MAX_CELLS} tokens.",
             ),
         )
-    titles = [head_title(run.trace, i) for i in range(h)]  # "head 3 · K/V 2" when heads share K/V
     charts = charts_of(  # built once per run and mode: a room's followers all draw these
         run,
-        ("heads", settings.presenter, values),
-        lambda: head_charts(
-            run.trace.weights, run.tokens, run.trace.mask, presenter=settings.presenter, values=values, titles=titles
-        ),
+        ("heads", settings.presenter, values, warned),
+        lambda: map_grid(
+            run, presenter=settings.presenter, values=values, above_px=ALERT_ROW_PX if warned else 0
+        ),  # a projector: the maps end above the fold under the warning
     )
     show_colour_bar(charts, key="heads_chart_bar", container=switches)
-    with on_top if settings.presenter else st.container():
+    if settings.presenter:  # the maps first; what the hatching means beside their colour bar, under them (a 24-token
+        with on_top:  # map and its labels fill the first screen: the line above them pushed the labels off it)
+            show_charts(charts.maps, charts.ncols, key="heads_chart")
+        if charts.note:
+            switches.caption(charts.note)
+    else:
         show_maps(charts, key="heads_chart")
     maps = f"{h} heads, each a {t}×{t} map" if h > 1 else f"1 head: a {t}×{t} map"
     if layers > 1:  # which layer: on a projector the sidebar that chose it is collapsed
@@ -108,7 +128,9 @@ def _notice(run: Run) -> None:
     tokens, weights, causal = run.tokens, run.trace.weights, run.trace.mask is not None
     points = []
     if len(tokens) == 1:
-        points.append("A single token can only attend to itself: its one weight is 1. Type a longer sentence.")
+        points.append(
+            "A single token can only attend to itself: its one weight is 1." + followed.hint(" Type a longer sentence.")
+        )
     repeats = _repeats(tokens)
     if repeats and run.positional == "none" and not causal and run.trace.bias is None:  # ALiBi's bias sees position
         where = "; ".join(" and ".join(map(position, g)) for g in repeats[:3]) + ("; ..." if len(repeats) > 3 else "")

@@ -25,6 +25,7 @@ from core.kv_cache import (
 from dashboard import compute
 from dashboard.figures.kv_cache import cache_figure, rows_so_far_figure
 from dashboard.figures.labels import position, positions
+from dashboard.figures.layout import COLOUR_BAR_ROW_PX, INPUT_ROW_PX, QUIZ_SWITCH_PX
 from dashboard.map_columns import show_grid
 from dashboard.page import (
     byte_size,
@@ -40,6 +41,10 @@ EXACT = 1e-12
 """The stacked rows must equal the full causal map to this (float64 rounding is ~1e-16)."""
 CACHE_HEADS_DRAWN = 4
 """Up to this many K/V heads, the cache of every one is drawn (8 charts); more get a "K/V head" picker."""
+
+
+MAPS_ABOVE_PX = INPUT_ROW_PX + COLOUR_BAR_ROW_PX - QUIZ_SWITCH_PX
+"""On a projector, above the maps: the step's slider and the maps' colour bar (the view draws no quiz switch)."""
 
 
 def render(settings: Settings) -> None:
@@ -58,11 +63,13 @@ def render(settings: Settings) -> None:
             "Generation is causal: a token cannot attend to tokens not yet generated. This view uses the causal "
             "mask whatever the sidebar's switch says."
         )
+    on_top = st.container()  # a projector: the maps first, under the step's slider (the heads view's order)
     st.caption(_step_words(step, len(steps)))
-    show_grid(
-        rows_so_far_figure(result.stacked, full.trace.mask, tokens, t, presenter=settings.presenter),
-        key="cache_rows_chart",
-    )
+    with on_top if settings.presenter else st.container():
+        maps = rows_so_far_figure(
+            result.stacked, full.trace.mask, tokens, t, presenter=settings.presenter, above_px=MAPS_ABOVE_PX
+        )
+        show_grid(maps, key="cache_rows_chart")
     if result.max_diff <= EXACT:
         n = len(steps)
         rows = "The row the one step produced is" if n == 1 else f"The rows the {n} steps produced, stacked, are"

@@ -12,13 +12,16 @@ import streamlit as st
 
 from core import head_summary
 from core.head_summary import named_shares, pattern_label
+from dashboard import followed
 from dashboard.classroom.quiz_panel import ask
 from dashboard.figures import model_figure, single_map_charts
 from dashboard.figures.heads import head_charts
+from dashboard.figures.layout import PICKER_ROW_PX, SWITCH_ROW_PX
 from dashboard.figures.train import layers_charts
-from dashboard.map_columns import show_grid
+from dashboard.map_columns import show_charts, show_colour_bar, show_grid
 from dashboard.page import (
     PLOTLY_CONFIG,
+    chart_config,
     choose_head,
     computed_by,
     pretrained_examples,
@@ -38,6 +41,11 @@ small multiples were 64 px on a laptop, 110 px on a projector, their "H1" over t
 def _what_is_shown(n_layers: int, h: int, t: int, layer: int | None, large: bool) -> str:
     """The line over the maps: how many, of what size, how they are laid out; ``layer``: one layer shown alone."""
     maps = f"map{'s' * (h > 1)} of {t}×{t}"
+    if layer is not None and n_layers > 1 and followed.following() and not large:  # the switch it did not choose
+        return (
+            f"Layer {layer} of {n_layers}, the teacher's: {h} head {maps}. This page shows one layer at a time: "
+            f"all {n_layers * h} maps at once are too small for a phone. Hover a cell for its tokens and weight."
+        )
     if layer is not None and n_layers > 1:
         return f"Layer {layer} of {n_layers}: {h} head {maps}. Hover a cell for its tokens and weight."
     if layer is not None:
@@ -52,8 +60,43 @@ def _what_is_shown(n_layers: int, h: int, t: int, layer: int | None, large: bool
     )
 
 
+def _switches(n_layers: int, large: bool) -> tuple[bool, bool]:
+    """The view's switches in one row: (one head, one layer). A following page draws neither: the teacher's one head,
+    and one layer at a time whenever the model has too many maps for one screen (``large`` False: MiniLM's 72 are
+    ~25 px each on a phone), the teacher's layer; the projector, the teacher's page, keeps the whole grid."""
+    with st.container(horizontal=True):
+        one_head = followed.choice(
+            "one_head",
+            False,
+            lambda: st.toggle(
+                "One head at a time",
+                key="one_head",
+                bind="query-params",
+                help="Show only the head chosen below, large, with its tokens: no small maps of every head.",
+            ),
+        )
+        one_layer = (
+            n_layers == 1
+            or (followed.following() and not large)
+            or followed.choice(
+                "one_layer",
+                False,
+                lambda: st.toggle(
+                    "One layer at a time",
+                    key="one_layer",
+                    bind="query-params",
+                    disabled=bool(one_head),
+                    help="Show only the sidebar's layer, each head as a large map with its tokens (one per row on a "
+                    "phone), instead of every layer at once as small maps.",
+                ),
+            )
+        )
+    return bool(one_head), bool(one_layer)
+
+
 def render(settings: Settings) -> None:
-    pretrained_examples(settings)
+    if not settings.presenter:  # on a projector the examples follow the maps: nothing pushes the maps down
+        pretrained_examples(settings)
     source = source_or_message(settings)
     if source is None:
         return
@@ -61,49 +104,62 @@ def render(settings: Settings) -> None:
     if ask(settings, runs[min(settings.layer, len(runs)) - 1]):  # quiz mode: no map until Reveal
         return
     weights = np.stack([r.trace.weights for r in runs])  # (L, h, T, T)
-    n_layers, h, t = weights.shape[0], weights.shape[1], weights.shape[-1]
+    n_layers, h = weights.shape[0], weights.shape[1]
     mask = runs[0].trace.mask
     large = n_layers * h <= LARGE_MAPS  # a tiny trained model: maps to read, not small multiples
-    one_layer = n_layers == 1 or st.toggle(
-        "One layer at a time",
-        key="one_layer",
-        bind="query-params",
-        help="Show only the sidebar's layer, each head as a large map with its tokens (one per row on a phone), "
-        "instead of every layer at once as small maps.",
-    )
-    st.caption(_what_is_shown(n_layers, h, t, min(settings.layer, n_layers) if one_layer else None, large))
-    if one_layer:
-        shown = min(settings.layer, n_layers)
-        title = f"layer {shown}, head {{n}}" if n_layers > 1 else "head {n}"
-        charts = head_charts(weights[shown - 1], runs[0].tokens, mask, presenter=settings.presenter, title=title)
-        show_grid(charts, key="model_chart")
-    elif large:
-        show_grid(layers_charts(weights, runs[0].tokens, mask, presenter=settings.presenter), key="model_chart")
-    else:
-        st.plotly_chart(
-            model_figure(weights, runs[0].tokens, mask, presenter=settings.presenter),
-            width="stretch",
-            key="model_chart",
-            config=PLOTLY_CONFIG,
-        )
-    show_code(computed_by(settings), f"{run_call(settings)}\nweights = result.trace.weights  # (h, T, T)")
-
-    st.subheader("One head, large", anchor=False)
+    one_head, one_layer = _switches(n_layers, large)
     layer = min(settings.layer, n_layers)
-    if n_layers > 1:
-        st.caption(f"Layer {layer}: change it with the sidebar's Layer control.")
+    if not one_head:
+        _overview(settings, weights, runs, layer if one_layer else None, large)
+        st.subheader("One head, large", anchor=False)
+    if n_layers > 1 and not one_head:  # one head alone: its title names its layer
+        chosen = "the teacher's" if followed.following() else "change it with the sidebar's Layer control"
+        st.caption(f"Layer {layer} of {n_layers}: {chosen}.")
     k = choose_head(h, key="head", bind="query-params", help="The head to open large, in the layer chosen.")
     run = runs[layer - 1]
     title = f"layer {layer}, head {k + 1}"
-    large = single_map_charts(run.trace.weights[k], run.tokens, mask, title, settings.presenter)
-    show_grid(large, key="model_head_chart")
+    above = SWITCH_ROW_PX + PICKER_ROW_PX if one_head else 0  # the view's switches, the head picker
+    charts = single_map_charts(run.trace.weights[k], run.tokens, mask, title, settings.presenter, above_px=above)
+    if one_head and settings.presenter:  # the map first, what the hatching means and the colour bar under it
+        show_charts(charts.maps, charts.ncols, key="model_head_chart")
+        show_colour_bar(charts, key="model_head_chart_bar")
+        if charts.note:
+            st.caption(charts.note)
+    else:
+        show_grid(charts, key="model_head_chart")
+    if one_head:
+        show_code(computed_by(settings), f"{run_call(settings)}\nweights = result.trace.weights  # (h, T, T)")
     [named] = named_shares(head_summary(run.trace.weights[k : k + 1], mask, run.word_ids))
     show_code(named_shares, f"named = named_shares(head_summary(weights[{layer - 1}, {k}:{k + 1}], mask, word_ids))")
     if named:
         labels = " and a ".join(pattern_label(name, share) for name, share in named)
-        st.markdown(f"**Layer {layer}, head {k + 1}** is a {labels} head, by the summary's per-row rule.")
+        rest = "" if named[0][1] == 1 else " Its other rows do something else: the map shows what each row does."
+        st.markdown(f"**Layer {layer}, head {k + 1}** is a {labels} head, by the summary's per-row rule.{rest}")
     else:
         st.markdown(f"**Layer {layer}, head {k + 1}** has none of the named patterns (see the summary view).")
     ablation_panel(settings, source)  # or one line saying why this source cannot
     if source.supports("logits"):  # a model trained to predict tokens: the induction diagnostic applies
         induction_panel(settings, source)
+    if settings.presenter:
+        pretrained_examples(settings)
+
+
+def _overview(settings: Settings, weights: np.ndarray, runs, layer: int | None, large: bool) -> None:
+    """Every layer's heads (``layer`` None), or one layer's, under the line that says what is drawn."""
+    n_layers, h, t = weights.shape[0], weights.shape[1], weights.shape[-1]
+    tokens, mask = runs[0].tokens, runs[0].trace.mask
+    st.caption(_what_is_shown(n_layers, h, t, layer, large))
+    if layer is not None:
+        title = f"layer {layer}, head {{n}}" if n_layers > 1 else "head {n}"
+        charts = head_charts(weights[layer - 1], tokens, mask, presenter=settings.presenter, title=title)
+        show_grid(charts, key="model_chart")
+    elif large:
+        show_grid(layers_charts(weights, tokens, mask, presenter=settings.presenter), key="model_chart")
+    else:
+        st.plotly_chart(
+            model_figure(weights, tokens, mask, presenter=settings.presenter),
+            width="stretch",
+            key="model_chart",
+            config=chart_config(PLOTLY_CONFIG, "model_chart"),
+        )
+    show_code(computed_by(settings), f"{run_call(settings)}\nweights = result.trace.weights  # (h, T, T)")

@@ -18,6 +18,7 @@ from core.pipeline import realign_rows
 from core.sources import ModelSource
 from dashboard import compute
 from dashboard.figures import permutation_charts
+from dashboard.figures.grid import ChartGrid
 from dashboard.figures.steps import vector_panel, vectors_charts
 from dashboard.map_columns import show_grid
 from dashboard.mask_words import moved, plain_causal, rule_words, sees_order
@@ -93,7 +94,7 @@ def _choose_permutation(tokens: tuple[str, ...], source: ModelSource) -> tuple[i
             bind="query-params",
             help="Its own seed: it changes the shuffle, not the model.",
         )
-        return compute.random_permutation(len(tokens), int(seed))
+        return reordering(tokens, source, mode, seed=int(seed))
     if mode == "retype":
         typed_text = st.text_input(
             "The same words in another order",
@@ -106,14 +107,27 @@ def _choose_permutation(tokens: tuple[str, ...], source: ModelSource) -> tuple[i
             return None
         if tokens_or_message(typed_text) is None:
             return None
-        typed = source.tokens_of(typed_text)  # as the model splits it: words, or the pieces between [CLS] and [SEP]
-        perm = compute.typed_permutation(tokens, typed)
+        perm = reordering(tokens, source, mode, text=typed_text)
         if perm is None:
+            typed = source.tokens_of(typed_text)
             st.warning(
                 f"That is not a rearrangement of the sentence: it has {len(typed)} tokens against "
                 f"{len(tokens)}, or different words. Use each word of the sentence exactly once."
             )
         return perm
+    return reordering(tokens, source, mode)
+
+
+def reordering(
+    tokens: tuple[str, ...], source: ModelSource, mode: str, *, seed: int = 0, text: str = ""
+) -> tuple[int, ...] | None:
+    """The permutation of the movable ``tokens`` that ``mode`` makes (``perm_mode``: reverse; shuffle with its own
+    ``seed``; retype ``text``, split as ``source`` splits its input), or None for a retyping that is not one (pure:
+    the page's controls and the tour's download read it)."""
+    if mode == "shuffle":
+        return compute.random_permutation(len(tokens), seed)
+    if mode == "retype":  # as the model splits it: words, or the pieces between [CLS] and [SEP]
+        return compute.typed_permutation(tokens, source.tokens_of(text))
     return compute.reverse_permutation(len(tokens))
 
 
@@ -135,16 +149,23 @@ def _maps(
     result: PermutationResult, k: int, tokens: tuple[str, ...], settings: Settings, mask: np.ndarray | None
 ) -> None:
     """Head ``k``'s three maps: the original order, the reordered sentence, and its map moved back."""
-    charts = permutation_charts(
+    show_grid(map_grid(result, k, tokens, mask, presenter=settings.presenter), key="permutation_chart")
+
+
+def map_grid(
+    result: PermutationResult, k: int, tokens: tuple[str, ...], mask: np.ndarray | None, *, presenter: bool
+) -> ChartGrid:
+    """Head ``k``'s three maps (pure: the page and the tour's download draw these); ``mask`` (T, T) is the run's
+    own, whichever rule made it."""
+    return permutation_charts(
         result.weights[k],
         result.permuted_weights[k],
         result.realigned[k],
         tokens,
         tuple(int(p) for p in result.permutation),
-        mask,  # (T, T): the run's own, whichever rule made it
-        presenter=settings.presenter,
+        mask,
+        presenter=presenter,
     )
-    show_grid(charts, key="permutation_chart")
 
 
 def _reads_positions(run: Run) -> bool:

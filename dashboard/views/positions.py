@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from core import POSITIONAL_KINDS, causal_mask, shift_experiment
-from dashboard import compute
+from dashboard import compute, followed
 from dashboard.figures.shift import ShiftRow, shift_charts
 from dashboard.map_columns import show_grid
 from dashboard.page import choose_head, served, show_code, show_frame, tokens_or_message
@@ -145,5 +145,6 @@ def _verdicts(settings: Settings, tokens: tuple[str, ...], results: dict) -> Non
     )
     if "rope" not in results:
         st.info(
-            f"RoPE needs an even d_k and d_k = {settings.config.d_k} here: choose another head count to compare it."
+            f"RoPE needs an even d_k and d_k = {settings.config.d_k} here."
+            + followed.hint(" Choose another head count to compare it.")
         )

@@ -1,4 +1,5 @@
-"""Why ÷√d_k: the experiment over head widths, and the current sentence with and without the factor.
+"""Why ÷√d_k: how far raw scores spread as d_k grows, the experiment over head widths, and the current sentence
+with and without the factor.
 
 The sidebar's "scaled" toggle turns the factor off for every view, so the heads
 view shows the collapse on the class's own sentence; this view explains it.
@@ -9,28 +10,39 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from core import Run, SpreadResult, scaling_experiment, score_spread
-from dashboard import compute
+from dashboard import compute, followed
+from dashboard.figures.layout import HEADING_ROW_PX, QUIZ_SWITCH_PX, chart_fold_px
 from dashboard.figures.scaling import scaling_figures
 from dashboard.figures.spread import CLAIM, spread_figure
 from dashboard.map_columns import show_charts
-from dashboard.page import PLOTLY_CONFIG, served, show_code, show_frame, tokens_or_message, unscaled_warning
+from dashboard.page import (
+    PLOTLY_CONFIG,
+    chart_config,
+    served,
+    show_code,
+    show_frame,
+    tokens_or_message,
+    unscaled_warning,
+)
 from dashboard.settings import Settings
 
 
 def render(settings: Settings) -> None:
     toggle_works = bool(settings.kind.supports("unscaled"))  # else the sidebar's scaling toggle stays on, disabled
     settings = served(settings, "scaling", "turns the 1/√d_k scaling off on your sentence")
+    _spread(settings.presenter)  # first the cause, the raw scores' spread; then what it does to the softmax
+    st.subheader("What the spread does to the softmax", anchor=False)
     result = compute.scaling_curves()
-    d_k = settings.config.d_k
     st.caption(
         f"For each head width d_k, {result.n_seeds} random draws of {result.t} queries and {result.t} keys with "
         "unit-variance entries; each curve is the mean over draws and rows. A dot product of two such vectors "
         "has standard deviation √d_k, so without the factor the scores spread wider as heads widen."
     )
-    show_charts(scaling_figures(result, d_k, presenter=settings.presenter), 2, key="scaling_chart")
+    show_charts(curve_figures(settings), 2, key="scaling_chart")
     show_code(
         scaling_experiment, "result = scaling_experiment()  # the defaults: the curves do not depend on the sentence"
     )
@@ -40,7 +52,6 @@ def render(settings: Settings) -> None:
         "- **Without it** (dashed) the largest weight climbs toward 1 and the entropy falls toward 0: "
         "each row puts almost all its weight on one key, and training gets almost no gradient through it."
     )
-    _spread(settings.presenter)
     run = _current_sentence(settings, toggle_works)
     if run is not None:
         unscaled_warning(run)
@@ -62,13 +73,25 @@ def spread_text(result: SpreadResult) -> str:
     )
 
 
+def curve_figures(settings: Settings) -> list[go.Figure]:
+    """Largest weight and entropy against d_k, with and without ÷√d_k, the settings' d_k marked (pure: the page and
+    the tour's download draw these)."""
+    return scaling_figures(compute.scaling_curves(), settings.config.d_k, presenter=settings.presenter)
+
+
+def spread_chart(presenter: bool) -> go.Figure:
+    """The raw scores' spread against d_k, the view's first chart: on a projector, as tall as its first screen leaves
+    (``layout.chart_fold_px``) under the heading above it (pure: the page and the tour's download draw it)."""
+    fold_px = chart_fold_px(presenter=presenter, above_px=HEADING_ROW_PX - QUIZ_SWITCH_PX)
+    return spread_figure(compute.score_spreads(), presenter=presenter, fold_px=fold_px)
+
+
 def _spread(presenter: bool) -> None:
     """The raw scores' spread against d_k, with √d_k marked, answering lesson 3's "±100"."""
     st.subheader("How large do raw scores get?", anchor=False)
-    result = compute.score_spreads()
-    figure = spread_figure(result, presenter=presenter)
-    st.plotly_chart(figure, width="stretch", key="spread_chart", config=PLOTLY_CONFIG)
-    st.caption(spread_text(result))
+    config = chart_config(PLOTLY_CONFIG, "spread_chart")
+    st.plotly_chart(spread_chart(presenter), width="stretch", key="spread_chart", config=config)
+    st.caption(spread_text(compute.score_spreads()))
     show_code(score_spread, "result = score_spread()  # d_k = 16, 64, 512; 20,000 pairs q, k each")
 
 
@@ -81,7 +104,10 @@ def _current_sentence(settings: Settings, toggle_works: bool = True) -> Run | No
         return None
     st.subheader("Your sentence", anchor=False)
     if len(tokens) == 1:
-        st.info("A single token has one key: its weight is 1 with or without scaling. Type a longer sentence.")
+        st.info(
+            "A single token has one key: its weight is 1 with or without scaling."
+            + followed.hint(" Type a longer sentence.")
+        )
         return None
     rows = []
     for scaled in (True, False):
@@ -103,12 +129,12 @@ def _current_sentence(settings: Settings, toggle_works: bool = True) -> Run | No
     )
     st.caption(
         f"Means over {heads} and {len(tokens)} query rows at d_k = {c.d_model} / {c.n_heads} = {c.d_k}. "
-        "Largest weight 1 and spread 0 mean one-hot; spread 1 means even. "
+        "Largest weight 1 and spread 0 mean one-hot; spread 1 means even."
         + (
-            "Flip “Scale scores by 1/√d_k” in the sidebar, then open the heads view to see the maps."
+            followed.hint(" Flip “Scale scores by 1/√d_k” in the sidebar, then open the heads view to see the maps.")
             if toggle_works
-            else "The model chosen in the sidebar keeps the factor it was trained with: choose random weights there "
-            "to flip it."
+            else " The model chosen keeps the factor it was trained with"
+            + (followed.hint(": choose random weights in the sidebar to flip it") + ".")
         )
     )
     return compute.attention_run(tokens, c)

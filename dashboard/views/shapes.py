@@ -140,31 +140,34 @@ def render(settings: Settings) -> None:
         return
     tr, t = run.trace, len(run.tokens)
     d_model, h, d_k = run.x.shape[-1], tr.n_heads, tr.q.shape[-1]
-    st.latex(rf"d_k = \frac{{d_{{model}}}}{{h}} = \frac{{{d_model}}}{{{h}}} = {d_k}")
+    top = st.columns(2, vertical_alignment="center") if settings.presenter else (st, st)  # a projector: one row
+    top[0].latex(rf"d_k = \frac{{d_{{model}}}}{{h}} = \frac{{{d_model}}}{{{h}}} = {d_k}")
     scaling = (
         f"Scores are scaled by 1/√d_k = 1/√{d_k} = {1 / math.sqrt(d_k):.4g}."
         if scaled(tr)
         else f"Scaling is off: the scores are Q Kᵀ times {tr.scale:.3g}, not divided by √d_k."
     )
-    b = _batch_size()
+    b = _batch_size(top[1])
     batch = run_batch(run, b) if b > 1 else None
     batched = f"B = {b} copies of the sentence as one batch, " if b > 1 else ""
+    on_top = st.container()  # a projector: the table first, under the formula and the batch box
     st.caption(
         f"{batched}T = {t} tokens, h = {h} head{'s' * (h != 1)}. {scaling} "
         "The heads are not separate matrices: one (d_model, d_model) projection is cut into h slices of d_k columns."
     )
     table = shape_table(run, settings, batch)
-    show_frame(table, presenter=settings.presenter)  # every row visible; page text on a projector
+    with on_top if settings.presenter else st.container():  # every row visible; page text on a projector
+        show_frame(table, presenter=settings.presenter, key="shapes_table")
     if tr.group > 1:
         st.caption(_saving(tr, d_model))
     if batch is not None:
         show_code(run_batch, f"{run_call(settings)}\nbatch = run_batch(result, {b})  # every array gains a B axis")
 
 
-def _batch_size() -> int:
-    """The batch control: how many sequences go through at once (B)."""
+def _batch_size(container=st) -> int:
+    """The batch control: how many sequences go through at once (B), in ``container``."""
     return int(
-        st.number_input(
+        container.number_input(
             "Batch size B",
             min_value=1,
             max_value=MAX_BATCH,

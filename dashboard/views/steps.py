@@ -10,8 +10,8 @@ Equations are the dashboard's own LaTeX with numbers only.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 
 import numpy as np
 import plotly.graph_objects as go
@@ -28,8 +28,15 @@ from core import (
 )
 from core.attention import alibi_bias, attention_mask
 from core.pipeline import EMBEDDED
-from dashboard import compute
+from dashboard import compute, followed
 from dashboard.figures.grid import ChartGrid
+from dashboard.figures.layout import (
+    CAPTION_ROW_PX,
+    COLOUR_BAR_ROW_PX,
+    HEADING_ROW_PX,
+    PICKER_ROW_PX,
+    QUIZ_SWITCH_PX,
+)
 from dashboard.figures.steps import (
     MAX_CONTRIBUTION_PANELS,
     bias_charts,
@@ -62,8 +69,11 @@ from dashboard.settings import Settings
 
 NO_MASK = (
     "No mask: the causal mask is off, so every query may attend to every key and the scores go to the "
-    "softmax unchanged. Turn on the causal mask or a window in the sidebar to hide keys (a prefix alone "
-    "changes nothing: without the causal mask every key is visible already)."
+    "softmax unchanged."
+)
+NO_MASK_HINT = (
+    " Turn on the causal mask or a window in the sidebar to hide keys (a prefix alone changes nothing: without the "
+    "causal mask every key is visible already)."
 )
 CONVENTIONS = (
     "The same mask, written three ways. Lesson 1 builds np.tril(np.ones((T, T))) and hides where mask == 0: "
@@ -114,6 +124,9 @@ class Head:
     run: Run
     k: int
     settings: Settings
+    above_px: int = 0
+    """What the page draws above this step's figure on a projector, when it is the first step shown: its map is
+    planned to end above the first screen's fold (``layout.chart_fold_px``)."""
 
     @property
     def n(self) -> int:
@@ -134,42 +147,69 @@ class Head:
         return self.k * self.d_k, (self.k + 1) * self.d_k - 1
 
 
+MAX_STEP = 9
+"""The most steps a head has: eight, and ALiBi's bias before the mask."""
+FIRST_ABOVE_PX = PICKER_ROW_PX + CAPTION_ROW_PX + HEADING_ROW_PX + COLOUR_BAR_ROW_PX - QUIZ_SWITCH_PX
+"""On a projector, above the first step's figure: the row of pickers, the head's line, the step's heading and the
+figure's colour bar (this view draws no quiz switch)."""
+
+
 def render(settings: Settings) -> None:
     run = run_or_message(settings)
     if run is None:
         return
+    pickers = st.container(horizontal=True)  # the head and the first step: one row, the figure starts higher
     k = choose_head(
         run.trace.n_heads,
         key="step_head",
         bind="query-params",
         help="Every step below is this head's. The heads run side by side on their own d_k columns.",
+        container=pickers,
     )
-    render_steps(Head(run, k, settings))
+    render_steps(Head(run, k, settings), pickers)
 
 
-def render_steps(head: Head) -> None:
-    """The eight steps of one head (nine with ALiBi's bias), drawn by one loop."""
+def _first_step(names: list[str], container) -> int:
+    """The "Start at step" picker (key and query parameter ``first_step``; a following page: the teacher's, not
+    drawn), 1 to ``len(names)``: the page leaves out the steps before it."""
+    n = len(names)
+    first = followed.choice(
+        "first_step",
+        1,
+        lambda: container.segmented_control(
+            "Start at step",
+            list(range(1, n + 1)),  # numbers as they are: a bound control writes its options' text to the address
+            default=1,
+            required=True,
+            key="first_step",
+            bind="query-params",
+            help="Leave out the steps before this one: the step you are talking about at the top of the page "
+            f"(on a projector, on its first screen). The steps: {', '.join(f'{i} {m}' for i, m in enumerate(names, 1))}"
+            ".",
+        ),
+    )
+    return first_step(n, {"first_step": first})
+
+
+def first_step(n: int, values: Mapping[str, object]) -> int:
+    """The step the page starts at: ``values``' ``first_step`` (the picker's, a link's or a tour step's), 1 to ``n``."""
+    return max(1, min(int(values["first_step"]), n))
+
+
+def render_steps(head: Head, pickers) -> None:
+    """The eight steps of one head (nine with ALiBi's bias), drawn by one loop from the one ``first_step`` picks."""
     tr = head.run.trace
     first, last = head.columns
     t_q = len(head.run.tokens)
+    builders = step_builders(head)
+    start = _first_step([name for name, _ in builders], pickers)
+    left_out = "step 1 is left out" if start == 2 else f"steps 1–{start - 1} are left out"
     st.caption(
         f"Head {head.n} of {tr.n_heads}: it works on columns {first}–{last} of Q, K and V "
-        f"(d_k = {head.run.x.shape[-1]} / {tr.n_heads} = {head.d_k}). "
-        f"{t_q} query token{'s' * (t_q != 1)}; hover any cell for its token and value."
+        f"(d_k = {head.run.x.shape[-1]} / {tr.n_heads} = {head.d_k}). {t_q} query token{'s' * (t_q != 1)}; "
+        + ("hover any cell for its token and value." if start == 1 else f"{left_out}.")
     )
-    limit = symmetric_limit(compute.unscaled_scores(tr.scores[head.k], tr.scale))  # steps 3-5 share one range
-    steps = [
-        x_step(head),
-        qkv_step(head),
-        scores_step(head, limit),
-        scale_step(head, limit),
-        *([bias_step(head)] if tr.bias is not None else []),
-        mask_step(head, limit),
-        softmax_step(head),
-        context_step(head),
-        output_step(head),
-    ]
-    for number, step in enumerate(steps, start=1):
+    for number, step in enumerate(steps_of(head, start), start=start):
         st.subheader(f"{number}. {step.title}", anchor=False)
         if step.note is not None:
             step.note()
@@ -181,6 +221,32 @@ def render_steps(head: Head) -> None:
         show_code(function, lines=lines)
         if step.after is not None:
             step.after()
+
+
+def step_builders(head: Head) -> list[tuple[str, Callable[[Head], Step]]]:
+    """The eight steps of one head (nine with ALiBi's bias) as (the picker's name for it, what builds it): the page
+    builds those from the first it shows, the tour's download all of them (``steps_of``)."""
+    tr = head.run.trace
+    limit = symmetric_limit(compute.unscaled_scores(tr.scores[head.k], tr.scale))  # steps 3-5 share one range
+    return [
+        ("X", x_step),
+        ("Q K V", qkv_step),
+        ("QKᵀ", lambda h: scores_step(h, limit)),
+        ("÷√d_k", lambda h: scale_step(h, limit)),
+        *([("bias", bias_step)] if tr.bias is not None else []),
+        ("mask", lambda h: mask_step(h, limit)),
+        ("softmax", softmax_step),
+        ("A·V", context_step),
+        ("W_O", output_step),
+    ]
+
+
+def steps_of(head: Head, start: int = 1) -> list[Step]:
+    """The steps of one head from step ``start`` (1-based), each with its figure, built as the page draws them: the
+    first on a projector leaves room for what stands above it (``FIRST_ABOVE_PX``). The page draws them; the tour's
+    download takes their figures."""
+    builders = step_builders(head)[start - 1 :]
+    return [build(replace(head, above_px=FIRST_ABOVE_PX) if i == 0 else head) for i, (_, build) in enumerate(builders)]
 
 
 def x_step(head: Head) -> Step:
@@ -288,6 +354,7 @@ def bias_step(head: Head) -> Step:
             f"head {n}: ALiBi bias",
             allowed=tr.mask,
             presenter=head.settings.presenter,
+            above_px=head.above_px,
         ),
         "step_bias_chart",
         f"Shape {shape_text((t_q, t_k))}, added to the scaled scores. {bias_words(tr.bias)}"
@@ -312,6 +379,7 @@ def scores_step(head: Head, limit: float) -> Step:
             f"Q{n}·K{head.g}ᵀ",
             limit=limit,
             presenter=head.settings.presenter,
+            above_px=head.above_px,
         ),
         "step_qk_chart",
         f"Shape {shape_text((t_q, t_k))}: row i, column j is the dot product of query i with key j.",
@@ -351,6 +419,7 @@ def scale_step(head: Head, limit: float) -> Step:
             panel_title,
             limit=limit,
             presenter=head.settings.presenter,
+            above_px=head.above_px,
         ),
         "step_scaled_chart",
         caption,
@@ -372,7 +441,7 @@ def mask_step(head: Head, limit: float) -> Step:
             "Shape unchanged: no query has a key hidden from it.",
             (r"\text{no mask: } S_{ij} \text{ unchanged for every } i, j",),
             code,
-            note=lambda: st.info(NO_MASK),
+            note=lambda: st.info(NO_MASK + followed.hint(NO_MASK_HINT)),
             after=lambda: st.caption(CONVENTIONS_OFF),
         )
     biased = tr.scores if tr.bias is None else tr.scores + tr.bias  # (h, T_q, T_k): what the mask is applied to
@@ -386,6 +455,7 @@ def mask_step(head: Head, limit: float) -> Step:
             limit=limit,
             allowed=tr.mask,
             presenter=head.settings.presenter,
+            above_px=head.above_px,
         ),
         "step_mask_chart",
         f"Mask {shape_text(tr.mask.shape)}, True where query i may attend to key j. {rule_words(tr.mask)} "
@@ -419,6 +489,7 @@ def softmax_step(head: Head) -> Step:
             f"head {n}: weights",
             tr.mask,
             presenter=head.settings.presenter,
+            above_px=head.above_px,
         ),
         "step_weights_chart",
         f"Shape {shape_text(tr.weights.shape[-2:])}: every row sums to 1. This is head {n}'s map in the heads view.",

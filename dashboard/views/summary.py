@@ -15,9 +15,17 @@ import streamlit as st
 
 from core import PATTERNS, HeadSummary, head_summary
 from core.head_summary import NAMED_SHARE, ROW_WEIGHT, named_shares
-from dashboard import compute
+from dashboard import compute, followed
 from dashboard.figures.summary import NA, summary_figure
-from dashboard.page import PLOTLY_CONFIG, run_call, show_code, show_frame, source_or_message, unscaled_warning
+from dashboard.page import (
+    PLOTLY_CONFIG,
+    chart_config,
+    run_call,
+    show_code,
+    show_frame,
+    source_or_message,
+    unscaled_warning,
+)
 from dashboard.settings import Settings
 
 EVEN = 0.9
@@ -90,6 +98,7 @@ def render(settings: Settings) -> None:
         if t > 1
         else ""
     )
+    on_top = st.container()  # a projector: the table first, under the view's line (the heads view's order)
     st.caption(
         f"Each column is a mean over query rows of each head: on itself (the diagonal) and on the first token "
         f"(column 0) over {'all ' * (t > 1)}{rows_words(0, t - 1)}; on the previous token over "
@@ -102,19 +111,21 @@ def render(settings: Settings) -> None:
     unscaled_warning(run)
     table = summary_table(summary, pieces=run.word_ids is not None)
     numbers = [c for c in COLUMNS.values() if c in table]
-    show_frame(  # every head visible without scrolling
-        table,
-        presenter=settings.presenter,
-        formats={c: "{:.3f}" for c in numbers},
-        na=NA,
-        placeholder=NA,  # the browser draws a missing value as "None" otherwise (the Styler's na_rep is not used)
-        column_config={"in words": st.column_config.TextColumn("in words", width="large")},  # read in full
-    )
+    with on_top if settings.presenter else st.container():
+        show_frame(  # every head visible without scrolling
+            table,
+            presenter=settings.presenter,
+            formats={c: "{:.3f}" for c in numbers},
+            na=NA,
+            key="summary_table",
+            placeholder=NA,  # the browser draws a missing value as "None" otherwise (the Styler's na_rep is not used)
+            column_config={"in words": st.column_config.TextColumn("in words", width="large")},  # read in full
+        )
     st.plotly_chart(
         summary_figure(summary, presenter=settings.presenter),
         width="stretch",
         key="summary_chart",
-        config=PLOTLY_CONFIG,
+        config=chart_config(PLOTLY_CONFIG, "summary_chart"),
     )
     show_code(head_summary, f"{run_call(settings)}\nsummary = head_summary(result.trace.weights, result.trace.mask)")
     notes = []
@@ -132,7 +143,7 @@ def render(settings: Settings) -> None:
         )
     if source.chance:
         notes.append(
-            "These weights are random: a head that looks at the previous token here does so by chance. "
-            "Choose the previous-token weights in the sidebar to see a head built to do it."
+            "These weights are random: a head that looks at the previous token here does so by chance."
+            + followed.hint(" Choose the previous-token weights in the sidebar to see a head built to do it.")
         )
     st.markdown("\n".join(f"- {n}" for n in notes))

@@ -102,7 +102,7 @@ def render(settings: Settings) -> None:
         f"Each token becomes one row of X, shape {shape_text(first.x.shape)}; the same token always gets the same "
         "row."
     )
-    st.dataframe(
+    st.container(key="token_table").dataframe(
         token_table(tokens),
         hide_index=True,
         width="stretch",

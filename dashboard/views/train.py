@@ -26,9 +26,10 @@ from core.training.model import forward
 from core.training.patterns import head_roles
 from core.training.train import snapshot
 from dashboard import clients, followed
+from dashboard.figures.layout import CAPTION_ROW_PX, QUIZ_SWITCH_PX, chart_fold_px
 from dashboard.figures.train import curves_figures, formation_figure, layers_charts
 from dashboard.map_columns import show_charts, show_grid
-from dashboard.page import PLOTLY_CONFIG, plain_cell, session_id, show_code, table_height
+from dashboard.page import PLOTLY_CONFIG, chart_config, plain_cell, session_id, show_code, table_height
 from dashboard.probes import ablation_panel, predictions_panel
 from dashboard.settings import Settings, recommended_state, widget_state
 from dashboard.training_jobs import (
@@ -266,11 +267,19 @@ def _live(training: TrainSettings, presenter: bool) -> None:
 # --- after training ----------------------------------------------------------------------------------------------
 
 
+CURVES_ABOVE_PX = 6 * CAPTION_ROW_PX - QUIZ_SWITCH_PX
+"""On a projector, above the curves: six rows of text (the task's line, the recommendation's line and the two of what
+this run uses, the Train button's row, the accuracy line: 244 px measured in chromium); no quiz switch."""
+
+
 def _results(settings: Settings, trained: Trained) -> None:
     result, presenter = trained.result, settings.presenter
     _outcome(trained)
     h = result.history
-    curves = curves_figures(h.step, h.loss, h.eval_step, h.eval_accuracy, result.settings.steps, presenter=presenter)
+    fold_px = chart_fold_px(presenter=presenter, above_px=CURVES_ABOVE_PX)  # the view's first chart
+    curves = curves_figures(
+        h.step, h.loss, h.eval_step, h.eval_accuracy, result.settings.steps, presenter=presenter, fold_px=fold_px
+    )
     show_charts(curves, 2, key="train_curves")
     run = result.settings  # what this run trained with (a loaded run's own file)
     st.caption(
@@ -405,7 +414,9 @@ def _replay_figures(settings: Settings, trained: Trained, i: int) -> None:
     formation = formation_figure(
         result.snapshot_steps, trained.formation, trained.formation_labels, at_step=step, presenter=settings.presenter
     )
-    st.plotly_chart(formation, width="stretch", key="replay_formation", config=PLOTLY_CONFIG)
+    st.plotly_chart(
+        formation, width="stretch", key="replay_formation", config=chart_config(PLOTLY_CONFIG, "replay_formation")
+    )
     st.caption(
         "Each head's mean weight on the key its pattern reads, on the fixed example, at every snapshot; "
         "the dotted line is the step shown."

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import functools
-import http.server
 import shutil
 import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -21,12 +18,13 @@ from core.pretrained import (
     CheckpointError,
     ChecksumError,
     WeightsNotFound,
+    hub,
     load_minilm,
     locate_minilm,
     read_safetensors,
 )
 from core.pretrained import locate as locate_module
-from core.pretrained.locate import HF_REPO, HF_REVISION, SHA256
+from core.pretrained.locate import MINILM_FILES, SHA256
 from tests.conftest import ROOT, require_minilm, skip_or_fail
 
 PINNED = ("model.safetensors", "vocab.txt")
@@ -35,17 +33,6 @@ PINNED = ("model.safetensors", "vocab.txt")
 @pytest.fixture(scope="module")
 def minilm_dir() -> Path:
     return require_minilm()
-
-
-@pytest.fixture
-def no_sources(monkeypatch, tmp_path, minilm_dir):
-    """No env var, no package, an empty cache: only the download is left (``minilm_dir`` is found first)."""
-    monkeypatch.delenv(ENV_VAR, raising=False)
-    monkeypatch.setattr(locate_module, "package_directory", lambda: None)
-    monkeypatch.setenv("ATTENTION_LAB_CACHE", str(tmp_path / "cache"))
-    for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
-        monkeypatch.delenv(name, raising=False)
-    return tmp_path
 
 
 def _copy(directory: Path, target: Path) -> Path:
@@ -98,17 +85,17 @@ def test_loading_imports_neither_the_package_nor_torch_nor_streamlit(minilm_dir)
     assert locate_module.package_directory() == minilm_dir
 
 
-def _assert_fails_fast(**kwargs) -> WeightsNotFound:
+def _assert_fails_fast(limit: float = 2.0, **kwargs) -> WeightsNotFound:
     start = time.perf_counter()
     with pytest.raises(WeightsNotFound) as err:
         locate_minilm(**kwargs)
     elapsed = time.perf_counter() - start
-    assert elapsed < 2.0, f"giving up took {elapsed:.2f} s"
+    assert elapsed < limit, f"giving up took {elapsed:.2f} s"
     assert FIX_COMMAND in str(err.value), str(err.value)
     return err.value
 
 
-def test_offline_without_package_fails_fast_on_a_refused_connection(no_sources) -> None:
+def test_offline_without_package_fails_fast_on_a_refused_connection(no_minilm_here) -> None:
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -116,66 +103,67 @@ def test_offline_without_package_fails_fast_on_a_refused_connection(no_sources) 
     assert "not installed" in str(error)
 
 
-def test_offline_without_package_fails_fast_when_dns_or_connect_hangs(no_sources, monkeypatch) -> None:
+def test_offline_without_package_fails_fast_when_dns_or_connect_hangs(no_minilm_here, monkeypatch) -> None:
     """``getaddrinfo`` is not covered by socket timeouts; the locator must not wait for it."""
 
     def hang(*args, **kwargs):
         time.sleep(10)
         raise OSError("unreachable")
 
-    monkeypatch.setattr(locate_module.socket, "create_connection", hang)
+    monkeypatch.setattr(hub.socket, "create_connection", hang)
     _assert_fails_fast()
 
 
-def test_offline_without_package_fails_fast_against_the_real_hub(no_sources) -> None:
+def test_offline_without_package_fails_fast_against_the_real_hub(no_minilm_here) -> None:
     """This machine has no network: the real URL must fail within 2 s too (on a networked one it downloads)."""
     try:
-        locate_module._check_reachable(locate_module.HF_BASE_URL)
+        hub.check_reachable(hub.HF_BASE_URL)
     except OSError:
         _assert_fails_fast()
     else:
         pytest.skip("the hub is reachable from here; the offline path is covered by the two tests above")
 
 
-class _Hub(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args) -> None:  # keep pytest's output clean
-        pass
-
-
 @pytest.fixture
-def hub(tmp_path):
-    """A local HTTP server laid out like the hub's ``resolve`` URLs; yields (base_url, folder it serves)."""
-    root = tmp_path / "hub"
-    folder = root / HF_REPO / "resolve" / HF_REVISION
-    folder.mkdir(parents=True)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Hub, directory=str(root)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", folder
-    server.shutdown()
-    server.server_close()
+def served_minilm(minilm_dir, hub_server):
+    """The installed files, served on 127.0.0.1 as the hub serves them (the weights through a CDN redirect)."""
+    return hub_server(MINILM_FILES, minilm_dir)
 
 
-def test_download_verifies_and_caches(no_sources, hub, minilm_dir) -> None:
-    base_url, folder = hub
-    _copy(minilm_dir, folder / "x")
-    for name in PINNED:
-        (folder / "x" / name).rename(folder / name)
-    found = locate_minilm(base_url=base_url)
-    assert found == locate_module.cache_directory()
+def test_download_verifies_caches_and_loads(no_minilm_here, served_minilm, minilm_dir) -> None:
+    found = locate_minilm(base_url=served_minilm.url)
+    assert found == locate_module.cache_directory() == no_minilm_here
     assert sorted(p.name for p in found.iterdir()) == sorted(PINNED)
+    assert served_minilm.gets == {name: 1 for name in PINNED}
     assert locate_minilm(base_url="http://127.0.0.1:9") == found  # the second time: from the cache, no network
+    model, installed = load_minilm(download=False), load_minilm(minilm_dir)
+    assert model.directory == found
+    ours, theirs = (m.run("the river bank").output.hidden_states[-1] for m in (model, installed))
+    assert np.array_equal(ours, theirs)
 
 
-def test_download_of_other_bytes_is_refused_and_not_kept(no_sources, hub, minilm_dir) -> None:
-    base_url, folder = hub
-    for name in PINNED:
-        shutil.copyfile(minilm_dir / name, folder / name)
-    _flip_one_byte(folder / "vocab.txt", 10)
+def test_download_honours_hf_endpoint(no_minilm_here, served_minilm, monkeypatch) -> None:
+    monkeypatch.setenv("HF_ENDPOINT", served_minilm.url)
+    assert locate_minilm() == no_minilm_here
+    assert served_minilm.gets == {name: 1 for name in PINNED}
+
+
+def test_download_of_other_bytes_is_refused_and_not_kept(no_minilm_here, served_minilm) -> None:
+    data = bytearray(served_minilm.served["vocab.txt"])
+    data[10] ^= 0x01
+    served_minilm.served["vocab.txt"] = bytes(data)
     with pytest.raises(ChecksumError, match=r"vocab\.txt"):
-        locate_minilm(base_url=base_url)
+        locate_minilm(base_url=served_minilm.url)
     cache = locate_module.cache_directory()
     assert not (cache / "vocab.txt").exists() and not list(cache.glob("*.part"))
+
+
+def test_a_download_cut_short_is_a_failed_download_with_the_fix(no_minilm_here, served_minilm) -> None:
+    """A connection that closes early is a network failure (WeightsNotFound, with the fix), not a crash or bad bytes."""
+    served_minilm.cut["model.safetensors"] = 1_000_000
+    error = _assert_fails_fast(base_url=served_minilm.url, limit=60)
+    assert "the connection closed after 1,000,000 of 90,868,376 bytes of model.safetensors" in str(error)
+    assert not (no_minilm_here / "model.safetensors").exists() and not list(no_minilm_here.glob("*.part"))
 
 
 # ---------------------------------------------------------------- the reader

@@ -31,7 +31,9 @@ def test_the_draw_is_the_documented_generator_and_scale():
 
 def test_cached_weights_are_read_only_and_drawn_once():
     first = cached_weights(8, 11, np.dtype(np.float64))
-    assert cached_weights(8, 11, np.dtype(np.float64)) is first  # the second call is the cache's
+    again = cached_weights(8, 11, np.dtype(np.float64))
+    assert all(a.base is b.base is first[0].base for a, b in zip(again, first, strict=True))  # the cache's one draw
+    assert first[0].base.shape == (4, 8, 8)  # the four share it
     for w in first:
         with pytest.raises(ValueError, match="read-only"):
             w[0, 0] = 1.0
@@ -42,3 +44,19 @@ def test_projections_random_reads_the_cache():
     proj = Projections.random(16, seed=4, dtype=np.float32)
     for got, want in zip((proj.w_q, proj.w_k, proj.w_v, proj.w_o), draw_weights(16, 4, np.float32), strict=True):
         np.testing.assert_array_equal(got, want)
+
+
+def test_a_draw_nobody_holds_is_freed_not_kept():
+    """The cache holds draws weakly: once no caller holds one, its memory goes (a server that kept the last eight
+    d_model 512 draws kept 64 MB after its class had left); the next ask draws the same numbers again."""
+    import gc
+    import weakref
+
+    first = cached_weights(64, 99, np.dtype(np.float32))
+    buffer = weakref.ref(first[0].base)
+    want = [w.copy() for w in first]
+    del first
+    gc.collect()
+    assert buffer() is None
+    for got, expected in zip(cached_weights(64, 99, np.dtype(np.float32)), want, strict=True):
+        np.testing.assert_array_equal(got, expected)

@@ -22,9 +22,10 @@ import pytest
 
 from core.head_summary import ROW_WEIGHT
 from core.multihead import AttentionTrace
+from core.training import pretrain
 from core.training.model import ModelConfig, forward
 from core.training.patterns import NAMED_SHARE, circuit_heads, head_roles
-from core.training.pretrain import survey_one
+from core.training.pretrain import PLACE_ACCURACY, SeedRun, accepted_lengths, describe, survey_one
 from core.training.tasks import TASK_NAMES, get_task
 from core.training.train import (
     MAX_STEPS,
@@ -370,3 +371,21 @@ def test_the_seed_survey_is_what_training_gives(task):
     assert run.step99 == survey.step99[i] and run.formed == survey.formed[i]
     k, n = sum(survey.formed), len(survey.seeds)
     assert f"{k} of {n} seeds" in seed_note(task) or (k == 0 and f"none of {n}" in seed_note(task))
+
+
+def test_the_placement_bar_is_read_at_the_trained_length_and_every_length_on_request(monkeypatch):
+    """``formed``'s >= 97% wherever the repeat sits is measured at the length trained on; ``--lengths`` adds the
+    worst place at every length the task and the model accept, which ``formed`` does not read."""
+    monkeypatch.setattr(pretrain, "PLACED", 512)  # fewer held-out sequences per length: this checks the plumbing
+    settings = dataclasses.replace(RECOMMENDED["induction"], steps=10)
+    task, model = settings.task_info, settings.model
+    lengths = accepted_lengths(settings)
+    assert lengths == [n for n in range(task.length_range[0], task.length_range[1] + 1) if n <= model.n_positions]
+    assert settings.length in lengths and len(lengths) > 1
+    run = survey_one(settings, lengths=True)
+    by_length = dict(run.by_length)
+    assert list(by_length) == lengths and run.worst_place == by_length[settings.length]
+    assert survey_one(settings).worst_place == run.worst_place  # the same number without --lengths
+    assert "worst place by length: " + " ".join(f"{n}:{w:.3f}" for n, w in run.by_length) in describe(run)
+    elsewhere = dataclasses.replace(run, step99=1, heads=(), worst_place=PLACE_ACCURACY, by_length=((32, 0.5),))
+    assert isinstance(elsewhere, SeedRun) and elsewhere.formed  # another length's worst place does not count

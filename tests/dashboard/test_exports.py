@@ -19,6 +19,7 @@ from dashboard.exports import (
     FORMULA_STARTS,
     cell_from_token,
     csv_bytes,
+    figure_stem,
     file_stem,
     token_from_cell,
     trace_arrays,
@@ -26,6 +27,7 @@ from dashboard.exports import (
     weights_csv,
     weights_frame,
 )
+from dashboard.settings import DEFAULTS
 from tests.conftest import ROOT
 from tests.dashboard.conftest import make_app, no_exception
 
@@ -205,7 +207,7 @@ def test_exports_module_is_pure():
 
 
 @pytest.mark.parametrize(("view", "stem"), [("heads", "heads"), ("cross", "cross")])
-def test_views_offer_both_downloads_and_keep_the_png_button(view, stem):
+def test_views_offer_both_downloads_and_a_png_button_named_for_the_settings(view, stem):
     at = make_app(view=view).run()
     at.session_state[f"{stem}_downloads"] = True  # their expander, opened: it draws them only while open
     at.run()
@@ -219,4 +221,53 @@ def test_views_offer_both_downloads_and_keep_the_png_button(view, stem):
         config = json.loads(chart.proto.config)
         assert config.get("displayModeBar", True) is not False
         assert "toImage" not in config.get("modeBarButtonsToRemove", [])
-        assert config["toImageButtonOptions"]["format"] == "png"
+        options = config["toImageButtonOptions"]
+        assert options["format"] == "png" and options["scale"] == 2  # a laptop's or phone's chart: a PNG
+        key = chart.proto.id.rsplit("-", 1)[-1]
+        assert (
+            options["filename"]
+            == f"{view}_d{DEFAULTS.config.d_model}_h{DEFAULTS.config.n_heads}_full_seed{DEFAULTS.config.seed}_{key}"
+        )
+
+
+@pytest.mark.parametrize("view", ["heads", "steps", "permutation", "cross", "model", "scaling", "summary", "flash"])
+def test_in_presenter_mode_every_chart_saves_an_svg_at_its_drawn_size_named_for_view_and_settings(view):
+    """A lecturer's slides: the camera button of every chart with a toolbar saves SVG (plotly.js renders it in the
+    browser) at the size drawn on the projector (no width or height of its own), its name the view, the settings
+    and the chart; the sentence never in it."""
+    at = make_app(view=view, presenter="true", d_model="128", n_heads="8", causal="true", seed="7").run()
+    no_exception(at)
+    charts = [c for c in at.get("plotly_chart") if json.loads(c.proto.config).get("displayModeBar", True)]
+    assert charts, f"the {view} view drew no chart with a toolbar"
+    for chart in charts:
+        options = json.loads(chart.proto.config)["toImageButtonOptions"]
+        key = chart.proto.id.rsplit("-", 1)[-1]
+        assert options["format"] == "svg" and options["width"] is None and options["height"] is None
+        assert options["filename"].startswith(f"{view}_d128_h8_causal_seed7_")
+        assert options["filename"].endswith(key) and "bank" not in options["filename"]
+
+
+def test_figure_stems_name_every_setting_that_changes_the_maps():
+    base = AttentionConfig(d_model=64, n_heads=4, seed=3)
+    assert figure_stem("heads", base) == "heads_d64_h4_full_seed3"
+    varied = dataclasses.replace(base, causal=True, kv_heads=2, window=3, prefix=2, alibi=True, positional="rope")
+    assert figure_stem("steps", varied, layer=2) == "steps_d64_h4_kv2_causal_window3_prefix2_alibi_rope_layer2_seed3"
+    assert figure_stem("heads", base, weights="identity") == "heads_d64_h4_full_identity_seed3"
+    assert figure_stem("model", base, weights="minilm", layer=3) == "model_minilm_layer3"
+    stems = {
+        figure_stem("heads", dataclasses.replace(base, **{k: v}))
+        for k, v in [
+            ("d_model", 128),
+            ("n_heads", 8),
+            ("causal", True),
+            ("seed", 4),
+            ("alibi", True),
+            ("scaled", False),
+            ("positional", "sinusoidal"),
+            ("window", 2),
+            ("prefix", 1),
+            ("kv_heads", 1),
+            ("weights", "previous"),
+        ]
+    }
+    assert len(stems) == 11 and figure_stem("heads", base) not in stems  # each setting shows in the name

@@ -242,15 +242,15 @@ def test_a_line_made_while_minilm_failed_gets_its_facts_after_try_again(monkeypa
 
     settings = settings_of_values({"weights": "minilm", "layer": 3, "sentence": "the cat sat"})
 
-    def offline(_directory):
+    def offline(_directory, **_):
         raise WeightsNotFound("offline")
 
-    compute.minilm.clear()
+    compute.minilm_or_error.clear()
     with monkeypatch.context() as patched:
         patched.setattr(compute, "load_minilm", offline)
         assert isinstance(compute.minilm(), str)
         assert "d_model" not in follower_page.settings_line(settings)  # the choices only: no run to read
-    compute.minilm.clear()  # what "Try again" does
+    compute.minilm_or_error.clear()  # what "Try again" does
     line = follower_page.settings_line(settings)
     assert "12 heads of d_k 32" in line and "layer 3" in line
 
@@ -580,3 +580,17 @@ def test_the_view_s_line_shares_one_row_with_the_teacher_key_component(tabs):  #
     no_exception(student)
     assert VIEWS["heads"].teaches in captions_in_a_row(student.main)
     assert not [c for c in captions_in_a_row(student.main) if "Following room" in c]  # under the row, as before
+
+
+def test_heads_8_on_the_teachers_page_is_multi_head_on_every_students_page_too(tabs):  # noqa: F811
+    """Students read "sharing 2 K/V heads" in their sidebars when the teacher clicked Heads 8 (K/V heads kept their
+    old value): the room took the teacher's widget values, not the address the teacher's page showed."""
+    teacher, code, _ = start_room(tabs)
+    student = tabs(make_app(room=code), "s1")
+    teacher.button_group(key="n_heads").set_value(8)
+    tabs(teacher, "teacher")
+    tabs(student, "s1")
+    no_exception(student)
+    line = " ".join(c.value for c in student.sidebar.caption)
+    assert "8 heads" in line and "K/V" not in line, line
+    assert student.session_state["_settings_shown"] == teacher.session_state["_settings_shown"]

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from dashboard.classroom.tours import load_tours
 from dashboard.exports import trace_npz
@@ -188,6 +188,7 @@ class LinkIsTheScreen(RuleBasedStateMachine):
         self._ran(f"{key}={text(value)}")
         assert self.address.get(key) == self.browser.get(key), self.where  # the page's address and the browser's
 
+    @precondition(lambda self: any(b.key == "view" for b in self.at.button_group))  # a tour on a projector: its bar
     @rule(view=st.sampled_from(sorted(VIEWS)))
     def pick_a_view(self, view):
         self.at.button_group(key="view").set_value(view).run()

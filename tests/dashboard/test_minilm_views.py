@@ -103,7 +103,7 @@ def test_missing_weights_say_so_with_the_fix_and_the_rest_works(monkeypatch, tmp
     monkeypatch.setenv("ATTENTION_LAB_MINILM_DIR", str(tmp_path))  # an empty directory: nothing to load
     from dashboard import compute
 
-    compute.minilm.clear()
+    compute.minilm_or_error.clear()
     try:
         at = page()
         assert any("MiniLM" in e.value or "model.safetensors" in e.value for e in at.error), [e.value for e in at.error]
@@ -112,7 +112,7 @@ def test_missing_weights_say_so_with_the_fix_and_the_rest_works(monkeypatch, tmp
         at.button_group(key="weights").set_value("random").run()  # the rest of the app keeps working
         assert not at.error and len(grids(charts(at)["heads_chart"])) == 4
     finally:
-        compute.minilm.clear()
+        compute.minilm_or_error.clear()
 
 
 @pytest.mark.parametrize("example", PRETRAINED_EXAMPLES, ids=[e[3] for e in PRETRAINED_EXAMPLES])
@@ -123,14 +123,28 @@ def test_each_example_shows_what_its_button_promises(model, example):
     s = head_summary(w[None], None, run.word_ids)
     if "previous" in what:
         assert s.shares["previous_weight"][0] > NAMED_SHARE  # most rows: the naming rule (core.head_summary)
-    elif "next" in what:
-        assert s.shares["next_weight"][0] > NAMED_SHARE
+    elif "“the” to the next piece" in what:  # the row of "the": the next piece has its largest weight, specifically
+        the = run.tokens.index("the")
+        assert int(np.argmax(w[the])) == the + 1
+        assert specificity(w, the, the + 1) >= SPECIFIC
     elif "[CLS]" in what:
         assert s.shares["first_weight"][0] > NAMED_SHARE
     else:  # "they" -> "students": the largest weight in the row of "they", and specific to it
         they, students = run.tokens.index("they"), run.tokens.index("students")
         assert int(np.argmax(w[they])) == students
         assert specificity(w, they, students) >= SPECIFIC
+
+
+def test_the_verdict_line_says_its_share_is_of_the_rows_and_that_the_others_differ(model):
+    """A head named for most of its rows (82%) says its other rows do something else, so that a tour's note about
+    one of those rows ("they" -> "students") does not read as a contradiction; a head named for every row does not."""
+    sentence = "the teacher praised the students because they worked hard"
+    most = page(view="model", sentence=sentence, layer="4", head="2")
+    [line] = [m.value for m in most.markdown if m.value.startswith("**Layer 4, head 2**")]
+    assert "is a first-token sink (82% of rows) head" in line and "Its other rows do something else" in line
+    every = page(view="model", sentence="The bank of the river.", layer="1", head="3")
+    [line] = [m.value for m in every.markdown if m.value.startswith("**Layer 1, head 3**")]
+    assert "is a previous-token (100% of rows) head" in line and "other rows" not in line
 
 
 def test_an_example_button_opens_its_sentence_layer_and_head(model):

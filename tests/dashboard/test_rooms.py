@@ -418,6 +418,9 @@ def calls(code: str, key: str) -> dict:
         "leave": lambda s: s.leave(code, "s1"),
         "record_guess": lambda s: s.record_guess(code, "q", "s1", 0),
         "gone": lambda s: s.gone(code),
+        "hold": lambda s: s.hold(code, key, "teacher-tab"),
+        "mine": lambda s: s.mine(someone()),
+        "close_mine": lambda s: s.close_mine(code, someone()),
         "__len__": len,
     }
 

@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard import shared_figures
 from dashboard.figures.heads import head_charts
-from dashboard.shared_figures import MODES, SharedFigure, charts_of
+from dashboard.shared_figures import SharedFigure, charts_of
 
 TOKENS = ("<b>x</b>", "the", "bank", "the")
 
@@ -116,12 +116,15 @@ def test_a_runs_charts_are_built_once_per_mode_and_shared():
     assert first.ncols == grid().ncols and first.bar_px == grid().bar_px
 
 
-def test_no_run_keeps_more_than_its_modes_and_a_gone_run_is_forgotten():
-    run = FakeRun()
-    for mode in range(MODES + 3):
-        charts_of(run, mode, grid)
-    assert len(shared_figures._grids[id(run)]) == MODES
-    key = id(run)
-    del run
+def test_a_gone_runs_grids_are_forgotten_at_the_next_look_up():
+    runs = [FakeRun(), FakeRun()]
+    for run in runs:
+        for mode in range(3):
+            charts_of(run, mode, grid)
+    gone = id(runs[0])
+    assert all((gone, mode) in shared_figures._grids for mode in range(3))
+    del runs[0]
     gc.collect()
-    assert key not in shared_figures._grids
+    charts_of(runs[0], 0, grid)  # a look-up drops the grids of every run that has ended since the last one
+    assert not any((gone, mode) in shared_figures._grids for mode in range(3))
+    assert all((id(runs[0]), mode) in shared_figures._grids for mode in range(3))

@@ -15,7 +15,7 @@ def test_one_shared_run_whose_arrays_are_read_only():
     config = AttentionConfig(d_model=512, n_heads=8)
     first = compute.attention_run(("the", "cat", "sat"), config)
     again = compute.attention_run(("the", "cat", "sat"), config)
-    assert first is again  # st.cache_resource: the same object, not an unpickled copy
+    assert first is again  # dashboard.bounded_cache: the same object, not an unpickled copy
     for array in (first.x, first.trace.weights, first.trace.output, first.projections.w_q):
         with pytest.raises(ValueError, match="read-only"):
             array[..., 0] = 1.0
@@ -35,11 +35,9 @@ def test_a_live_run_is_found_by_sentence_and_config_and_a_changed_one_is_not_ser
     version) is its own run; once the run is gone (a cleared cache), the next ask computes again."""
     import gc
 
-    import streamlit as st
+    from dashboard import bounded_cache, source
 
-    from dashboard import source
-
-    st.cache_resource.clear()
+    bounded_cache.clear_all()
     asked = []
     lookup = compute.attention_run
     monkeypatch.setattr(compute, "attention_run", lambda tokens, config: asked.append(config) or lookup(tokens, config))
@@ -53,6 +51,6 @@ def test_a_live_run_is_found_by_sentence_and_config_and_a_changed_one_is_not_ser
     assert not np.array_equal(other.trace.weights, first.trace.weights)  # the new seed's maps, not the old ones
     assert source._config_run("the cat sat on", config).tokens == ("the", "cat", "sat", "on")
     del first, again, other
-    st.cache_resource.clear()
+    bounded_cache.clear_all()
     gc.collect()
     assert source._config_run("the cat sat", config) is not None and len(asked) == 4  # computed again

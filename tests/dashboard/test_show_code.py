@@ -23,6 +23,7 @@ import streamlit as st
 from core import head_contributions, scaled_dot_product_attention
 from core.attention import attention_mask
 from core.neuron import score_terms
+from dashboard import bounded_cache
 from dashboard.page import CODE_LABEL, source_lines
 from tests.conftest import ROOT
 from tests.dashboard.conftest import figures, make_app, no_exception, open_all
@@ -62,6 +63,7 @@ def run_recording_core(**query: str):
 
     st.cache_data.clear()
     st.cache_resource.clear()
+    bounded_cache.clear_all()
     sys.setprofile(profile)
     threading.setprofile(profile)
     try:

@@ -103,7 +103,7 @@ def test_a_control_moved_mid_step_moves_the_notes_numbers():
     no_exception(at)
     state = step_state(TOUR.steps[number - 1]) | {"cache_step": 7}
     _check_note(_note(at, number), TOUR.steps[number - 1].note, expected(state))
-    assert "(2, 7, 8)" in _note(at, number)  # (K/V heads, t, d_k): 2 K/V heads, step 7, 64 / 8
+    assert "(2, 7, 16)" in _note(at, number)  # (K/V heads, t, d_k): 2 K/V heads, step 7, 64 / 4
 
 
 def test_a_typed_sentence_never_reaches_the_note():

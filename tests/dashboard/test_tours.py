@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
+from streamlit.runtime.state.common import user_key_from_element_id
 
-from core import AttentionConfig, head_summary, name_patterns
-from core.head_summary import SPECIFIC, specificity
+from core import PATTERNS, AttentionConfig, head_summary, name_patterns
+from core.head_summary import SPECIFIC, named_shares, pattern_label, specificity
 from core.sources import MiniLMSource, source_class
 from dashboard.classroom.quiz import questions
 from dashboard.classroom.tour_facts import unknown_facts
 from dashboard.classroom.tours import TOUR_KEYS, TOURS_DIR, load_tours, parse_tour
 from dashboard.settings import DEFAULT_CONFIG, LINK_KEYS, Settings
 from dashboard.url_state import step_state
+from dashboard.views import VIEWS
 from tests.conftest import require_minilm
-from tests.dashboard.conftest import make_app, no_exception
+from tests.dashboard.conftest import heatmaps, keyed_figures, make_app, no_exception
 
 TOURS = load_tours()
 STEPS = [(slug, i) for slug, tour in TOURS.items() for i in range(1, len(tour.steps) + 1)]
@@ -107,6 +111,9 @@ def test_a_step_resets_what_it_does_not_name():
     assert at.toggle(key="values").value is True
     at.toggle(key="presenter").set_value(True).run()
     at.button(key="tour_back").click().run()  # step 2: the steps view, no values
+    assert not [b for b in at.button_group if b.key == "view"]  # presenter mode: the tour's bar stands in for it
+    at.button(key="tour_end").click().run()  # the view bar is back, on the step's view
+    assert at.button_group(key="view").value == "steps"
     at.button_group(key="view").set_value("heads").run()
     no_exception(at)
     assert at.toggle(key="values").value is False  # not carried over from step 3
@@ -126,6 +133,10 @@ BAD = [
     ({"title": "t", "steps": []}, "at least one step"),
     ({"title": "t", "steps": [{"title": "s", "note": "n", "extra": 1}]}, "unknown fields"),
     ({"title": "t", "steps": [{"title": "s", "note": "n", "settings": {"seed": [1]}}]}, "text, a number"),
+    ({"title": "t", "steps": [{"title": "s", "note": "n", "figure": "Heads chart"}]}, "chart's key"),
+    ({"title": "t", "steps": [{"title": "s", "note": "n", "figure": 3}]}, "chart's key"),
+    ({"title": "t", "steps": [{"title": "s", "note": "n", "rows_on_screen": 0}]}, "whole number of rows"),
+    ({"title": "t", "steps": [{"title": "s", "note": "n", "rows_on_screen": True}]}, "whole number of rows"),
 ]
 
 
@@ -177,7 +188,43 @@ def test_the_notes_claims_hold(slug, number):
         q = r.tokens.index(query)
         assert r.tokens[int(np.argmax(r.trace.weights[k, q]))] == key
         # and the head is specific to the query: not a column every row reads
-        assert specificity(r.trace.weights[k], q, r.tokens.index(key), r.trace.mask) >= SPECIFIC
+        specific = float(specificity(r.trace.weights[k], q, r.tokens.index(key), r.trace.mask))
+        assert specific >= SPECIFIC
+        weight = float(r.trace.weights[k, q, r.tokens.index(key)])  # the numbers the note states, if it does
+        assert f"{weight:.2f} of its weight" in step.note and f"{weight - specific:.2f} on average" in step.note
+
+
+def _heads_named(note: str) -> list[tuple[int, int]]:
+    """The heads a note names, as "Layer 4, head 2"."""
+    return [(int(layer), int(head)) for layer, head in re.findall(r"\b[Ll]ayer (\d+), head (\d+)", note)]
+
+
+NAMING = [(s, n) for s, n in STEPS if _heads_named(TOURS[s].steps[n - 1].note)]
+PATTERN_WORDS = {p.name for p in PATTERNS}
+
+
+@pytest.mark.parametrize(("slug", "number"), NAMING, ids=[f"{s}-{n}" for s, n in NAMING])
+def test_a_note_agrees_with_the_verdict_on_the_head_it_names(slug, number):
+    """The page's verdict on a head (the model view's line under the map, the summary's "in words") and a note
+    about the same head say one thing: the note states each pattern the verdict names with its share of rows, as
+    the verdict does, and names no pattern the verdict does not. A note about one row of a head named for most of
+    its rows says so, and the two read as two facts, not as a contradiction."""
+    step = TOURS[slug].steps[number - 1]
+    state = step_state(step)
+    assert state["view"] in ("model", "summary"), "a note names a head on a page that shows its verdict"
+    runs = _runs(state)
+    for layer, head in _heads_named(step.note):
+        assert layer == state["layer"], (slug, number, "the page shows the sidebar's layer")
+        if state["view"] == "model":
+            assert head == state["head"], (slug, number, "the model view's verdict line is about the head opened")
+        r = runs[layer - 1]
+        [verdict] = named_shares(head_summary(r.trace.weights[head - 1 : head], r.trace.mask, r.word_ids))
+        for name, share in verdict:
+            assert pattern_label(name, share) in step.note, (slug, number, pattern_label(name, share))
+        stated = {name for name in PATTERN_WORDS if re.search(rf"\b{name}\b", step.note)}
+        assert stated <= {name for name, _ in verdict}, (slug, number, stated, verdict)
+        if not verdict:
+            assert "none of the named patterns" in step.note, (slug, number)
 
 
 def test_the_default_config_is_what_a_step_resets_to():
@@ -214,3 +261,52 @@ def test_a_quiz_comes_before_the_steps_that_name_its_answers(slug, number):
         for pattern, layer, head in answers:
             assert not (same_model and earlier.pattern == pattern), (slug, earlier.title, pattern)
             assert f"layer {layer}, head {head + 1}" not in earlier.note.lower(), (slug, earlier.title)
+
+
+# -- each step names what its note is about, and the page draws it ---------------------------------------------------
+def _page_keys(at) -> set[str]:
+    """The key of every keyed element and container on the page (Streamlit ends their ids with "-<key>")."""
+    keys, todo = set(), [at._tree]
+    while todo:
+        node = todo.pop()
+        proto_id = getattr(getattr(node, "proto", None), "id", "")
+        if isinstance(proto_id, str) and proto_id.startswith("$$ID"):
+            keys.add(user_key_from_element_id(proto_id))
+        todo.extend(getattr(node, "children", {}).values())
+    return keys
+
+
+def _first_map(at) -> str | None:
+    """The key of the page's first chart that draws a heatmap (a grid by its key), or None."""
+    return next((key for key, fig in keyed_figures(at).items() if heatmaps(fig)), None)
+
+
+@pytest.mark.parametrize(("slug", "number"), STEPS, ids=[f"{s}-{n}" for s, n in STEPS])
+def test_every_step_names_a_figure_its_page_draws(slug, number):
+    """A step's ``figure`` is on its page (a chart, a grid of charts, or a keyed table or panel); a step that names
+    none has a map on its page, the first of which its note is about. tests/e2e/test_tours_on_a_projector.py holds
+    it to the projector's first screen."""
+    step = TOURS[slug].steps[number - 1]
+    _needs_minilm(step)
+    at = make_app(tour=slug, tour_step=str(number), presenter="true").run()
+    no_exception(at)
+    if step.figure is None:
+        assert _first_map(at) is not None, f"{slug} step {number} names no figure and its page draws no map"
+    else:
+        keys = _page_keys(at)
+        assert step.figure in keys or f"{step.figure}_1" in keys, (slug, number, step.figure)
+
+
+def test_a_projector_s_tour_bar_stands_in_for_the_view_bar_and_line():
+    """Presenter mode: the tour's bar and no view bar or view heading; the view is still the step's. A laptop keeps
+    both above the bar."""
+    slug, number = "lesson-1-one-head", 2  # the steps view
+    teaches = VIEWS["steps"].teaches
+    at = make_app(tour=slug, tour_step=str(number), presenter="true").run()
+    no_exception(at)
+    assert not [b for b in at.button_group if b.key == "view"]
+    assert teaches not in [h.value for h in at.subheader] + [c.value for c in at.caption]
+    assert at.button_group(key="step_head") is not None  # the steps view is drawn
+    assert at.button(key="tour_next") is not None and at.button(key="tour_end") is not None
+    at = make_app(tour=slug, tour_step=str(number)).run()
+    assert at.button_group(key="view").value == "steps" and teaches in [c.value for c in at.caption]

@@ -52,15 +52,20 @@ DESK = (1400, 1000)
 
 
 @contextmanager
-def watched_page(browser, size: tuple[int, int] = DESK) -> Iterator:
+def watched_page(browser, size: tuple[int, int] = DESK, headers: dict[str, str] | None = None) -> Iterator:
     """A fresh browser context of ``size`` (its own Streamlit session); on exit, fails on any exception it saw.
 
     A page narrower than 500 px is a phone's: a touch screen, with a phone's viewport handling (``is_mobile``).
-    The page is watched (``watch_runs``): ``wait_idle(page, action)`` counts its finished runs.
+    The page is watched (``watch_runs``): ``wait_idle(page, action)`` counts its finished runs. ``headers`` are sent
+    with every request (``Accept-Encoding``: what a phone offers a plain-HTTP host).
     """
     phone = size[0] < 500
     context = browser.new_context(
-        viewport={"width": size[0], "height": size[1]}, is_mobile=phone, has_touch=phone, device_scale_factor=1
+        viewport={"width": size[0], "height": size[1]},
+        is_mobile=phone,
+        has_touch=phone,
+        device_scale_factor=1,
+        extra_http_headers=headers,
     )
     try:
         context.set_default_timeout(60_000)  # shared 2-core machine: generous

@@ -120,8 +120,10 @@ def cell_colours(page: Page, head: int = 0) -> np.ndarray:
 # ---- geometry: what the browser drew, for the layout tests (tests/e2e/test_projector_and_phone.py) ----------
 
 # Every drawn Plotly chart: its key (the innermost ".st-key-<key>" around it), its box, the boxes of its heatmap
-# images, and every piece of its text with its kind, font size and box. Titles are the annotations the figures
-# name "title" (dashboard/figures/grid.py title_annotation); "rotated" marks x labels drawn at an angle.
+# images, and every piece of its text with its kind, font size as drawn ("fs": the declared size times any scale
+# Plotly applies, as it does to fit a bar's label to a narrow bar; "declared": the size alone) and box. Titles are
+# the annotations the figures name "title" (dashboard/figures/grid.py title_annotation); "rotated" marks x labels
+# drawn at an angle.
 CHARTS = """() => [...document.querySelectorAll('.js-plotly-plot')]
   .filter((p) => p._fullLayout && p.querySelector('.main-svg'))
   .map((p) => {
@@ -138,7 +140,9 @@ CHARTS = """() => [...document.querySelectorAll('.js-plotly-plot')]
         kind = a && a.name === 'title' ? 'title' : 'annotation';
       } else if (t.closest('.legend')) kind = 'legend';
       const subplot = t.closest('.subplot');
-      return {kind, text: t.textContent.slice(0, 40), fs: parseFloat(getComputedStyle(t).fontSize), ...box(t),
+      const m = t.getScreenCTM();  // Plotly shrinks a bar's label to its bar with a transform, not its font size
+      const fs = parseFloat(getComputedStyle(t).fontSize);
+      return {kind, text: t.textContent.slice(0, 40), fs: fs * Math.hypot(m.a, m.b), declared: fs, ...box(t),
               rotated: [t, t.parentNode].some((e) => (e.getAttribute('transform') || '').includes('rotate')),
               subplot: subplot ? subplot.getAttribute('class') : ''};
     }).filter((t) => t.w > 0 && t.h > 0);
@@ -215,7 +219,8 @@ def text_overlaps(drawn: list[dict]) -> list[tuple[str, str]]:
     whose centres are one font size apart (y labels stacked, as the old heads test held them) do not touch.
     Two rotated x labels' boxes are upright rectangles around slanted text and always meet: their centres must
     be at least 0.86 of the font size apart across the text's direction (a capital's height plus a descender
-    in Source Sans), as tilted text never touches then.
+    in Source Sans), as tilted text never touches then. Other rotated text (a bar's value written upright) has a
+    tight box: boxes are compared.
     """
     texts = [(i, t) for i, c in enumerate(drawn) for t in c["texts"]]
     bad = []
@@ -224,7 +229,7 @@ def text_overlaps(drawn: list[dict]) -> list[tuple[str, str]]:
             dx = (b["x"] + b["w"] / 2) - (a["x"] + a["w"] / 2)
             dy = (b["y"] + b["h"] / 2) - (a["y"] + a["h"] / 2)
             same_axis = i == j and a["kind"] == b["kind"] and a["subplot"] == b["subplot"]
-            if same_axis and a["rotated"] and b["rotated"]:
+            if same_axis and a["kind"] == "xtick" and a["rotated"] and b["rotated"]:  # x labels at TICK_ANGLE
                 clash = abs(dx * ACROSS[0] + dy * ACROSS[1]) < 0.86 * max(a["fs"], b["fs"])
             elif same_axis and a["kind"] == "ytick":
                 clash = abs(dy) < max(a["fs"], b["fs"]) and overlap(a, b)
@@ -299,8 +304,11 @@ def formulas_cut(page: Page) -> list[tuple[str, float, float]]:
 
 # Text cut with an ellipsis: every visible element on the page (the sidebar left out: collapsed off screen on a
 # projector and a phone) whose text overflows a box that ends it with "…" (a button's label squeezed by its row).
+# Left out too: a tour's note line in presenter mode, cut to one line on purpose with the whole note in the popover
+# beside it (dashboard/presenter.py TOUR_LINE_KEY; tests/e2e/test_tours_on_a_projector.py opens it).
 _CUT_TEXT = """() => [...document.querySelectorAll('.stApp *')]
-  .filter((e) => !e.closest('[data-testid=stSidebar]') && e.checkVisibility({visibilityProperty: true})
+  .filter((e) => !e.closest('[data-testid=stSidebar], .st-key-tour_line')
+    && e.checkVisibility({visibilityProperty: true})
     && getComputedStyle(e).textOverflow === 'ellipsis' && e.scrollWidth > e.clientWidth + 1 && e.textContent.trim())
   .map((e) => e.textContent.trim().slice(0, 60))"""
 
@@ -308,3 +316,53 @@ _CUT_TEXT = """() => [...document.querySelectorAll('.stApp *')]
 def cut_text(page: Page) -> list[str]:
     """The texts the page shows cut short with an ellipsis (see ``_CUT_TEXT``)."""
     return page.evaluate(_CUT_TEXT)
+
+
+# What a tour step's figure (``dashboard/classroom/tours.py`` ``Step.figure``) drew, by its key: for charts (one
+# chart keyed so, or a grid's container of charts), each chart's heatmap images, its texts and its plot area; for
+# anything else (a table, the quiz panel), the element's box and its table rows.
+_FIGURE = """(key) => {
+  const el = document.querySelector('.st-key-' + key);
+  if (!el) return null;
+  const box = (e) => { const r = e.getBoundingClientRect(); return {x: r.x, y: r.y, w: r.width, h: r.height}; };
+  const plots = [...el.querySelectorAll('.js-plotly-plot')]
+    .filter((p) => p._fullLayout && p.querySelector('.main-svg'));
+  if (!plots.length) return {charts: [], element: box(el), rows: [...el.querySelectorAll('tr')].map(box)};
+  return {charts: plots.map((p) => ({
+    maps: [...p.querySelectorAll('g.hm')].filter((g) => g.__data__ && g.__data__[0].trace.coloraxis)
+      .map((g) => g.querySelector('image')).filter(Boolean).map(box),
+    texts: [...p.querySelectorAll('text')].filter((t) => t.textContent.trim() && !t.closest('.hoverlayer'))
+      .map((t) => ({text: t.textContent.slice(0, 40), ...box(t)})).filter((t) => t.w > 0 && t.h > 0),
+    plot: [...p.querySelectorAll('.draglayer .nsewdrag')].map(box),
+  }))};
+}"""
+
+
+def figure_parts(page: Page, key: str, rows: int | None = None) -> list[dict]:
+    """The boxes of what figure ``key`` drew, only its first ``rows`` rows if given: a grid's charts stacked in rows
+    (by their top), one chart's maps by theirs (MiniLM's overview), a table's header and first rows. Fails when the
+    page has no element of that key."""
+    drawn = page.evaluate(_FIGURE, key)
+    assert drawn is not None, f"no figure {key} on the page"
+    if not drawn["charts"]:
+        table = drawn["rows"]
+        return [drawn["element"]] if rows is None or not table else table[: rows + 1]  # the header, then rows
+    charts = drawn["charts"]
+    if rows is None:
+        return [b for c in charts for b in (*c["maps"], *c["texts"], *c["plot"])]
+    if len(charts) > 1:  # a grid: one map per chart, the charts in rows
+        tops = sorted({round(c["maps"][0]["y"] if c["maps"] else c["plot"][0]["y"]) for c in charts})[:rows]
+        first = [c for c in charts if round(c["maps"][0]["y"] if c["maps"] else c["plot"][0]["y"]) in tops]
+        return [b for c in first for b in (*c["maps"], *c["texts"])]
+    [chart] = charts
+    tops = sorted({round(m["y"]) for m in chart["maps"]})[:rows]
+    maps = [m for m in chart["maps"] if round(m["y"]) in tops]
+    bottom = max(m["y"] + m["h"] for m in maps)
+    return maps + [t for t in chart["texts"] if t["y"] + t["h"] / 2 <= bottom]
+
+
+def first_map_key(page: Page) -> str:
+    """The key of the page's first map: its grid's key when the chart is one of a grid (``<grid>_<n>``)."""
+    [first, *_] = [c["key"] for c in charts(page) if c["maps"]]
+    grid, _, n = first.rpartition("_")
+    return grid if n.isdigit() and page.locator(f".st-key-{grid}").count() else first

@@ -9,24 +9,14 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from bench.page_assets import AssetPlan
-from bench.protocol import Tab
+from bench.page_assets import AssetPlan, room_page_kinds
 
 pytestmark = pytest.mark.e2e
 
 
-async def _room(url: str) -> tuple[str, set[str]]:
-    """A teacher's room code, and the element kinds a student's first page of it holds."""
-    async with Tab(url, timeout=90, deflate=False) as teacher, Tab(url, timeout=90, deflate=False) as student:
-        await teacher.open({"sentence": "the teacher reads the book to the class"})
-        await teacher.change(room_start=True)
-        page = await student.open({"room": teacher.values["room"]})
-    return teacher.values["room"], {e.WhichOneof("type") for e in page.elements.values()}
-
-
 def test_the_storm_fetches_what_chromium_fetches(server, browser):
     with ThreadPoolExecutor(1) as pool:  # Playwright's sync API holds this thread's event loop
-        code, kinds = pool.submit(asyncio.run, _room(server)).result()
+        code, kinds = pool.submit(asyncio.run, room_page_kinds(server)).result()
     plan = AssetPlan.read(server)
     planned = {p for p in plan.eager + plan.lazy_for(kinds) if p.startswith("static/") or p == "favicon.png"}
     context = browser.new_context(viewport={"width": 390, "height": 844})

@@ -15,8 +15,10 @@ from playwright.sync_api import Page
 
 from bench.streamlit_server import wait_idle
 from dashboard.page import CODE_LABEL
+from tests.conftest import require_minilm
 from tests.e2e.conftest import watched_page
-from tests.e2e.dom import choose_segment, chosen_segment, open_expander, widget
+from tests.e2e.dom import charts, choose_segment, chosen_segment, open_expander, wait_charts_drawn, widget
+from tests.e2e.test_projector_and_phone import PHONE
 
 pytestmark = pytest.mark.e2e  # a browser test: the full pass runs it, the light one leaves it out
 
@@ -77,3 +79,34 @@ def test_a_teacher_and_two_students(server, browser, page):
             print(f"a student shows 2 heads {time.monotonic() - clicked:.2f} s after the teacher's click")
         assert "n_heads=2" in code_box.get_by_test_id("stCode").first.inner_text().replace(" ", "")  # still open
         assert s2.get_by_test_id("stCode").count() == 0  # the other student's stays closed
+
+
+def test_a_phone_following_minilm_s_model_view_shows_one_layer_readably(server, browser, page):
+    """The teacher projects MiniLM's 72 maps at once; a student following on a 390 x 844 phone gets the teacher's
+    layer, one head per chart, each map the phone's width (>= 100 px: the whole grid drew them ~25 px), and no
+    "One layer at a time" switch or hint (a following page has none to turn on)."""
+    require_minilm()
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(server + "/?view=model&weights=minilm&layer=2&presenter=true")
+    page.locator(".st-key-model_chart .js-plotly-plot").wait_for()
+    wait_idle(page, page.get_by_role("button", name="Start a room", exact=True).click)
+    code = re.search(r"room=([A-Z0-9]{6})", page.url).group(1)
+    page.keyboard.press("Escape")
+    assert len(charts_of(page, "model_chart")[0]["maps"]) == 72  # the projector keeps the grid
+    with watched_page(browser, PHONE) as phone:
+        phone.goto(f"{server}/?room={code}")
+        phone.locator("[class*='st-key-model_chart_'] .js-plotly-plot").first.wait_for()
+        wait_charts_drawn(phone)
+        maps = [m for c in charts(phone) if re.fullmatch(r"model_chart_\d+", c["key"]) for m in c["maps"]]
+        assert len(maps) == 12, f"{len(maps)} maps"
+        assert min(m["w"] for m in maps) >= 100, [round(m["w"]) for m in maps]
+        titles = [t["text"] for c in charts(phone) if c["key"] == "model_chart_1" for t in c["texts"]]
+        assert "layer 2, head 1" in titles  # the teacher's layer
+        assert phone.locator(".st-key-one_layer").count() == 0
+        assert phone.get_by_text("One layer at a time", exact=True).count() == 0  # the switch's label
+        assert phone.get_by_text("turn on One layer at a time").count() == 0  # the overview's phone hint
+
+
+def charts_of(page: Page, key: str) -> list[dict]:
+    """The drawn charts keyed ``key``."""
+    return [c for c in charts(page) if c["key"] == key]
