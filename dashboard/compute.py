@@ -241,22 +241,23 @@ def _maps_of(runs: tuple[Run, ...]) -> SentenceMaps:
     return SentenceMaps(first.tokens, np.stack([r.trace.weights for r in runs]), first.trace.mask, first.word_ids)
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
+@bounded_cache.cache(max_bytes=4 * MB)  # the whole budget's last 6 MB, with _example_maps
 def _sentence_maps(key: tuple, text: str, _source: ModelSource) -> SentenceMaps:
-    return _read_only(_maps_of(_source.reads(text)))
+    return _maps_of(_source.reads(text))
 
 
 def sentence_maps(source: ModelSource, text: str) -> SentenceMaps:
     """``text`` through ``source``'s weights (``reads``), keyed on the weights and the text, not the sidebar's
     sentence: the class and contrast views read their own sentences. Raises ``ValueError`` (not cached) with the
     message for the user when the text cannot be read. Each entry holds only maps: MiniLM at 64 pieces,
-    (6, 12, 64, 64) float32, 1.2 MB; at 16 pieces 74 kB, so a class's 40 sentences are ~3 MB."""
+    (6, 12, 64, 64) float32, 1.2 MB; at 16 pieces 74 kB, so a class's 40 sentences are ~3 MB (the cache keeps 4 MB:
+    54 such sentences)."""
     return _sentence_maps(source.weights_key, text, source)
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
+@bounded_cache.cache(max_bytes=2 * MB)
 def _example_maps(key: tuple, n: int, _source: ModelSource) -> tuple[SentenceMaps, ...]:
-    return _read_only(tuple(_maps_of(runs) for runs in _source.examples(n)))
+    return tuple(_maps_of(runs) for runs in _source.examples(n))
 
 
 def example_maps(source: ModelSource, n: int) -> tuple[SentenceMaps, ...]:
