@@ -211,15 +211,19 @@ class LinkIsTheScreen(RuleBasedStateMachine):
 
     @invariant()
     def the_address_opens_the_same_page(self):
-        if not hasattr(self, "at"):
-            return
-        shown = screen(self.at, self.downloads)
-        opened, warned = opened_on(self.address, self.downloads)
-        assert_same(shown, opened, f"{self.where}: {self.address}")
-        assert not warned, (self.where, self.address, warned)  # the page's own address: nothing to correct
-        if self.browser is not None and self.browser != self.address:
-            by_browser, _ = opened_on(self.browser, self.downloads)
-            assert_same(shown, by_browser, f"{self.where}: browser {self.browser}")
+        if hasattr(self, "at"):
+            the_addresses_open_it(self)
+
+
+def the_addresses_open_it(walk) -> None:
+    """A walk's invariant: a fresh page on the page's address, and on the browser's, draws what ``walk.at`` shows."""
+    shown = screen(walk.at, walk.downloads)
+    opened, warned = opened_on(walk.address, walk.downloads)
+    assert_same(shown, opened, f"{walk.where}: {walk.address}")
+    assert not warned, (walk.where, walk.address, warned)  # the page's own address: nothing to correct
+    if walk.browser is not None and walk.browser != walk.address:
+        by_browser, _ = opened_on(walk.browser, walk.downloads)
+        assert_same(shown, by_browser, f"{walk.where}: browser {walk.browser}")
 
 
 _opened: dict[tuple, tuple[dict, list[str]]] = {}
@@ -235,13 +239,9 @@ def opened_on(address: dict[str, str], downloads: Downloads) -> tuple[dict, list
     return _opened[key]
 
 
-LinkIsTheScreen.TestCase.settings = settings(
-    max_examples=30,
-    stateful_step_count=15,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+WALK = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+"""Every walk's settings but its size: the same walks in every run (CI), one step ~0.16 s."""
+LinkIsTheScreen.TestCase.settings = settings(max_examples=30, stateful_step_count=15, **WALK)
 test_the_link_is_the_screen = pytest.mark.timeout(1800)(LinkIsTheScreen.TestCase)
 
 
@@ -458,23 +458,10 @@ class ViewControlsWalk(RuleBasedStateMachine):
 
     @invariant()
     def the_address_opens_the_same_page(self):
-        if not hasattr(self, "at"):
-            return
-        shown = screen(self.at, self.downloads)
-        opened, warned = opened_on(self.address, self.downloads)
-        assert_same(shown, opened, f"{self.where}: {self.address}")
-        assert not warned, (self.where, self.address, warned)
-        if self.browser is not None and self.browser != self.address:
-            by_browser, _ = opened_on(self.browser, self.downloads)
-            assert_same(shown, by_browser, f"{self.where}: browser {self.browser}")
+        if hasattr(self, "at"):
+            the_addresses_open_it(self)
 
 
 HEAD_PICKERS = ("class_head", "contrast_head")
-ViewControlsWalk.TestCase.settings = settings(
-    max_examples=25,
-    stateful_step_count=12,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+ViewControlsWalk.TestCase.settings = settings(max_examples=25, stateful_step_count=12, **WALK)
 test_the_class_and_contrast_controls_are_their_link = pytest.mark.timeout(1800)(ViewControlsWalk.TestCase)
