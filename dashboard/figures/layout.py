@@ -409,7 +409,8 @@ def plan_grid(
     # a one-column chart's title starts at its panel's left edge: one that reaches the toolbar gets the strip above
     # it that a grid of several columns always has (8 heads' "head 1 · K/V 1" on a projector: under the toolbar)
     title_end = y_label_px(chars, font.tick, s) + SIDE_MARGIN_PX + holds.title_chars * CHAR_EM * font.title
-    under_toolbar = ncols == 1 and width_px is not None and title_end > width_px - MODEBAR_WIDTH_PX
+    # (a title under its map is clear of the toolbar: no strip)
+    under_toolbar = not title_below and ncols == 1 and width_px is not None and title_end > width_px - MODEBAR_WIDTH_PX
     strip = MODEBAR_PX if ncols > 1 else MODEBAR_CLEAR_PX - FIGURE_MARGIN_PX if under_toolbar else 0
     if fold_px is not None:  # the rows of maps, their titles and one band of x labels end above the fold, as
         # far as they can while every token keeps a label of the smallest size allowed (then the page scrolls)

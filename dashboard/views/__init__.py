@@ -74,7 +74,7 @@ VIEWS: dict[str, View] = {
             "Generation one token at a time: the KV cache grows, one row of the map per step.",
         ),
         View("flash", flash.render, "FlashAttention's tiles: the same softmax, one block of keys at a time."),
-        View("class", class_heads.render, "One head across many sentences: a head is a function, not one picture."),
+        View("class", class_heads.render, "One head on many sentences: a function, not a picture."),
         View("contrast", contrast.render, "Two sentences a word apart: which heads change, and how much."),
     )
 }
