@@ -88,38 +88,19 @@ def head_summary(weights: np.ndarray, mask: np.ndarray | None = None, word_ids=N
     from the weights.
     """
     w = np.asarray(weights, dtype=np.float64)
-    t_q, t_k = w.shape[-2:]
-    allowed = np.ones(w.shape, dtype=bool) if mask is None else np.broadcast_to(np.asarray(mask, dtype=bool), w.shape)
-    n_allowed = allowed.sum(axis=-1)  # (..., T_q)
+    n_allowed = _allowed(w, mask).sum(axis=-1)  # (..., T_q)
     valid = n_allowed > 0  # (..., T_q): rows that are distributions
 
     entropy = row_entropy(w)  # (..., T_q)
     spread = n_allowed >= 2
     row_normalized = entropy / np.log(np.where(spread, n_allowed, 2))  # (..., T_q); rows < 2 keys dropped below
 
-    rows = np.arange(t_q)
-    n_diag = min(t_q, t_k)
-    diagonal = np.zeros(w.shape[:-1])  # (..., T_q): w[i, i] where key i exists
-    diagonal[..., :n_diag] = w[..., np.arange(n_diag), np.arange(n_diag)]
-    previous = np.zeros(w.shape[:-1])  # (..., T_q): w[i, i-1] where 1 <= i <= T_k
-    n_prev = min(t_q, t_k + 1)
-    previous[..., 1:n_prev] = w[..., np.arange(1, n_prev), np.arange(n_prev - 1)]
-    following = np.zeros(w.shape[:-1])  # (..., T_q): w[i, i+1] where i + 1 < T_k
-    n_next = min(t_q, t_k - 1)
-    following[..., :n_next] = w[..., np.arange(n_next), np.arange(1, n_next + 1)]
-
-    per_row = {  # metric -> (value of each row (..., T_q), the rows it is measured on)
-        "self_weight": (diagonal, valid & (rows < t_k)),
-        "previous_weight": (previous, valid & (rows >= 1) & (rows <= t_k)),
-        "first_weight": (w[..., 0], valid),
-        "next_weight": (following, valid & (rows < t_k - 1)),
-        "same_word_weight": _same_word_rows(w, valid, word_ids),
-    }
+    per_row = _row_values(w, valid, word_ids)  # metric -> (value of each row (..., T_q), rows measured)
     return HeadSummary(
         entropy=_mean(entropy, valid),
         normalized_entropy=_mean(row_normalized, valid & spread),
         **{metric: _mean(values, include) for metric, (values, include) in per_row.items()},
-        shares={metric: _mean(values > ROW_WEIGHT, include) for metric, (values, include) in per_row.items()},
+        shares={metric: _mean(e.shows, e.measured) for metric, e in _evidence(per_row).items()},
     )
 
 
@@ -139,6 +120,56 @@ def _same_word_rows(w: np.ndarray, valid: np.ndarray, word_ids) -> tuple[np.ndar
     on_word = np.where(same, w, 0.0).sum(axis=-1)  # (..., h, T_q)
     has_sibling = np.broadcast_to(same.any(axis=-1), valid.shape)  # (..., h, T_q)
     return on_word, valid & has_sibling
+
+
+def _row_values(w: np.ndarray, valid: np.ndarray, word_ids) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per metric: each row's weight on the pattern's key ``(..., T_q)``, and the rows it is measured on."""
+    t_q, t_k = w.shape[-2:]
+    rows = np.arange(t_q)
+    n_diag = min(t_q, t_k)
+    diagonal = np.zeros(w.shape[:-1])  # (..., T_q): w[i, i] where key i exists
+    diagonal[..., :n_diag] = w[..., np.arange(n_diag), np.arange(n_diag)]
+    previous = np.zeros(w.shape[:-1])  # (..., T_q): w[i, i-1] where 1 <= i <= T_k
+    n_prev = min(t_q, t_k + 1)
+    previous[..., 1:n_prev] = w[..., np.arange(1, n_prev), np.arange(n_prev - 1)]
+    following = np.zeros(w.shape[:-1])  # (..., T_q): w[i, i+1] where i + 1 < T_k
+    n_next = min(t_q, t_k - 1)
+    following[..., :n_next] = w[..., np.arange(n_next), np.arange(1, n_next + 1)]
+    return {  # metric -> (value of each row (..., T_q), the rows it is measured on)
+        "self_weight": (diagonal, valid & (rows < t_k)),
+        "previous_weight": (previous, valid & (rows >= 1) & (rows <= t_k)),
+        "first_weight": (w[..., 0], valid),
+        "next_weight": (following, valid & (rows < t_k - 1)),
+        "same_word_weight": _same_word_rows(w, valid, word_ids),
+    }
+
+
+def _allowed(w: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+    """``mask`` (True = may attend; None: every key) broadcast to ``w (..., T_q, T_k)``."""
+    return np.ones(w.shape, dtype=bool) if mask is None else np.broadcast_to(np.asarray(mask, dtype=bool), w.shape)
+
+
+def row_evidence(weights: np.ndarray, mask: np.ndarray | None = None, word_ids=None) -> dict[str, RowEvidence]:
+    """Per metric of ``PATTERNS`` (``"previous_weight"``, ...): which rows of ``weights (..., T_q, T_k)`` show the
+    pattern (more than ``ROW_WEIGHT`` of their weight on its key) and which rows it is measured on; the evidence
+    ``HeadSummary.shares`` averages, kept row by row so that rows of several sentences can be pooled."""
+    w = np.asarray(weights, dtype=np.float64)
+    return _evidence(_row_values(w, _allowed(w, mask).any(axis=-1), word_ids))
+
+
+def _evidence(per_row: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, RowEvidence]:
+    """The per-row bar: a measured row shows a pattern when more than ``ROW_WEIGHT`` of its weight is on its key."""
+    return {metric: RowEvidence((values > ROW_WEIGHT) & rows, rows) for metric, (values, rows) in per_row.items()}
+
+
+@dataclass(frozen=True)
+class RowEvidence:
+    """One pattern's evidence, row by row: ``shows`` and ``measured`` are bool ``(..., T_q)``."""
+
+    shows: np.ndarray
+    """The row puts more than ``ROW_WEIGHT`` of its weight on the pattern's key (False where not measured)."""
+    measured: np.ndarray
+    """The row counts for this pattern (row 0 has no previous token, a one-piece word no other piece...)."""
 
 
 ROW_WEIGHT = 0.5
@@ -251,6 +282,5 @@ def specificity(weights: np.ndarray, query: int, key: int, mask: np.ndarray | No
     """
     w = np.asarray(weights, dtype=np.float64)
     t_q = w.shape[-2]
-    allowed = np.ones(w.shape, dtype=bool) if mask is None else np.broadcast_to(np.asarray(mask, dtype=bool), w.shape)
-    others = allowed[..., key] & (np.arange(t_q) != query)  # (..., T_q): rows that could have chosen key
+    others = _allowed(w, mask)[..., key] & (np.arange(t_q) != query)  # (..., T_q): rows that could have chosen key
     return w[..., query, key] - _mean(w[..., key], others)  # (...)

@@ -59,13 +59,16 @@ EXPERIMENTS = (
     "window",
     "prefix",
     "alibi",
+    "sentences",
+    "examples",
 )
 """What a view may ask a source for: reorder the tokens, read a second sentence, shift or change the positions,
 compare with and without ÷√d_k on the sentence, run unscaled (the sidebar's toggle), add the causal mask, draw
 other weights with another seed; decode one token at a time with a KV cache (the kv_cache view), recompute a head
 block by block (the flash view); run today's variants (the sidebar's controls of the same names: grouped-query
 K/V heads, a sliding window, a prefix-LM mask, ALiBi's bias); knock a head out (``ablated_runs``), read the
-next-token logits (``logits``)."""
+next-token logits (``logits``); read other typed sentences through the same weights (``reads``: the class and contrast
+views), or the model's own inputs (``examples``: a trained model's held-out sequences)."""
 
 
 @dataclass(frozen=True)
@@ -160,12 +163,17 @@ class ModelSource(ABC):
     def key(self) -> tuple:
         """Hashable: equal keys, equal runs (a cache key for what the page computes from this source)."""
 
+    @property
+    def weights_key(self) -> tuple:
+        """Hashable: equal keys, equal weights whatever the input (a cache key for ``reads`` and ``examples``)."""
+        return self.key
+
     @classmethod
     def supports(cls, experiment: str) -> Support:
         """Whether this kind of weights can do ``experiment`` (one of ``EXPERIMENTS``), and if not why."""
         if experiment not in EXPERIMENTS:
             raise ValueError(f"unknown experiment {experiment!r}; choose one of {', '.join(EXPERIMENTS)}")
-        if experiment in ("ablation", "logits"):
+        if experiment in ("ablation", "logits", "examples"):
             return cls.SUPPORTS.get(experiment, NOT_BUILT)
         return cls.SUPPORTS.get(experiment, OK)
 
@@ -193,6 +201,16 @@ class ModelSource(ABC):
     def permutation(self, permutation: tuple[int, ...]) -> tuple[PermutationResult, ...]:
         """Per layer: the map of the tokens and of the movable ones reordered by ``permutation``, compared."""
         raise NotImplementedError(f"{type(self).__name__}: {self.supports('permutation').reason}")
+
+    def reads(self, text: str) -> tuple[Run, ...]:
+        """``text`` through these same weights, one ``Run`` per layer (a second sentence, a class's sentences);
+        ``ValueError`` with a message for the user when the text cannot be read (empty, too long)."""
+        raise NotImplementedError(f"{type(self).__name__}: {self.supports('sentences').reason}")
+
+    def examples(self, n: int) -> tuple[tuple[Run, ...], ...]:
+        """``n`` inputs of the model's own (a trained model's held-out sequences), each through the model: one
+        tuple of runs (one per layer) per input."""
+        raise NotImplementedError(f"{type(self).__name__}: {self.supports('examples').reason}")
 
     def ablated_runs(self, layer: int, head: int, mode: str = "zero") -> tuple[Run, ...]:
         """The runs again with head ``head`` of layer ``layer`` (both 1-based) knocked out (``core.ablation``:
@@ -226,6 +244,10 @@ class ConfigSource(ModelSource):
         return ("config", self.input_tokens, self.config)
 
     @property
+    def weights_key(self) -> tuple:
+        return ("config", self.config)
+
+    @property
     def chance(self) -> bool:
         return self.config.weights == "random"
 
@@ -252,6 +274,9 @@ class ConfigSource(ModelSource):
 
     def permutation(self, permutation: tuple[int, ...]) -> tuple[PermutationResult, ...]:
         return (permutation_experiment(self.input_tokens, list(permutation), self.config),)
+
+    def reads(self, text: str) -> tuple[Run, ...]:
+        return (run(tokenize(text), self.config),)
 
 
 @dataclass(frozen=True)
@@ -348,6 +373,10 @@ class MiniLMSource(ModelSource):
     def key(self) -> tuple:
         return ("minilm", self.text, self.causal)
 
+    @property
+    def weights_key(self) -> tuple:
+        return ("minilm", self.causal)
+
     @classmethod
     def of(cls, model: MiniLM, text: str, causal: bool = False) -> MiniLMSource:
         """Raises ``ValueError`` when the text has more than ``MAX_TOKENS`` pieces (the cap of every use)."""
@@ -369,6 +398,10 @@ class MiniLMSource(ModelSource):
 
     def permutation(self, permutation: tuple[int, ...]) -> tuple[PermutationResult, ...]:
         return permutation_layers(self.model, self.text, list(permutation), causal=self.causal, limit=MAX_TOKENS)
+
+    def reads(self, text: str) -> tuple[Run, ...]:
+        tokenize(text)  # the sentence box's own limits and messages first, as the page's sentence (empty, too long)
+        return layer_runs(self.model, text, causal=self.causal, limit=MAX_TOKENS)
 
     def ablated_output(self, layer: int, head: int) -> BertOutput:
         """The whole forward pass with head ``head`` of layer ``layer`` (1-based) zeroed: maps and embedding."""
@@ -421,8 +454,14 @@ class TrainedSource(ModelSource):
             "The flash view tiles a run of random or hand-built weights; the trained model's: not built yet.",
             INSTEAD,
         ),
+        "sentences": Support(
+            False,
+            "The trained model reads only its task's sequences of symbols, not typed sentences.",
+            INSTEAD,
+        ),
         "ablation": OK,
         "logits": OK,
+        "examples": OK,
     }
 
     @property
@@ -455,6 +494,10 @@ class TrainedSource(ModelSource):
 
     def logits(self) -> np.ndarray:
         return forward(self.result.params, self.result.settings.model, self.result.fixed_example.inputs[0]).logits
+
+    def examples(self, n: int) -> tuple[tuple[Run, ...], ...]:
+        held_out = probe_set(self.result).inputs[:n]  # (n, T): the set training evaluates on, never trained on
+        return tuple(runs_of(self.result, tokens) for tokens in held_out)
 
 
 SOURCES: dict[str, type[ModelSource]] = {

@@ -226,6 +226,46 @@ def previous_rows(weights: np.ndarray) -> tuple[float, float] | None:
     return float((top == rows - 1).mean()), float(weights[..., rows, rows - 1].mean())
 
 
+class SentenceMaps(NamedTuple):
+    """One sentence read through a source's weights (``ModelSource.reads``), kept small: its maps, not its run."""
+
+    tokens: tuple[str, ...]
+    weights: np.ndarray  # (L, h, T, T): every layer's heads
+    mask: np.ndarray | None  # (T, T) True = may attend, or None (every layer's is the same)
+    word_ids: tuple[int | None, ...] | None  # (T,) WordPiece words, or None
+
+
+def _maps_of(runs: tuple[Run, ...]) -> SentenceMaps:
+    """The maps of one input's runs (one per layer), without the projections and activations a run carries."""
+    first = runs[0]
+    return SentenceMaps(first.tokens, np.stack([r.trace.weights for r in runs]), first.trace.mask, first.word_ids)
+
+
+@bounded_cache.cache(max_bytes=4 * MB)  # the whole budget's last 6 MB, with _example_maps
+def _sentence_maps(key: tuple, text: str, _source: ModelSource) -> SentenceMaps:
+    return _maps_of(_source.reads(text))
+
+
+def sentence_maps(source: ModelSource, text: str) -> SentenceMaps:
+    """``text`` through ``source``'s weights (``reads``), keyed on the weights and the text, not the sidebar's
+    sentence: the class and contrast views read their own sentences. Raises ``ValueError`` (not cached) with the
+    message for the user when the text cannot be read. Each entry holds only maps: MiniLM at 64 pieces,
+    (6, 12, 64, 64) float32, 1.2 MB; at 16 pieces 74 kB, so a class's 40 sentences are ~3 MB (the cache keeps 4 MB:
+    54 such sentences)."""
+    return _sentence_maps(source.weights_key, text, source)
+
+
+@bounded_cache.cache(max_bytes=2 * MB)
+def _example_maps(key: tuple, n: int, _source: ModelSource) -> tuple[SentenceMaps, ...]:
+    return tuple(_maps_of(runs) for runs in _source.examples(n))
+
+
+def example_maps(source: ModelSource, n: int) -> tuple[SentenceMaps, ...]:
+    """The maps of ``n`` of the model's own inputs (``ModelSource.examples``: a trained model's held-out
+    sequences), keyed on the weights."""
+    return _example_maps(source.weights_key, n, source)
+
+
 class CacheRun(NamedTuple):
     """Decoding token by token (``core.kv_cache.decode``) beside the full causal run it must equal."""
 

@@ -27,6 +27,10 @@ TOUR_LINE_KEY = "tour_line"
 in a popover, so the tour's bar stays within the 192 px the view bar and the view's line took."""
 SIDE_PX = 32
 """Left and right padding of the page (Streamlit's wide layout: 80 px); the maps get the width instead."""
+VIEW_BUTTON_PAD_PX = 8
+"""Left and right padding of each view bar and tour step button (Streamlit's: 16 px). At 20 px type 15 views took
+1402 px, two rows of a projector's 1216 px: the second row pushed every view's maps 36 px below their planned fold.
+With 8 px they take 1162 px, one row (tests/e2e/test_projector_and_phone.py)."""
 
 PRESENTER_CSS = f"""<style>
 .stApp p, .stApp li, .stApp label, .stApp input, .stApp textarea, .stApp button, .stApp summary,
@@ -44,6 +48,11 @@ PRESENTER_CSS = f"""<style>
 }}
 .stApp [data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] {{  /* lesson 2's maps end above 720 px */
     row-gap: {PRESENTER_GAP_PX}px;
+}}
+.st-key-view button, .st-key-tour_step button {{  /* the view bar, a tour's steps: one row, so the maps start
+    where the layout plans them (a tour's 10 steps, its buttons and the class's: 1,258 px at Streamlit's padding) */
+    padding-left: {VIEW_BUTTON_PAD_PX}px !important;
+    padding-right: {VIEW_BUTTON_PAD_PX}px !important;
 }}
 .st-key-{TOUR_LINE_KEY} [data-testid="stMarkdown"] p {{  /* a tour's note: one line; its popover has it whole */
     white-space: nowrap;

@@ -124,6 +124,10 @@ VIEW_KEYS = (
     "room",  # classroom: the room code a student follows (never the teacher key)
     "quiz",  # heads, model: predict, then reveal (dashboard/classroom/quiz_panel.py)
     "quiz_question",  # heads, model: which of the run's questions (in the URL, so a room shares it)
+    "class_text",  # class: the sentences, one per line
+    "class_head",  # class: which head
+    "second",  # contrast: the second sentence of the pair (the sidebar's is the first)
+    "contrast_head",  # contrast: which head
     "tour",  # every view: the guided tour being given (dashboard/classroom/tours.py)
     "tour_step",  # every view: the tour's step, from 1
 )

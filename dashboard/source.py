@@ -85,6 +85,14 @@ def _trained_source(settings: Settings) -> TrainedSource | None:
     return training_jobs.trained_source_or_message(settings.training)  # the task's fixed example, not the sentence
 
 
+def _config_weights(settings: Settings) -> ConfigSource:
+    return settings.kind(settings.config, (), ())  # Config or Toy, bound to no sentence
+
+
+def _minilm_weights(settings: Settings) -> MiniLMSource | None:
+    return MiniLMSource(compute.minilm(), "", settings.config.causal, ()) if minilm_ready() else None
+
+
 def _config_call(settings: Settings, source: tuple[str, ...] | None) -> str:
     source_arg = "" if source is None else f", source={source!r}"
     return f"result = run(tokenize({settings.sentence!r}), {settings.config!r}{source_arg})"
@@ -122,6 +130,9 @@ class Build:
     count: Callable[[str], int] | None = count_tokens
     """How many tokens these weights make of a sentence, against ``MAX_TOKENS``; None for a trained model, which
     reads its task's example (a view it cannot serve reads the sentence with random weights, and refuses as usual)."""
+    weights: Callable[[Settings], ModelSource | None] | None = None
+    """The weights bound to no sentence of the sidebar's (``weights_source``); None: ``build`` (a trained model,
+    whose input is its task's)."""
 
 
 def _minilm_count(sentence: str) -> int:
@@ -139,6 +150,7 @@ BUILDS: dict[type[ModelSource], Build] = {
         (run, ("x = embed(", "pe = model_positions(", "trace = multi_head_attention(", "x + pe,")),
         permutation_experiment,
         lambda s, perm: f"result = permutation_experiment(tokenize({s.sentence!r}), {list(perm)!r}, {s.config!r})",
+        weights=_config_weights,
     ),
     MiniLMSource: Build(  # bert_forward runs multi_head_attention once per layer
         _minilm_source,
@@ -151,6 +163,7 @@ BUILDS: dict[type[ModelSource], Build] = {
             f"causal={s.config.causal})  # one per layer"
         ),
         _minilm_count,
+        _minilm_weights,
     ),
     TrainedSource: Build(  # its forward runs multi_head_attention once per layer
         _trained_source,
@@ -168,6 +181,18 @@ def source_or_message(settings: Settings) -> ModelSource | None:
     try:
         return BUILDS[settings.kind].build(settings)
     except ValueError as err:  # over the piece cap, an impossible task setting: core's message names numbers only
+        st.error(str(err))
+        return None
+
+
+def weights_source(settings: Settings) -> ModelSource | None:
+    """The settings' weights bound to no sentence of the sidebar's, for a view that reads its own sentences
+    (``ModelSource.reads``, ``compute.sentence_maps``); a trained model as ``source_or_message`` builds it (its
+    ``examples`` are its task's). None after a message (the pretrained model missing, a training refused)."""
+    build = BUILDS[settings.kind]
+    try:
+        return (build.weights or build.build)(settings)
+    except ValueError as err:  # an impossible task setting: core's message names numbers only
         st.error(str(err))
         return None
 

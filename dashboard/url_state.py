@@ -51,6 +51,8 @@ from dashboard.settings import (
     settings_from,
 )
 from dashboard.views import DEFAULT_VIEW, VIEWS
+from dashboard.views.class_heads import DEFAULT_TEXT as CLASS_TEXT
+from dashboard.views.contrast import DEFAULT_SECOND
 from dashboard.views.cross import DEFAULT_SOURCE
 from dashboard.views.permutation import MODES
 from dashboard.views.positions import DEFAULT_SHIFT, MAX_SHIFT
@@ -254,6 +256,10 @@ SPECS: tuple[Spec, ...] = (
     Spec("temperature", "choice", TEMPERATURES, 1.0),
     Spec("probe_query", "whole", range(MAX_TOKENS), 0),  # 0..T-1: the steps view clamps to its T
     Spec("probe_key", "whole", range(MAX_TOKENS), 0),
+    Spec("class_text", "text", default=CLASS_TEXT),
+    Spec("class_head", "whole", _shown_heads, 1),
+    Spec("second", "text", default=DEFAULT_SECOND),
+    Spec("contrast_head", "whole", _shown_heads, 1),
     Spec("tour", "choice", lambda ctx: tuple(load_tours())),
     Spec("tour_step", "whole", _tour_steps, 1),
 )

@@ -75,6 +75,9 @@ class Panel:
     """What the hover says before the value; ``%{y}`` and ``%{x}`` are the row and column labels."""
     first_col: int = 0
     """The position of the first column's token: a block of keys that starts later in the sentence."""
+    places: Sequence[str] | None = None
+    """Each row's (and column's: square maps only) position as its label writes it, for rows that are not positions
+    0, 1, ... of one sentence (aligned pairs of two: ``labels.pair_place``); None: counted from 0."""
 
 
 def _hatch_path(allowed: np.ndarray) -> str:
@@ -123,13 +126,15 @@ def _mask_trace(allowed: np.ndarray, x: list[str], y: list[str], xa: str, ya: st
     )
 
 
-def _labels(tokens: Sequence[str] | None, n: int, first: int = 0) -> tuple[list[str], list[str]]:
-    """(categories, tick texts) of one axis: escaped ``"i·token"`` (i from ``first``), or ``"0".."n-1"`` for vector
-    coordinates."""
+def _labels(
+    tokens: Sequence[str] | None, n: int, first: int = 0, places: Sequence[str] | None = None
+) -> tuple[list[str], list[str]]:
+    """(categories, tick texts) of one axis: escaped ``"i·token"`` (i from ``first``, or ``places``), or
+    ``"0".."n-1"`` for vector coordinates."""
     if tokens is None:
         cats = [str(i) for i in range(n)]
         return cats, cats
-    return position_labels(tokens, first), tick_texts(tokens, first=first)
+    return position_labels(tokens, first, places), tick_texts(tokens, first=first, places=places)
 
 
 def _axis(
@@ -212,6 +217,7 @@ def heatmap_grid(
     x_labels: bool = True,
     y_labels: bool = True,
     mask_note: bool = True,
+    title_below: bool = False,
     title_chars: int = 0,
 ) -> go.Figure:
     """One figure, ``len(panels)`` heatmaps on a grid, one colour bar ``[zmin, zmax]``; sizes from ``layout``.
@@ -227,8 +233,9 @@ def heatmap_grid(
     ``x_labels=False``: a chart above another with the same keys leaves the key labels to it; ``y_labels=False``
     draws no query labels either (small multiples labelled outside). A panel titled "" gets no title.
     ``mask_note=False``: the page says what the hatching means (``MASK_NOTE``) once for many charts, so this
-    figure neither writes it nor keeps the top margin for it. ``title_chars``: the longest title of the charts drawn
-    beside this one (``chart_grid``), so that they all keep the toolbar's strip or none do, and their rows align.
+    figure neither writes it nor keeps the top margin for it. ``title_below``: each title under its panel
+    (``layout.GridPlan.title_below``). ``title_chars``: the longest title of the charts drawn beside this one
+    (``chart_grid``), so that they all keep the toolbar's strip or none do, and their rows align.
     """
     if not panels:
         raise ValueError("heatmap_grid needs at least one panel")
@@ -246,6 +253,7 @@ def heatmap_grid(
         colorbar=colorbar,
         fold_px=fold_px,
         fold_rows=fold_rows,
+        title_below=title_below,
     )
     font = plan.fonts
     traces, layout, annotations, shapes = [], {}, [], []
@@ -255,7 +263,8 @@ def heatmap_grid(
         show_x, show_y = plan.ticks[k]
         suffix = "" if k == 0 else str(k + 1)
         xa, ya = f"x{suffix}", f"y{suffix}"
-        x_cats, y_cats = _labels(p.cols, p.z.shape[1], p.first_col), _labels(p.rows, p.z.shape[0])
+        x_cats = _labels(p.cols, p.z.shape[1], p.first_col, p.places)
+        y_cats = _labels(p.rows, p.z.shape[0], places=p.places)
         t_q, t_k = p.z.shape
         # square cells: a map with fewer keys than queries is narrower than its planned panel (a flash block of 15
         # keys of 62 queries is a quarter as wide), so its key labels are thinned for the width it is drawn at
@@ -284,7 +293,8 @@ def heatmap_grid(
         traces.append(trace)
         if title:
             # over the map's left edge: clear of Plotly's toolbar, which shows at the chart's top right
-            annotations.append(title_annotation(title, x_dom[0], y_dom[1], xanchor="left", size=font.title))
+            at = title_annotation(title, x_dom[0], y_dom[0 if title_below else 1], xanchor="left", size=font.title)
+            annotations.append(at | dict(yanchor="top") if title_below else at)
     if plan.masked:
         annotations.append(title_annotation(MASK_NOTE, 0, 1, xanchor="left", size=font.note, name="note"))
     layout |= dict(
@@ -454,6 +464,8 @@ def chart_grid(
     panel_px: int | None = None,
     square: bool = True,
     control_rows: int = 0,
+    width_px: int | None = None,
+    labels: bool = True,
     above_px: int = 0,
 ) -> ChartGrid:
     """One figure per panel (its own title and both axes' labels), ``ncols`` to a row of the page, and a bar.
@@ -463,6 +475,8 @@ def chart_grid(
     with the same keys leaves the key labels to the one below (a projector never stacks the columns).
     ``panel_px``, ``square``: as for ``heatmap_grid`` (matrices of vectors pass their own). ``control_rows``: rows
     of pickers the view puts above the maps, ``above_px`` whatever else it draws there (``layout.chart_fold_px``).
+    ``width_px``: a column's width when the maps take part of the page (default: ``ncols`` columns of all of it).
+    ``labels=False``: small multiples, no tick labels (the hover names both tokens), with their own ``panel_px``.
     """
     if not panels:
         raise ValueError("chart_grid needs at least one panel")
@@ -479,12 +493,14 @@ def chart_grid(
             presenter=presenter,
             values=values,
             colorbar=False,
-            width_px=column_px(ncols, presenter),
+            width_px=width_px or column_px(ncols, presenter),
             panel_px=panel_px or chart_panel_px(shape, presenter=presenter),
             square=square,
-            fold_px=fold_px if square else None,
+            fold_px=fold_px if square and labels else None,
             fold_rows=rows,
-            x_labels=not presenter or k + ncols >= len(panels) or _cols(panels[k + ncols]) != _cols(p),
+            x_labels=labels and (not presenter or k + ncols >= len(panels) or _cols(panels[k + ncols]) != _cols(p)),
+            y_labels=labels,
+            title_below=not labels,
             mask_note=False,
             title_chars=max(len(q.title) for q in panels),
             **common,

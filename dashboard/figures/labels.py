@@ -10,6 +10,7 @@ its own row and column, and no label can start with ``$`` (LaTeX in plotly.js).
 from __future__ import annotations
 
 import html
+import unicodedata
 from collections.abc import Sequence
 
 TICK_CHARS = 12
@@ -46,23 +47,51 @@ def positions(indices: Sequence[int]) -> str:
     return ", ".join(position(i) for i in indices)
 
 
-def position_labels(tokens: Sequence[str], first: int = 0) -> list[str]:
+def _places(tokens: Sequence[str], first: int, places: Sequence[str] | None) -> list[str]:
+    """Each token's position as its label writes it: ``places`` if given, else ``first``, ``first + 1``..."""
+    return [position(i) for i in range(first, first + len(tokens))] if places is None else list(places)
+
+
+def position_labels(tokens: Sequence[str], first: int = 0, places: Sequence[str] | None = None) -> list[str]:
     """Unique, escaped category labels ``"i·token"`` for T tokens at positions ``first``, ``first + 1``...:
-    (T,) str -> (T,) str."""
-    return [f"{position(i)}·{escape(t)}" for i, t in enumerate(tokens, first)]
+    (T,) str -> (T,) str. ``places``: each token's position as text instead (``pair_place``: "2/3")."""
+    return [f"{escape(i)}·{escape(t)}" for i, t in zip(_places(tokens, first, places), tokens, strict=True)]
 
 
-def tick_texts(tokens: Sequence[str], max_chars: int = TICK_CHARS, first: int = 0) -> list[str]:
-    """Escaped tick texts ``"i·token"``, long tokens cut to ``max_chars`` with an ellipsis.
+def tick_texts(
+    tokens: Sequence[str], max_chars: int = TICK_CHARS, first: int = 0, places: Sequence[str] | None = None
+) -> list[str]:
+    """Escaped tick texts ``"i·token"``, long tokens cut to ``max_chars`` with an ellipsis (``places``: as for
+    ``position_labels``).
 
     The cut happens before escaping, so an entity such as ``&amp;`` is never split.
     """
     return [
-        f"{position(i)}·{escape(t if len(t) <= max_chars else t[: max_chars - 1] + '…')}"
-        for i, t in enumerate(tokens, first)
+        f"{escape(i)}·{escape(t if len(t) <= max_chars else t[: max_chars - 1] + '…')}"
+        for i, t in zip(_places(tokens, first, places), tokens, strict=True)
     ]
+
+
+def pair_place(i: int, j: int) -> str:
+    """Where an aligned pair of tokens stands: ``position(i)`` when both sentences have it at ``i``, else
+    ``"i/j"`` (the first sentence's position, then the second's)."""
+    return position(i) if i == j else f"{position(i)}/{position(j)}"
+
+
+def pair_token(a: str, b: str) -> str:
+    """An aligned pair's tokens: the token, or ``"a/b"`` where the two sentences differ."""
+    return a if a == b else f"{a}/{b}"
 
 
 def tick_step(n: int, max_ticks: int) -> int:
     """Label every ``step``-th position so that at most ``max_ticks`` labels are drawn."""
     return max(1, -(-n // max(1, max_ticks)))
+
+
+def one_line(text: str, max_chars: int) -> str:
+    """Typed ``text`` as one short line for a title: control and invisible format characters (a bidi override, a
+    zero-width space; not the joiner inside an emoji) become spaces, runs of space one, cut to ``max_chars`` with an
+    ellipsis. Not escaped: the figure builders escape every title."""
+    shown = "".join(" " if unicodedata.category(c) in ("Cc", "Cf") and c != "\u200d" else c for c in text)
+    shown = " ".join(shown.split())
+    return shown if len(shown) <= max_chars else shown[: max(1, max_chars - 1)] + "…"

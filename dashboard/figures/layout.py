@@ -19,6 +19,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from core.tokens import MAX_TOKENS
+from dashboard.figures.labels import TICK_CHARS
+
 # ---- the two modes -------------------------------------------------------------------------------------------
 
 PRESENTER_SCALE = 1.75
@@ -292,7 +295,10 @@ class GridPlan:
     colorbar_px: int
     """Length of the colour bar."""
     title_px: float
-    """Height of the row each panel's title sits in, above the panel."""
+    """Height of the row each panel's title sits in, above the panel (below it with ``title_below``)."""
+    title_below: bool = False
+    """Each title under its panel: small multiples with no key labels, whose titles Plotly's toolbar (at a chart's
+    top right) would cover above them."""
 
     @property
     def plot_h(self) -> int:
@@ -304,10 +310,11 @@ class GridPlan:
         return self.plot_h + self.margin_t + FIGURE_MARGIN_PX
 
     def domains(self, k: int) -> tuple[list[float], list[float]]:
-        """x and y domains (paper coordinates) of panel ``k``: its title sits just above the y domain."""
+        """x and y domains (paper coordinates) of panel ``k``: its title sits just above the y domain (or just below
+        it, ``title_below``)."""
         r, c = divmod(k, self.ncols)
         x0 = c * (self.width + self.gap_x)
-        top = 1 - (self.row_top[r] + self.title_px) / self.plot_h
+        top = 1 - (self.row_top[r] + (0 if self.title_below else self.title_px)) / self.plot_h
         return [x0, x0 + self.width], [max(0.0, top - self.panel_h / self.plot_h), top]
 
     def tick_step(self, n: int, along_px: int) -> int:
@@ -375,6 +382,7 @@ def plan_grid(
     colorbar: bool = True,
     fold_px: int | None = None,
     fold_rows: int = 1,
+    title_below: bool = False,
 ) -> GridPlan:
     """Columns, panel sizes, fonts, label room and gaps for a grid of heatmaps.
 
@@ -401,7 +409,8 @@ def plan_grid(
     # a one-column chart's title starts at its panel's left edge: one that reaches the toolbar gets the strip above
     # it that a grid of several columns always has (8 heads' "head 1 · K/V 1" on a projector: under the toolbar)
     title_end = y_label_px(chars, font.tick, s) + SIDE_MARGIN_PX + holds.title_chars * CHAR_EM * font.title
-    under_toolbar = ncols == 1 and width_px is not None and title_end > width_px - MODEBAR_WIDTH_PX
+    # (a title under its map is clear of the toolbar: no strip)
+    under_toolbar = not title_below and ncols == 1 and width_px is not None and title_end > width_px - MODEBAR_WIDTH_PX
     strip = MODEBAR_PX if ncols > 1 else MODEBAR_CLEAR_PX - FIGURE_MARGIN_PX if under_toolbar else 0
     if fold_px is not None:  # the rows of maps, their titles and one band of x labels end above the fold, as
         # far as they can while every token keeps a label of the smallest size allowed (then the page scrolls)
@@ -447,6 +456,7 @@ def plan_grid(
         masked=holds.masked,
         colorbar_px=round(max(COLORBAR_MIN_PX, min(px, COLORBAR_MAX_PX * s))),
         title_px=title_px,
+        title_below=title_below,
     )
 
 
@@ -535,3 +545,51 @@ BAR_TICK_PX = 6
 def bar_chart_px(presenter: bool) -> int:
     """Width in pixels of a standalone colour bar chart (``st.plotly_chart(width=...)``)."""
     return round(BAR_CHART_PX * scale(presenter))
+
+
+# ---- one head across many sentences (the class view) ---------------------------------------------------------
+
+CLASS_ON_SCREEN = 12
+"""Sentences whose maps the class view draws: 3 rows of 4 on a projector's first screen. Every sentence, drawn or
+not, counts in the pooled numbers beside them."""
+CLASS_COLUMNS = {False: 2, True: 4}
+"""Maps to a row in the class view's share of the page: 2 on a laptop (~340 px each, with their labels), 4 on a
+projector (~220 px, small multiples: their tokens in the hover)."""
+CLASS_SPLIT = (1, 3)
+"""The class view's page columns: the pooled verdict, then the maps (a phone stacks them: the verdict first)."""
+
+
+def class_map_px(presenter: bool) -> int:
+    """Width of one map's column in the class view's share of the page (``CLASS_SPLIT``)."""
+    share = CLASS_SPLIT[1] / sum(CLASS_SPLIT)
+    maps_px = (PAGE_PX[presenter] - COLUMN_GAP_PX) * share
+    ncols = CLASS_COLUMNS[presenter]
+    return round((maps_px - COLUMN_GAP_PX * (ncols - 1)) / ncols)
+
+
+def class_panel_px(n: int, *, presenter: bool) -> int | None:
+    """Panel size (laptop px) of the class view's small multiples on a projector: the rows of the first
+    ``CLASS_ON_SCREEN`` of ``n`` maps, each with its title row, the chart's margins and the page's gap, end above
+    ``PRESENTER_FOLD_PX`` (no tick labels), and a map is no wider than its column. None on a laptop: a map with its
+    labels, planned for a phone's width (``chart_panel_px``)."""
+    if not presenter:
+        return None
+    rows = max(1, math.ceil(min(n, CLASS_ON_SCREEN) / CLASS_COLUMNS[True]))
+    per_row = title_row_px(fonts(True), True) + 2 * FIGURE_MARGIN_PX + PRESENTER_GAP_PX
+    tall = PRESENTER_FOLD_PX / rows - per_row
+    wide = class_map_px(True) - 2 * SIDE_MARGIN_PX
+    return max(1, int(min(tall, wide) / scale(True)))
+
+
+MAP_TOOLBAR_PX = 94
+"""Width of a map chart's toolbar (three buttons, at its top right): 80 px on a 390 px phone, 92 on a projector,
+measured in chromium."""
+
+
+def title_chars(width_px: int, presenter: bool, labels: bool = False) -> int:
+    """Characters of a panel title that fit a chart ``width_px`` wide at the title's size: less the chart's side
+    margins and, with ``labels``, the query labels left of the map (a title starts over the map's left edge) and the
+    toolbar beside it; without labels the title sits under the map (``GridPlan.title_below``), clear of the toolbar."""
+    font = fonts(presenter)
+    beside = y_label_px(label_chars(TICK_CHARS, MAX_TOKENS), font.tick, scale(presenter)) + MAP_TOOLBAR_PX
+    return max(4, int((width_px - 2 * SIDE_MARGIN_PX - (beside if labels else 0)) / (CHAR_EM * font.title)))

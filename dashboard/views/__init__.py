@@ -16,6 +16,8 @@ import streamlit as st
 from dashboard import followed, server_memory
 from dashboard.settings import Settings
 from dashboard.views import (
+    class_heads,
+    contrast,
     cross,
     flash,
     heads,
@@ -72,6 +74,8 @@ VIEWS: dict[str, View] = {
             "Generation one token at a time: the KV cache grows, one row of the map per step.",
         ),
         View("flash", flash.render, "FlashAttention's tiles: the same softmax, one block of keys at a time."),
+        View("class", class_heads.render, "One head on many sentences: a function, not a picture."),
+        View("contrast", contrast.render, "Two sentences a word apart: which heads change, and how much."),
     )
 }
 DEFAULT_VIEW = "heads"

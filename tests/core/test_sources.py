@@ -81,7 +81,7 @@ def test_config_source_supports_every_experiment_it_is_asked_but_not_ablation_or
         source.ablated_runs(1, 1)
     with pytest.raises(NotImplementedError, match="has no logits: Only a model trained"):
         source.logits()
-    assert set(ASKED) | set(VARIANTS) | {"ablation", "logits"} == set(EXPERIMENTS)
+    assert set(ASKED) | set(VARIANTS) | {"ablation", "logits", "sentences", "examples"} == set(EXPERIMENTS)
 
 
 def test_hand_built_weights_refuse_grouped_heads_and_run_the_other_variants():
@@ -198,3 +198,53 @@ def test_minilm_caps_the_pieces_in_every_use():
         MiniLMSource.of(model, text)
     with pytest.raises(ValueError, match=f"at most {MAX_TOKENS}"):
         permutation_layers(model, text, list(range(n - 2))[::-1])
+
+
+# -- other sentences through the same weights (the class and contrast views) -------------------------------------------
+@pytest.mark.parametrize("weights", ["random", "identity", "previous"])
+def test_a_config_source_reads_another_sentence_as_run_does(weights):
+    config = AttentionConfig(d_model=16, n_heads=2, weights=weights, causal=True, seed=5)
+    bound = ConfigSource.of(tokenize(SENTENCE), config)
+    bare = ConfigSource(config, (), ())  # no sentence of its own: what the views build
+    assert bound.weights_key == bare.weights_key and bound.key != bare.key
+    [read] = bare.reads("the dog ran")
+    same_run(read, run(tokenize("the dog ran"), config))
+    for bad in ("", " " * 3, "\x00\x1b", " ".join(["w"] * (MAX_TOKENS + 1))):
+        with pytest.raises(ValueError):
+            bare.reads(bad)
+
+
+def test_minilm_reads_another_sentence_as_layer_runs_does_within_the_page_s_limits():
+    require_minilm()
+    from core.pretrained import load_minilm
+    from core.pretrained.runs import layer_runs
+
+    model = load_minilm()
+    source = MiniLMSource(model, "", True, ())
+    assert source.weights_key == MiniLMSource.of(model, SENTENCE, causal=True).weights_key
+    for mine, theirs in zip(source.reads("the dog ran"), layer_runs(model, "the dog ran", causal=True), strict=True):
+        same_run(mine, theirs)
+    for bad in ("", "\x00", " ".join(["supercalifragilistic"] * 20)):  # empty, nothing to read, over the piece cap
+        with pytest.raises(ValueError):
+            source.reads(bad)
+
+
+def test_a_trained_model_reads_its_held_out_sequences_and_no_typed_text():
+    from core.training.probes import probe_set
+
+    result = load_trained("shift")
+    source = TrainedSource.of(result)
+    examples = source.examples(3)
+    assert len(examples) == 3
+    for runs, tokens in zip(examples, probe_set(result).inputs[:3], strict=True):
+        for mine, theirs in zip(runs, runs_of(result, tokens), strict=True):
+            same_run(mine, theirs)
+    refused = TrainedSource.supports("sentences")
+    assert not refused and "not typed sentences" in refused.reason and refused.instead == INSTEAD
+    with pytest.raises(NotImplementedError, match="not typed sentences"):
+        source.reads("the dog ran")
+    assert TrainedSource.supports("examples")
+    for kind in (ConfigSource, ToySource, MiniLMSource):
+        assert kind.supports("sentences") and not kind.supports("examples")
+    with pytest.raises(NotImplementedError, match="No source computes this yet"):
+        ConfigSource(AttentionConfig(d_model=8, n_heads=2), (), ()).examples(2)

@@ -248,3 +248,68 @@ def test_quotes_reach_plotly_as_quotes():
     from dashboard.figures import position_labels
 
     assert position_labels(['"a"', "it's", "<b>&"]) == ['0·"a"', "1·it's", "2·&lt;b&gt;&amp;"]
+
+
+# -- the class and contrast views' figures -----------------------------------------------------------------------------
+def test_the_class_view_s_small_multiples_title_each_map_under_it_and_label_none_on_a_projector():
+    from dashboard.figures.across import class_charts, sentence_title
+    from dashboard.figures.layout import CLASS_COLUMNS, class_map_px, title_chars
+
+    w = np.full((3, 5, 5), 0.2)
+    panels = [Panel(w[k], list("abcde"), list("abcde"), f"{k + 1} · s") for k in range(3)]
+    for presenter in (True, False):
+        grid = class_charts(panels, presenter=presenter)
+        assert grid.ncols == CLASS_COLUMNS[presenter] and len(grid.maps) == 3
+        layout = grid.maps[0].to_dict()["layout"]
+        [title] = [a for a in layout["annotations"] if a["name"] == "title"]
+        bottom, top = layout["yaxis"]["domain"]
+        if presenter:  # small multiples: the toolbar sits at the top right, so the title goes under the map
+            assert (title["y"], title["yanchor"]) == (bottom, "top")
+            assert not layout["xaxis"]["showticklabels"] and not layout["yaxis"]["showticklabels"]
+        else:
+            assert (title["y"], title["yanchor"]) == (top, "bottom")
+            assert layout["xaxis"]["showticklabels"] and layout["yaxis"]["showticklabels"]
+        long = sentence_title(7, "word " * 40 + "\u202e\x00<b>", presenter)
+        assert long.startswith("7 · word word") and long.endswith("…")
+        assert len(long) <= title_chars(class_map_px(presenter), presenter, labels=not presenter)
+    assert sentence_title(2, "a\u202eb\u200bc\x1bd 👩\u200d👧", False) == "2 · a b c d 👩\u200d👧"  # joiner kept
+
+
+def test_the_contrast_difference_is_centred_at_0_over_the_cells_both_sentences_see():
+    from dashboard.figures.contrast import DIFFERENCE_NAME, contrast_charts
+    from dashboard.figures.steps import DIVERGING
+
+    a, b = np.full((3, 3), 1 / 3), np.eye(3)
+    diff = b - a
+    seen = np.tri(3, dtype=bool)
+    diff_seen = np.where(seen, diff, 9.0)  # a masked cell's value must not set the scale
+    charts = contrast_charts(
+        Panel(a, list("xyz"), list("xyz"), "first"),
+        Panel(b, list("xwz"), list("xwz"), "second"),
+        Panel(diff_seen, ["x", "y/w", "z"], ["x", "y/w", "z"], "", seen, places=["0", "1", "2"]),
+        presenter=False,
+    )
+    assert len(charts.maps.maps) == 3 and charts.limit == pytest.approx(np.abs(diff[seen]).max())
+    layout = charts.maps.maps[2].to_dict()["layout"]
+    assert layout["coloraxis"]["cmin"] == -layout["coloraxis"]["cmax"] == -charts.limit
+    assert layout["coloraxis"]["colorscale"][0][1] == _scale_start(DIVERGING)
+    [title] = [a["text"] for a in layout["annotations"] if a["name"] == "title"]
+    assert title == DIFFERENCE_NAME
+    trace = next(t for t in charts.maps.maps[2].to_dict()["data"] if t.get("name") != "masked")
+    assert list(trace["y"]) == ["0·x", "1·y/w", "2·z"]
+
+
+def _scale_start(name: str) -> str:
+    from dashboard.figures.plain import colorscale
+
+    return colorscale(name)[0][1]
+
+
+def test_an_aligned_pair_s_label_carries_both_positions_and_both_tokens():
+    from dashboard.figures.labels import pair_place, pair_token, position_labels, tick_texts
+
+    places = [pair_place(i, j) for i, j in ((0, 0), (1, 2), (4, 3))]
+    tokens = [pair_token(a, b) for a, b in (("the", "the"), ("<b>", "cat"), ("sat", "sat"))]
+    assert places == ["0", "1/2", "4/3"] and tokens == ["the", "<b>/cat", "sat"]
+    assert position_labels(tokens, places=places) == ["0·the", "1/2·&lt;b&gt;/cat", "4/3·sat"]
+    assert tick_texts(tokens, places=places) == ["0·the", "1/2·&lt;b&gt;/cat", "4/3·sat"]

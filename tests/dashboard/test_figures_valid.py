@@ -14,6 +14,8 @@ import plotly.graph_objects as go
 import pytest
 
 from dashboard.figures import Panel, average_charts, heads_figure, heatmap_grid, model_figure, permutation_charts
+from dashboard.figures.across import class_charts
+from dashboard.figures.contrast import contrast_charts
 from dashboard.figures.plain import colorscale, plain_figure
 from dashboard.figures.shift import ShiftRow, shift_charts
 from dashboard.figures.steps import concat_charts, scores_charts, vectors_charts, weights_charts
@@ -44,6 +46,14 @@ def _builders():
     yield "colour bar", concat_charts(vectors, vectors, TOKENS, 1, 4).colour_bar
     yield "shift", shift_charts([ShiftRow("rope", w[0], w[1])], TOKENS, 3, causal).maps[2]
     yield "grid, stretched", heatmap_grid([Panel(vectors, TOKENS, None, "V")], square=False, panel_px=200)
+    small = [Panel(w[k], TOKENS, TOKENS, f"{k + 1} · <i>a</i> sentence", causal) for k in range(4)]
+    yield "class, presenter", class_charts(small, presenter=True).maps[0]  # small multiples: titles under the maps
+    yield "class", class_charts(small, presenter=False).maps[1]
+    places = ["0", "1/2", "2/3", "3/4", "4/5"]
+    difference = Panel(w[1] - w[0], TOKENS, TOKENS, "", causal, places=places)
+    pair = contrast_charts(small[0], small[1], difference, presenter=False)
+    yield "contrast, difference", pair.maps.maps[2]
+    yield "contrast, difference bar", pair.difference_bar
 
 
 BUILT = dict(_builders())

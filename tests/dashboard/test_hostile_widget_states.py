@@ -47,7 +47,19 @@ HOSTILE: list[tuple[str | None, object]] = [
     ("json_value", "[1, 2]"),
 ]
 TEXT_KEYS = {s.key for s in SPECS if s.kind == "text"}
-VIEWS = ("heads", "kv_cache", "flash", "permutation", "steps", "model", "train", "shapes", "positions")
+VIEWS = (
+    "heads",
+    "kv_cache",
+    "flash",
+    "permutation",
+    "steps",
+    "model",
+    "train",
+    "shapes",
+    "positions",
+    "class",
+    "contrast",
+)
 """Views with controls of their own (sliders, pickers, switches), and the heads view's quiz."""
 
 

@@ -211,15 +211,19 @@ class LinkIsTheScreen(RuleBasedStateMachine):
 
     @invariant()
     def the_address_opens_the_same_page(self):
-        if not hasattr(self, "at"):
-            return
-        shown = screen(self.at, self.downloads)
-        opened, warned = opened_on(self.address, self.downloads)
-        assert_same(shown, opened, f"{self.where}: {self.address}")
-        assert not warned, (self.where, self.address, warned)  # the page's own address: nothing to correct
-        if self.browser is not None and self.browser != self.address:
-            by_browser, _ = opened_on(self.browser, self.downloads)
-            assert_same(shown, by_browser, f"{self.where}: browser {self.browser}")
+        if hasattr(self, "at"):
+            the_addresses_open_it(self)
+
+
+def the_addresses_open_it(walk) -> None:
+    """A walk's invariant: a fresh page on the page's address, and on the browser's, draws what ``walk.at`` shows."""
+    shown = screen(walk.at, walk.downloads)
+    opened, warned = opened_on(walk.address, walk.downloads)
+    assert_same(shown, opened, f"{walk.where}: {walk.address}")
+    assert not warned, (walk.where, walk.address, warned)  # the page's own address: nothing to correct
+    if walk.browser is not None and walk.browser != walk.address:
+        by_browser, _ = opened_on(walk.browser, walk.downloads)
+        assert_same(shown, by_browser, f"{walk.where}: browser {walk.browser}")
 
 
 _opened: dict[tuple, tuple[dict, list[str]]] = {}
@@ -235,13 +239,9 @@ def opened_on(address: dict[str, str], downloads: Downloads) -> tuple[dict, list
     return _opened[key]
 
 
-LinkIsTheScreen.TestCase.settings = settings(
-    max_examples=30,
-    stateful_step_count=15,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+WALK = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+"""Every walk's settings but its size: the same walks in every run (CI), one step ~0.16 s."""
+LinkIsTheScreen.TestCase.settings = settings(max_examples=30, stateful_step_count=15, **WALK)
 test_the_link_is_the_screen = pytest.mark.timeout(1800)(LinkIsTheScreen.TestCase)
 
 
@@ -358,3 +358,110 @@ def test_lesson_2_rebuilt_by_clicking_is_multi_head():
     config = at.session_state[SHOWN_SETTINGS].config
     assert (config.d_model, config.n_heads, config.kv_heads) == (512, 8, None)
     assert dict(at.query_params) == {"d_model": "512", "n_heads": "8"}
+
+
+VIEW_CLICKS = {
+    "class": [
+        ("text_area", "class_text", "the dog ran home\n<b>x</b> 🙂 שלום\nthe cat sat on the mat"),
+        ("button_group", "class_head", 3),
+        ("button_group", "weights", "identity"),
+        ("text_area", "class_text", ""),
+    ],
+    "contrast": [
+        ("text_input", "second", "The bank of the sea gave a loan"),
+        ("button_group", "contrast_head", 2),
+        ("toggle", "causal", True),
+        ("text_input", "second", "the black bank of the river gave a loan"),
+    ],
+}
+"""The class and contrast views' own controls (and a sidebar control between them), clicked in order."""
+
+
+@pytest.mark.parametrize("view", sorted(VIEW_CLICKS))
+def test_a_view_s_own_controls_are_its_link(view, downloads):
+    """Each click on the class or contrast view's list, second sentence or head picker is in the address, and the
+    page that address opens draws the same settings and maps; so is the browser's own address if the answer is lost."""
+    at = make_app(view=view).run()
+    no_exception(at)
+    for kind, key, value in VIEW_CLICKS[view]:
+        widget = getattr(at, kind)(key=key)
+        browser = browser_writes(dict(at.query_params), key, value, default_of(widget))
+        widget.set_value(value)
+        at.run()
+        no_exception(at)
+        assert at.query_params.get(key) == browser.get(key), (key, value)
+        shown = screen(at, downloads)
+        assert shown["maps"] or key == "class_text", (key, value)  # an empty list draws no map: the page says why
+        for address in (dict(at.query_params), browser):
+            opened = make_app(**address).run()
+            assert_same(shown, screen(opened, downloads), f"{view} {key}={value!r}: {address}")
+            assert not link_warnings(opened)
+
+
+VIEW_TEXTS = {
+    "class_text": ("", "the cat sat\nthe dog ran home", "<b>x</b> 🙂 שלום\n\x00\ncat", " ".join(["w"] * 70)),
+    "second": ("", "The bank of the sea gave a loan", "the black cat sat", "<b>x</b> **y** 🙂"),
+}
+"""Texts the class view's list and the contrast view's second sentence are given: empty, short, hostile, too long."""
+WALKED_SIDEBAR = {"sentence": SENTENCES[:3], "n_heads": None, "causal": None, "seed": SEEDS[:3], "weights": None}
+"""The sidebar controls the views' walk changes (None: any value the control offers)."""
+
+
+class ViewControlsWalk(RuleBasedStateMachine):
+    """The class and contrast views' own controls, a few sidebar controls and the view, in any order; after each step
+    the address opens the same page."""
+
+    @initialize(view=st.sampled_from(["class", "contrast"]))
+    def open_a_view(self, view):
+        self.downloads = Downloads()
+        self.at = make_app(view=view).run()
+        self.address, self.browser, self.where = dict(self.at.query_params), None, f"opened {view}"
+
+    def teardown(self):
+        if hasattr(self, "downloads"):
+            self.downloads.close()
+
+    def _click(self, widget, value, where: str) -> None:
+        self.browser = browser_writes(self.address, widget.key, value, default_of(widget))
+        widget.set_value(value)
+        self.at.run()
+        no_exception(self.at)
+        self.address, self.where = dict(self.at.query_params), f"{self.where} -> {where}"
+        assert self.address.get(widget.key) == self.browser.get(widget.key), self.where
+
+    def _view_controls(self) -> dict[str, object]:
+        kinds = ("text_area", "text_input", "button_group")
+        return {w.key: w for kind in kinds for w in getattr(self.at, kind) if w.key in (*VIEW_TEXTS, *HEAD_PICKERS)}
+
+    @precondition(lambda self: hasattr(self, "at") and bool(self._view_controls()))  # a step that runs the page
+    @rule(data=st.data())
+    def change_a_view_control(self, data):
+        found = self._view_controls()
+        key = data.draw(st.sampled_from(sorted(found)))
+        widget = found[key]
+        value = data.draw(st.sampled_from(VIEW_TEXTS[key])) if key in VIEW_TEXTS else offered(widget, data)
+        self._click(widget, value, f"{key}={value!r}")
+
+    @rule(data=st.data())
+    def change_a_sidebar_control(self, data):
+        controls = {k: w for k, w in sidebar_controls(self.at).items() if k in WALKED_SIDEBAR}
+        key = data.draw(st.sampled_from(sorted(controls)))
+        widget, values = controls[key], WALKED_SIDEBAR[key]
+        value = data.draw(st.sampled_from(values)) if values else offered(widget, data)
+        self._click(widget, value, f"{key}={text(value)}")
+
+    @rule(view=st.sampled_from(["class", "contrast", "heads"]))
+    def pick_a_view(self, view):
+        self.at.button_group(key="view").set_value(view).run()
+        no_exception(self.at)
+        self.address, self.browser, self.where = dict(self.at.query_params), None, f"{self.where} -> view={view}"
+
+    @invariant()
+    def the_address_opens_the_same_page(self):
+        if hasattr(self, "at"):
+            the_addresses_open_it(self)
+
+
+HEAD_PICKERS = ("class_head", "contrast_head")
+ViewControlsWalk.TestCase.settings = settings(max_examples=25, stateful_step_count=12, **WALK)
+test_the_class_and_contrast_controls_are_their_link = pytest.mark.timeout(1800)(ViewControlsWalk.TestCase)

@@ -14,11 +14,13 @@ from core.head_summary import NAMED_SHARE, SPECIFIC, specificity
 from core.pretrained import load_minilm
 from core.pretrained.runs import layer_runs
 from dashboard.page import PRETRAINED_EXAMPLES
+from dashboard.views import VIEWS as ALL_VIEWS
 from tests.conftest import require_minilm
 from tests.dashboard.charts import charts, grids
 from tests.dashboard.conftest import make_app, no_exception
 
-VIEWS = ("tokens", "heads", "model", "shapes", "permutation", "steps", "scaling", "positions", "summary", "cross")
+VIEWS = tuple(v for v in ALL_VIEWS if v not in ("train", "kv_cache", "flash"))
+"""Every view that draws the pretrained model (the others say why not, and draw random weights)."""
 
 
 @pytest.fixture(scope="module")

@@ -359,10 +359,15 @@ EVERY_LAYER_VIEWS = {"model"}
 """Views whose chart draws every layer's maps: there "layer N, head M" names one of the maps drawn, not the layer
 the run's settings chose, so that label form (and only in their charts) is no claim about the run."""
 MAP_LABEL = re.compile(r"\blayer \d+, head \d+\b")
+RANKING_VIEWS = {"contrast"}
+"""Views that rank every head of every layer and name the heads they rank in their text ("The largest shift is layer
+4, head 2's"): there "layer N, head M" anywhere names one of all the heads, not the layer the run's settings chose,
+so that form is no claim about the run; tests/dashboard/test_contrast_view.py checks each such name against core."""
 
 
-def page_strings(at: AppTest, every_layer: bool = False) -> list[str]:
-    """Every string the page shows as text (code blocks left out); ``every_layer``: its chart's map labels left out."""
+def page_strings(at: AppTest, every_layer: bool = False, ranking: bool = False) -> list[str]:
+    """Every string the page shows as text (code blocks left out); ``every_layer``: its chart's map labels left out;
+    ``ranking``: the label form left out everywhere."""
     out = []
     for kind in ("markdown", "caption", "info", "warning", "success", "error", "subheader", "header", "title"):
         out += [e.value for e in getattr(at, kind)]
@@ -374,14 +379,14 @@ def page_strings(at: AppTest, every_layer: bool = False) -> list[str]:
         out += [str(v) for col in TABLE_COLUMNS if col in table for v in table[col]]
     chart_strings = [s for chart in at.get("plotly_chart") for s in figure_strings(chart.proto.spec)]
     out += [MAP_LABEL.sub("", s) for s in chart_strings] if every_layer else chart_strings
-    return out
+    return [MAP_LABEL.sub("", s) for s in out] if ranking else out
 
 
 @functools.cache
 def strings_of(case: Case, view: str) -> tuple[str, ...]:
     at = make_app(view=view, **case.query()).run()
     no_exception(at)
-    return tuple(page_strings(at, every_layer=view in EVERY_LAYER_VIEWS))
+    return tuple(page_strings(at, every_layer=view in EVERY_LAYER_VIEWS, ranking=view in RANKING_VIEWS))
 
 
 @functools.cache

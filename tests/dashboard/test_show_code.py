@@ -47,6 +47,9 @@ VIEWS = {
     "model-minilm": {"weights": "minilm"},
     "steps-minilm": {"weights": "minilm", "layer": "2"},
     "permutation-minilm": {"weights": "minilm"},
+    "class": {},
+    "contrast": {},
+    "contrast-minilm": {"weights": "minilm"},
 }
 
 

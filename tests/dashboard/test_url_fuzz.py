@@ -72,8 +72,12 @@ WHERE: dict[str, tuple[dict[str, str], ...]] = {
     "probe_query": ({"view": "steps"},),
     "probe_key": ({"view": "steps"},),
     "tour_step": ({"tour": "lesson-1-one-head"}, {"tour": "what-heads-learn"}),
+    "class_text": ({"view": "class"}, {"view": "class", "weights": "identity"}),
+    "class_head": ({"view": "class"}, {"view": "class", "n_heads": "8"}),
+    "second": ({"view": "contrast"}, {"view": "contrast", "weights": "previous"}),
+    "contrast_head": ({"view": "contrast"}, {"view": "contrast", "n_heads": "2"}),
 }
-WIDGETS = ("text_input", "selectbox", "button_group", "toggle", "number_input", "select_slider")
+WIDGETS = ("text_input", "text_area", "selectbox", "button_group", "toggle", "number_input", "select_slider")
 ROUGH = set("<>*%\x00²\t") | {"x" * 300}
 """What a note must never contain: the link's markup, control characters or long text."""
 
@@ -94,7 +98,7 @@ def _check(link: dict[str, str]) -> None:
     assert not read(shown).problems, (link, shown)  # every control holds a value the parser accepts
     notes = [w.value for w in at.warning if w.icon == ":material/link:"]
     for key in read(link).problems:  # what the parser replaces is said, naming the key
-        if key in shown or key in ("perm_head", "head", "shift_head", "step_head", "flash_head", "cache_head"):
+        if key in shown or key in HEAD_KEYS:
             assert any(key in n for n in notes), (key, link, notes)
     for note in notes:
         assert not any(rough in note for rough in ROUGH), note  # the link's own text is never quoted
@@ -103,6 +107,8 @@ def _check(link: dict[str, str]) -> None:
                 assert raw not in note, (raw, note)
 
 
+HEAD_KEYS = ("perm_head", "head", "shift_head", "step_head", "flash_head", "cache_head", "class_head", "contrast_head")
+"""Head pickers: a segmented control shows no value it does not offer, so a replaced head is checked by its note."""
 KEYS = sorted(WHERE)
 OPTION_TEXTS = {
     "true",

@@ -59,6 +59,8 @@ DEFAULTS_SHOWN = {
     "block_size": None,
     "block": None,
     "flash_head": 1,
+    "class_head": 1,
+    "contrast_head": 1,
     "cache_head": 1,
     "ablate": "none",  # the intact model
     "ablate_mode": "mean",

@@ -18,6 +18,7 @@ from core.training.train import recommended
 from dashboard.figures.grid import MASK_NOTE
 from dashboard.figures.layout import PRESENTER_MIN_TICK, PRESENTER_MIN_TITLE
 from dashboard.presenter import PAGE_TEXT_PX
+from dashboard.views import VIEWS as ALL_VIEWS
 from tests.conftest import require_minilm
 from tests.e2e.conftest import watched_page
 from tests.e2e.dom import (
@@ -53,12 +54,14 @@ VIEWS = (
     "cross",
     "kv_cache",
     "flash",
+    "class",
+    "contrast",
 )
 PHONE_VIEWS = tuple(v for v in VIEWS if v != "flash")
 """The flash view's block of scores is (T, B_c): a few keys wide by design (test_flash_fits_a_phone)."""
 TABLES_ONLY = ("tokens", "shapes")
 """Views that draw tables, no chart."""
-MINILM_VIEWS = ("heads", "model", "steps", "summary")
+MINILM_VIEWS = ("heads", "model", "steps", "summary", "class", "contrast")
 TRAIN = "view=train&task=induction"
 """The train view with the recommended induction run, loaded from its file: the maps, curves and replay."""
 LESSON_2 = "view=heads&sentence=one+two+three+four+five+six+seven+eight+nine+ten&n_heads=8&d_model=512"
@@ -271,6 +274,47 @@ def test_trained_induction_says_once_what_the_hatching_means(browser, server):
         assert note.bounding_box()["y"] >= max(c["box"]["y"] + c["box"]["h"] for c in maps), "under the maps"
         drawn = assert_projector_readable(page)
         assert not [t for c in drawn for t in c["texts"] if t["text"].startswith("hatched grey")], "a note in a chart"
+
+
+def test_every_view_is_one_row_of_the_view_bar_on_a_projector(browser, server):
+    """Two rows of view buttons push every view's maps below the fold the layout plans for (lesson 2's lower row of
+    maps ended 2 px below the screen with 15 views at Streamlit's padding)."""
+    with opened(browser, server, "view=heads", PROJECTOR, presenter=True) as page:
+        boxes = page.evaluate(
+            "() => [...document.querySelectorAll('.st-key-view button')].filter((b) => b.innerText)"
+            ".map((b) => { const r = b.getBoundingClientRect(); return [r.y, r.x + r.width]; })"
+        )
+        assert len(boxes) == len(ALL_VIEWS)
+        assert len({round(y) for y, _ in boxes}) == 1, "one row"
+        assert max(right for _, right in boxes) <= PROJECTOR[0]
+
+
+def test_the_class_view_s_twelve_maps_and_their_verdict_are_on_the_first_screen(browser, server):
+    """12 sentences are three rows of four small multiples (tokens in the hover), the pooled verdict beside them."""
+    with opened(browser, server, "view=class", PROJECTOR, presenter=True) as page:
+        maps = first_screen(page, "class_chart", 12)
+        assert len({round(c["maps"][0]["y"]) for c in maps}) == 3, "three rows"
+        assert len({round(c["maps"][0]["x"]) for c in maps}) == 4, "four to a row"
+        verdict = page.get_by_text("across 12 sentences").bounding_box()
+        assert verdict["y"] + verdict["height"] <= PROJECTOR[1]
+        assert verdict["x"] + verdict["width"] <= min(c["maps"][0]["x"] for c in maps), "beside the maps"
+
+
+def test_the_class_view_on_a_phone_is_one_map_per_row_under_its_verdict(browser, server):
+    with opened(browser, server, "view=class", PHONE, presenter=False) as page:
+        maps = heat_charts(assert_phone_readable(page), "class_chart")
+        assert len(maps) == 12
+        verdict = page.get_by_text("across 12 sentences").bounding_box()
+        assert verdict["y"] < maps[0]["box"]["y"], "the verdict first"
+
+
+def test_the_contrast_view_s_three_maps_sit_side_by_side_on_the_first_screen(browser, server):
+    with opened(browser, server, "view=contrast", PROJECTOR, presenter=True) as page:
+        maps = sorted((c["maps"][0] for c in first_screen(page, "contrast_chart", 3)), key=lambda m: m["x"])
+        tops = [m["y"] for m in maps]  # the difference is planned apart (its own labels): its top may round 1 px off
+        assert max(tops) - min(tops) <= 2, "one row"
+        for a, b in itertools.pairwise(maps):
+            assert a["x"] + a["w"] <= b["x"], "side by side, not overlapping"
 
 
 def test_the_three_permutation_maps_sit_side_by_side_on_the_first_screen(browser, server):
