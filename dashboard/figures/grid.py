@@ -350,7 +350,30 @@ def _colour_axis(colorscale: str, zmin: float, zmax: float, value_name: str, pla
 BAR_STEPS = 64
 """Rows of the gradient strip a standalone colour bar is drawn with: smooth to the eye at any length."""
 BAR_TICKS = 6
-"""Labelled values on a standalone colour bar: 0, 0.2, ..., 1 for weights."""
+"""At most this many labelled values on a standalone colour bar: 0, 0.2, ..., 1 for weights."""
+ROUND_STEPS = (1.0, 2.0, 2.5, 5.0)
+"""A colour bar's tick step is one of these times a power of ten."""
+
+
+def bar_ticks(zmin: float, zmax: float, most: int = BAR_TICKS) -> np.ndarray:
+    """The multiples of the smallest round step (``ROUND_STEPS``) of which at most ``most`` lie in [zmin, zmax]:
+    -0.1, -0.05, 0, 0.05, 0.1 for a difference of ±0.125, where equal sixths read -0.125, -0.075, -0.025..."""
+    span = zmax - zmin
+    power = 10.0 ** math.floor(math.log10(span / most))
+    for step in (r * power * ten for ten in (1, 10, 100) for r in ROUND_STEPS):
+        first, last = math.ceil(zmin / step - 1e-9), math.floor(zmax / step + 1e-9)
+        if last - first + 1 <= most:
+            return np.arange(first, last + 1) * step + 0.0  # + 0.0: no -0
+    raise AssertionError("unreachable: a step of 100 times span / most leaves at most one tick")
+
+
+def bar_tick_texts(ticks: np.ndarray) -> list[str]:
+    """``bar_ticks``' values written with the decimals their step needs and no trailing zeros: 0, 0.2, 1; -0.05;
+    29.563, 29.564 (``.3g`` wrote each of those as 29.6)."""
+    step = float(ticks[1] - ticks[0]) if len(ticks) > 1 else 1.0
+    decimals = max(0, -math.floor(math.log10(step) + 1e-9)) + 1  # one more for a step of 2.5 or 0.25
+    texts = [f"{v:.{decimals}f}".rstrip("0").rstrip(".") for v in ticks]
+    return ["0" if t == "-0" else t for t in texts]
 
 
 def colour_bar_figure(
@@ -369,7 +392,7 @@ def colour_bar_figure(
     """
     s = scale(presenter)
     levels = np.linspace(zmin, zmax, BAR_STEPS, dtype=np.float32)[None, :]  # (1, BAR_STEPS)
-    ticks = np.linspace(zmin, zmax, BAR_TICKS)
+    ticks = bar_ticks(zmin, zmax)
     font = fonts(presenter).note
     strip = dict(type="heatmap", z=levels, x=np.arange(BAR_STEPS), y=[0], coloraxis="coloraxis", hoverinfo="skip")
     name_px = round(len(value_name) * CHAR_EM * font + TICK_PAD_PX * s)
@@ -381,7 +404,7 @@ def colour_bar_figure(
             range=[-0.5, BAR_STEPS - 0.5],
             tickmode="array",
             tickvals=(ticks - zmin) / (zmax - zmin) * (BAR_STEPS - 1),
-            ticktext=[f"{v:.3g}" for v in ticks],
+            ticktext=bar_tick_texts(ticks),
             tickfont=dict(size=font),
             ticks="outside",
             showgrid=False,

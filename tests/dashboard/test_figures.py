@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dashboard.figures import Panel, average_charts, heads_figure, heatmap_grid, permutation_charts
-from dashboard.figures.grid import _hatch_path
+from dashboard.figures.grid import (
+    BAR_TICKS,
+    ROUND_STEPS,
+    _hatch_path,
+    bar_tick_texts,
+    bar_ticks,
+    colour_bar_figure,
+)
 from dashboard.figures.labels import TICK_CHARS, tick_step
 from tests.dashboard.charts import grid_json
 from tests.dashboard.conftest import array, escaped, heatmaps
@@ -313,3 +323,37 @@ def test_an_aligned_pair_s_label_carries_both_positions_and_both_tokens():
     assert places == ["0", "1/2", "4/3"] and tokens == ["the", "<b>/cat", "sat"]
     assert position_labels(tokens, places=places) == ["0·the", "1/2·&lt;b&gt;/cat", "4/3·sat"]
     assert tick_texts(tokens, places=places) == ["0·the", "1/2·&lt;b&gt;/cat", "4/3·sat"]
+
+
+@given(
+    st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False),
+    st.floats(1e-6, 2e3, allow_nan=False, allow_infinity=False),
+)
+def test_a_colour_bar_s_ticks_are_round_steps_inside_its_range(zmin, span):
+    """2 to ``BAR_TICKS`` ticks within [zmin, zmax], each a multiple of one step of 1, 2, 2.5 or 5 times a power of
+    ten (0 among them when the range holds it), the finest such step that fits; their labels distinct, and each
+    label the tick's value to a hundredth of the step."""
+    zmax = zmin + span
+    ticks = bar_ticks(zmin, zmax)
+    assert 2 <= len(ticks) <= BAR_TICKS
+    assert ticks[0] >= zmin - 1e-9 * span and ticks[-1] <= zmax + 1e-9 * span
+    power = 10.0 ** math.floor(math.log10(float(ticks[1] - ticks[0])) + 1e-9)
+    [step] = [r * power for r in ROUND_STEPS if math.isclose(ticks[1] - ticks[0], r * power, rel_tol=1e-6)]
+    np.testing.assert_allclose(np.diff(ticks), step, rtol=1e-6)
+    np.testing.assert_allclose(ticks / step, np.round(ticks / step), atol=1e-9 * max(1.0, abs(zmin)) / step)
+    if zmin <= 0 <= zmax:
+        assert 0.0 in ticks
+    finer = [r * power / 10 for r in ROUND_STEPS] + [r * power for r in ROUND_STEPS]
+    smaller = max(f for f in finer if f < step * (1 - 1e-9))
+    assert math.floor(zmax / smaller + 1e-9) - math.ceil(zmin / smaller - 1e-9) + 1 > BAR_TICKS
+    texts = bar_tick_texts(ticks)
+    assert len(set(texts)) == len(texts)
+    np.testing.assert_allclose([float(t) for t in texts], ticks, rtol=0, atol=step / 100)
+
+
+def test_the_difference_bar_reads_round_values():
+    """The contrast view's ±0.125 difference: -0.1 to 0.1 by 0.05, not sixths of the range (-0.0748, 0.0249...);
+    the weights' bar 0 to 1 by 0.2."""
+    fig = colour_bar_figure(zmin=-0.125, zmax=0.125, value_name="second − first", colorscale="RdBu_r")
+    assert list(fig.layout.xaxis.ticktext) == ["-0.1", "-0.05", "0", "0.05", "0.1"]
+    assert list(colour_bar_figure().layout.xaxis.ticktext) == ["0", "0.2", "0.4", "0.6", "0.8", "1"]
