@@ -63,6 +63,12 @@ def render(settings: Settings) -> None:
             "Generation is causal: a token cannot attend to tokens not yet generated. This view uses the causal "
             "mask whatever the sidebar's switch says."
         )
+    if settings.config.prefix:  # _decoder drops it: say so, or the maps would seem to ignore the sidebar
+        st.info(
+            f"The sidebar's prefix ({settings.config.prefix} tokens that see each other both ways) is not applied "
+            "here: a prefix token attends to tokens after it, which a decoder has not generated yet. These maps "
+            "are plain causal."
+        )
     on_top = st.container()  # a projector: the maps first, under the step's slider (the heads view's order)
     st.caption(_step_words(step, len(steps)))
     with on_top if settings.presenter else st.container():

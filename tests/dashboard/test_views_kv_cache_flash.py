@@ -50,6 +50,20 @@ def test_cache_rows_are_the_full_causal_maps_rows(query):
     assert ("uses the causal mask" in " ".join(i.value for i in at.info)) == (not sidebar_causal)
 
 
+@pytest.mark.parametrize("prefix", [0, 1, 3])
+def test_a_prefix_is_said_not_applied_and_the_rows_are_causal(prefix):
+    """kv_cache decodes with the causal mask alone: with a prefix in the sidebar the page says it is not applied,
+    and the rows drawn are the plain causal map's, not the prefix-LM's (whose first rows see later keys)."""
+    at = page("kv_cache", causal="true", prefix=str(prefix), cache_step="3")
+    _, full = plain_run(True)
+    z = grids(charts(at)["cache_rows_chart"])
+    np.testing.assert_allclose(
+        z[0][:3][full.trace.mask[:3]], full.trace.weights[0][:3][full.trace.mask[:3]], atol=1e-12
+    )
+    said = [i.value for i in at.info if "prefix" in i.value]
+    assert len(said) == (prefix > 0) and all(f"prefix ({prefix} tokens" in s for s in said)
+
+
 def test_cache_chart_shows_t_keys_and_values_per_kv_head():
     at = page("kv_cache", cache_step="5")
     _, full = plain_run(True)
