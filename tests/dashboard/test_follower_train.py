@@ -113,6 +113,8 @@ def test_a_run_cancelled_after_the_teacher_left_redraws_the_followers_and_says_s
     monkeypatch.setattr(registry(), "_alive", lambda session: False)  # every tab that pressed Train has closed
     gate.set()
     until(lambda: registry().job(SETTINGS) is None, "the job was not cancelled")
+    # the job is dropped before its end is told (Registry._changed, from the training thread): wait for the telling
+    until(lambda: push._followers[code].get("s1") == push.STALE, "the follower was not marked for a redraw")
     assert room_value(code) == f"training@{PROCESS}"  # the teacher's page published nothing since
     push._look(room_page.store(), code, dict(push._followers[code]))
     assert asked == ["s1"]  # the watcher reruns the follower without a new room version
