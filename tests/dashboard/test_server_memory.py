@@ -58,8 +58,8 @@ def test_a_view_that_waited_too_long_draws_anyway(monkeypatch):
         assert turn is True  # the turns are back
 
 
-ARENAS = """
-import ctypes, sys, threading
+ALLOCATOR = """
+import ctypes, sys
 sys.path.insert(0, {root!r})
 from dashboard import server_memory
 if {configure}:
@@ -67,6 +67,11 @@ if {configure}:
 libc = ctypes.CDLL("libc.so.6")
 libc.malloc.restype = ctypes.c_void_p
 libc.free.argtypes = [ctypes.c_void_p]
+"""
+"""A child process's start: this checkout's server_memory, configured or not, and glibc's malloc and free."""
+
+ARENAS = """
+import threading
 barrier = threading.Barrier(8)
 def work():
     barrier.wait()  # all eight allocate at once: glibc gives a thread that finds the arenas busy a new one
@@ -80,15 +85,14 @@ libc.malloc_stats()  # to stderr: one "Arena n:" line per arena
 """
 
 
+def in_a_child(script: str, configure: bool) -> subprocess.CompletedProcess:
+    """``script`` run after ``ALLOCATOR`` in a fresh Python (glibc's arenas and thresholds are per process)."""
+    code = ALLOCATOR.format(root=str(ROOT), configure=configure) + script
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+
+
 def arenas(configure: bool) -> int:
-    out = subprocess.run(
-        [sys.executable, "-c", ARENAS.format(root=str(ROOT), configure=configure)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    return out.stderr.count("Arena ")
+    return in_a_child(ARENAS, configure).stderr.count("Arena ")
 
 
 @pytest.mark.skipif(server_memory._LIBC is None, reason="glibc only: another C library has no arenas to limit")
@@ -99,14 +103,6 @@ def test_the_process_keeps_two_malloc_arenas():
 
 
 MAPPED = """
-import ctypes, sys
-sys.path.insert(0, {root!r})
-from dashboard import server_memory
-if {configure}:
-    server_memory.configure_allocator()
-libc = ctypes.CDLL("libc.so.6")
-libc.malloc.restype = ctypes.c_void_p
-libc.free.argtypes = [ctypes.c_void_p]
 FIELDS = "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost"
 class Info(ctypes.Structure):
     _fields_ = [(n, ctypes.c_size_t) for n in FIELDS.split()]
@@ -119,14 +115,7 @@ print(libc.mallinfo2().hblks - mapped)
 
 
 def mapped_blocks(configure: bool) -> int:
-    out = subprocess.run(
-        [sys.executable, "-c", MAPPED.format(root=str(ROOT), configure=configure)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    return int(out.stdout)
+    return int(in_a_child(MAPPED, configure).stdout)
 
 
 @pytest.mark.skipif(server_memory._LIBC is None, reason="glibc only")
