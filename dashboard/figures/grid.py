@@ -371,7 +371,8 @@ def bar_tick_texts(ticks: np.ndarray) -> list[str]:
     """``bar_ticks``' values written with the decimals their step needs and no trailing zeros: 0, 0.2, 1; -0.05;
     29.563, 29.564 (``.3g`` wrote each of those as 29.6)."""
     step = float(ticks[1] - ticks[0]) if len(ticks) > 1 else 1.0
-    decimals = max(0, -math.floor(math.log10(step) + 1e-9)) + 1  # one more for a step of 2.5 or 0.25
+    # + 1e-6: a step of 1e-5 read from two ticks near 257 is 0.9999999997e-5, which is still five decimals
+    decimals = max(0, -math.floor(math.log10(step) + 1e-6)) + 1  # one more for a step of 2.5 or 0.25
     texts = [f"{v:.{decimals}f}".rstrip("0").rstrip(".") for v in ticks]
     return ["0" if t == "-0" else t for t in texts]
 
