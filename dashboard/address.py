@@ -16,7 +16,8 @@ where it differs from the default the address implies): one entry for a view cha
 page sends the room's link and nothing else (``OWN_KEYS``): the teacher's changes add nothing to its history,
 and the entry where it followed is the room's, so Back or Forward onto it follows again (``onto_room_link``)
 instead of opening the student's own default page. A page whose address still holds a teacher link's claim token
-sends nothing: ``classroom/teacher_key.py`` takes it out in place, and the next run sends.
+sends nothing: ``classroom/teacher_key.py`` writes the run's address in place of the link, and the next run sends
+that same address, which adds no entry.
 
 Every other run that reaches its end sends, changed or not: the server cannot know what the browser's address is
 by then. With ``runner.fastReruns`` (the default) a click stops the running script and starts a new ScriptRunner at
@@ -50,7 +51,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from streamlit.runtime.state.query_params import QueryParams
 from streamlit.runtime.state.session_state_proxy import get_session_state
 
-from dashboard.classroom.teacher_key import CLAIM_PARAM
+from dashboard.classroom.teacher_key import CLAIM_PARAM, address_in_place
 
 _HELD = "_al_held"
 """Attribute on the session's QueryParams: its messages are held for the end of the run."""
@@ -149,3 +150,5 @@ def send(address: Mapping[str, str]) -> None:
         if sends(qp._query_params):
             QueryParams._send_query_param_msg(qp)  # the one message: the browser pushes one entry if it moved
             getattr(qp, _SENT).append(dict(qp._query_params))
+    if claim and address_in_place(urlencode(dict(sorted(address.items())), doseq=True)):
+        st.rerun(scope="app")  # once: the component writes this address in place of the teacher link

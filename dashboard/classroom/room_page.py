@@ -93,6 +93,13 @@ SHOW_KEY_ONCE = "_room_show_key"
 """Session: set when a room starts; the dialog pops it, so it opens by itself once (with the teacher link's warning)."""
 SHOW_LINK = "_room_show_link"
 """Session: a button asked for the room's link dialog."""
+SPENT = "_room_spent_link"
+"""Session: the room whose teacher link this page opened after it was used: the page says so while it follows the
+room (the runs the claim token starts would otherwise take a one-run note away before anyone read it)."""
+SPENT_LINK = (
+    "This teacher link was used already, or it is not this room's (each one opens the room once), so you see the "
+    "room as a student. The teacher's page shows a new teacher link in the room's dialog."
+)
 NOTE = "_room_note"
 """Session: one message for the next run (a key that did not open the room, a closed room)."""
 REFUSED = "_room_refused"
@@ -237,10 +244,7 @@ def _enter_room(link: Mapping[str, str], problem: str | None) -> tuple[dict[str,
             _become_teacher(code, key)
             _apply(code, store().snapshot(code))  # another device: start from the room's settings
         else:
-            problem = (
-                "This teacher link was used already, or it is not this room's (each one opens the room once), so "
-                "you see the room as a student. The teacher's page shows a new teacher link in the room's dialog."
-            )
+            problem, st.session_state[SPENT] = SPENT_LINK, code
     if raw_code and code is None:
         return link, RoomState(problem=f"A room code is {CODE_LENGTH} letters and digits, as the teacher shows it.")
     if code is None:
@@ -264,6 +268,10 @@ def _enter_room(link: Mapping[str, str], problem: str | None) -> tuple[dict[str,
     held = not following and question_open(room)  # the teacher's question: shown, whatever the toggle says
     if following or held:
         _apply(code, room)
+    if st.session_state.get(SPENT) == code and following:
+        problem = problem or SPENT_LINK
+    else:
+        st.session_state.pop(SPENT, None)  # the page moved on: exploring, or in another room
     return link, RoomState(code, following=following or held, room=room, problem=problem, held=held)
 
 

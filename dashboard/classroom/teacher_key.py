@@ -9,7 +9,10 @@ lines of JavaScript in the page, written out below, for exactly two things:
 - ``localStorage`` (this browser, this app's origin) keeps room code -> teacher key for the rooms this browser
   runs, so a reload, a second tab or (with Redis) a restarted server finds the key again;
 - ``history.replaceState`` takes the claim token out of the address *in place*: the entry the teacher link made
-  is rewritten, no entry is added, so Back never shows it.
+  is rewritten, no entry is added, so Back never shows it. It is rewritten to the page's whole address, the one the
+  run holding the token ended with (``address_in_place``): the page's first send is then the browser's address
+  already and pushes nothing. Taking out the token alone left ``?room=CODE``, and the page's first send (the room's
+  settings, ``?n_heads=2&room=CODE&seed=5``) pushed a second entry.
 
 The rule for the teacher link (what it carries and how long it works):
 
@@ -43,6 +46,8 @@ FORGET = "_teacher_key_forget"
 """Session: codes whose key the browser holds but which no longer open a room (restart, closed, idle)."""
 ASKED = "_teacher_key_asked"
 """Session: the room code the browser answered for (it keeps no key that opens the room, or this page took it)."""
+IN_PLACE = "_teacher_key_in_place"
+"""Session: the address (a query string) the last run that held the claim token ended with (``address_in_place``)."""
 ASKED_BY = "_teacher_key_asked_by"
 """Session: a random nonce in the component's data, so each session's first data differs from a page's last."""
 KEPT_ROOMS = 10
@@ -50,7 +55,8 @@ KEPT_ROOMS = 10
 
 # Runs in the page each time the component gets new data (no HTML, nothing drawn). ``data`` comes from
 # ``browser_keys`` below and holds only room codes (our alphabet), the key this session just claimed, and a
-# parameter name (our constant), and this session's nonce (``ASKED_BY``: a new session's data differs, so the
+# parameter name (our constant) with the page's address to write in its place (our keys and parsed values, URL-encoded
+# by ``urllib``), and this session's nonce (``ASKED_BY``: a new session's data differs, so the
 # JavaScript runs again in a page that reconnected to a restarted server). It reports back with one trigger value,
 # "done".
 JS = """
@@ -77,11 +83,12 @@ export default function ({ data, setTriggerValue }) {
   } catch (e) {
     // storage blocked (private mode): the key stays in this tab's session only
   }
-  // 2. The claim token leaves the address in place: this history entry is rewritten, none is added.
+  // 2. The claim token leaves the address in place: this history entry is rewritten, none is added. What replaces
+  // the link is the page's own address, so the page's next send finds it there and pushes nothing.
   if (data.drop) {
     const url = new URL(window.location.href);
     if (url.searchParams.has(data.drop)) {
-      url.searchParams.delete(data.drop);
+      url.search = data.address;
       window.history.replaceState(window.history.state, "", url.href);
     }
   }
@@ -103,6 +110,16 @@ def _noop() -> None:
     """The trigger's callback: the value is read from the component's result in the same run."""
 
 
+def address_in_place(query: str) -> bool:
+    """A run whose address holds the claim token ended with ``query`` (its address without the token, URL-encoded as
+    the page sends it): the browser writes it in place of the teacher link. True when the component has not been
+    given it yet: the run must rerun so that it is (``address.send``)."""
+    if st.session_state.get(IN_PLACE) == query:
+        return False
+    st.session_state[IN_PLACE] = query
+    return True
+
+
 def browser_keys(store: RoomStore, code: str | None, held: tuple[str, str] | None, become_teacher) -> None:
     """Mount the component when the browser has something to do. On the teacher's page (``held``: its (code, key))
     the browser keeps the key, every run; the claim token leaves the address; on a page that is not the teacher of
@@ -115,15 +132,19 @@ def browser_keys(store: RoomStore, code: str | None, held: tuple[str, str] | Non
     and the run its answer starts must mount it to read the answer."""
     teacher = held is not None and held[0] == code
     forget = st.session_state.get(FORGET, set())
+    claimed = CLAIM_PARAM in st.query_params
+    if claimed and IN_PLACE not in st.session_state:
+        return  # the page's address is known at the run's end, which reruns with it (``address_in_place``)
     if teacher:
         st.session_state.pop(ASKED, None)  # the room may close under this page: it then asks again (and forgets)
-    elif CLAIM_PARAM not in st.query_params and not forget and (code is None or st.session_state.get(ASKED) == code):
+    elif not claimed and not forget and (code is None or st.session_state.get(ASKED) == code):
         return  # the browser answered for this room: nothing to keep, forget, clean or ask
     data = {
         "ask": code if code and not teacher else None,
         "remember": list(held) if teacher else None,
         "forget": sorted(forget),
-        "drop": CLAIM_PARAM if CLAIM_PARAM in st.query_params else None,
+        "drop": CLAIM_PARAM if claimed else None,
+        "address": st.session_state[IN_PLACE] if claimed else None,
         "kept_rooms": KEPT_ROOMS,
         "answer": not teacher,
         "asked_by": st.session_state.setdefault(ASKED_BY, secrets.token_urlsafe(6)),
@@ -133,6 +154,7 @@ def browser_keys(store: RoomStore, code: str | None, held: tuple[str, str] | Non
         return
     if CLAIM_PARAM in st.query_params:
         del st.query_params[CLAIM_PARAM]  # the address already lacks it (replaceState): no history entry is added
+    st.session_state.pop(IN_PLACE, None)
     said = done if isinstance(done, dict) else {}  # the browser's own JSON: anything a hostile page sends
     forgot = said.get("forgot")
     if isinstance(forgot, list):  # the codes this answer's run of the JavaScript removed

@@ -15,7 +15,7 @@ from streamlit.runtime.state.safe_session_state import SafeSessionState
 
 from dashboard import address
 from dashboard.address import sends
-from dashboard.classroom.teacher_key import CLAIM_PARAM
+from dashboard.classroom.teacher_key import CLAIM_PARAM, IN_PLACE
 from tests.dashboard.conftest import make_app, no_exception
 from tests.dashboard.test_rooms import start_room, tabs  # noqa: F401  (tabs: the fixture)
 
@@ -117,6 +117,14 @@ def test_a_page_holding_a_claim_token_sends_no_address(to_browser):
     at = make_app(n_heads="2", **{CLAIM_PARAM: "token"}).run()
     no_exception(at)
     assert to_browser == []  # teacher_key takes the token out in place; a pushed address would keep it in history
+
+
+def test_a_page_holding_a_claim_token_keeps_the_address_the_browser_writes_in_its_place(to_browser):
+    # teacher_key rewrites the link's entry to this address: the first address the page sends is then already the
+    # browser's, and adds no entry (tests/e2e/test_teacher_identity.py counts them)
+    at = make_app(n_heads="2", seed="5", view="steps", **{CLAIM_PARAM: "token"}).run()
+    no_exception(at)
+    assert at.session_state[IN_PLACE] == "n_heads=2&seed=5&view=steps" and to_browser == []
 
 
 def test_which_runs_send():

@@ -1024,6 +1024,11 @@ def test_the_teacher_link_reopens_the_room_once(tabs):
     assert room_page.TEACHER not in again.session_state
     assert any("This teacher link was used already" in w.value for w in again.warning)
     assert again.toggle(key=room_page.FOLLOW).value is True and again.session_state["seed"] == 9
+    tabs(again, "teacher-3")  # the runs the token starts (the address written in place, the browser's answer)
+    assert any("This teacher link was used already" in w.value for w in again.warning)  # still says why
+    again.toggle(key=room_page.FOLLOW).set_value(False)
+    tabs(again, "teacher-3")
+    assert not any("This teacher link was used already" in w.value for w in again.warning)  # moved on: said
 
 
 def test_a_teacher_opening_its_own_link_again_does_not_spend_it(tabs):

@@ -104,15 +104,23 @@ def test_the_teacher_link_leaves_no_token_in_history_and_works_once(server, brow
         device.goto(link)
         runs_the_room(device, code)
         assert token not in address_without_claim(device)
+        # the link's entry now holds the page's address: the room's settings, which the teacher's page shows
+        own = f"{server}/?n_heads=2&room={code}&seed=5"
+        device.wait_for_url(own, timeout=WAIT_MS)
+        wait_idle(device)  # every run the claim started has sent its address (taking the token out alone left
+        # ?room=CODE, and the next send pushed the settings as a second entry, after this test had looked)
         assert device.evaluate("() => history.length") == before + 1  # the link's own entry, nothing pushed
         urls = history_urls(device)
         assert len(urls) == before + 1 and not any(token in u or "claim" in u for u in urls), urls
-        assert urls[-1] == f"{server}/?room={code}" or urls[-1].startswith(f"{server}/?room={code}&")
+        assert urls[-1] == own
 
     with watched_page(browser) as stranger:  # the spent link, opened again in a fresh profile
         stranger.goto(link)
         stranger.get_by_text("This teacher link was used already").wait_for(timeout=WAIT_MS)
         stranger.get_by_text(f"Following room {code}").wait_for(timeout=WAIT_MS)
+        stranger.wait_for_url(f"{server}/?room={code}", timeout=WAIT_MS)
+        wait_idle(stranger)  # the runs the claim started are over: the page says why it is a student's still
+        assert stranger.get_by_text("This teacher link was used already").is_visible()
         assert f"You run room {code}" not in sidebar(stranger)
         assert token not in address_without_claim(stranger)
 
