@@ -2,7 +2,10 @@
 
 Streamlit is pinned (requirements.txt); each entry point here names the private names it touches, and
 tests/dashboard/test_streamlit_runtime.py checks its behaviour against the installed Streamlit, so an upgrade that
-moves them fails there, loudly, never silently on a page.
+moves them fails there, loudly, never silently on a page. The names only one entry point uses, and that Streamlit
+has moved between releases (the chart's, the widget guard's), are imported inside it: a Streamlit that moved one
+fails that entry point (its contract test, and the page where it draws) with an ImportError, not the import of every
+page module.
 
 ``guard_widget_states``: the browser sends every widget's value with each rerun, as a protobuf ``WidgetState`` whose
 value field the server trusts. A client can send any field with any content: a string for a selectbox's index, NaN
@@ -69,22 +72,14 @@ from urllib.parse import urlencode
 import plotly.io
 from streamlit import file_util
 from streamlit.delta_generator import DeltaGenerator
-from streamlit.delta_generator_singletons import get_dg_singleton_instance
-from streamlit.elements.lib import agent_spec
-from streamlit.elements.lib.form_utils import current_form_id
-from streamlit.elements.lib.layout_utils import LayoutConfig
 from streamlit.elements.lib.mutable_expander_container import ExpanderContainer  # noqa: F401  (page's type)
-from streamlit.elements.lib.utils import compute_and_register_element_id
-from streamlit.elements.plotly_chart import _plotly_data, _resolve_content_height, _resolve_content_width
 from streamlit.proto.ClientState_pb2 import ClientState
-from streamlit.proto.PlotlyChart_pb2 import PlotlyChart as PlotlyChartProto
 from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates
 from streamlit.runtime import Runtime
 from streamlit.runtime.app_session import AppSession
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
 from streamlit.runtime.session_manager import SessionManager
-from streamlit.runtime.state.common import unpack_widget_state_value
 from streamlit.runtime.state.query_params import QueryParams
 from streamlit.runtime.state.session_state import SessionState
 from streamlit.runtime.state.session_state_proxy import get_session_state
@@ -96,6 +91,8 @@ _GUARDED = "_attention_lab_guarded"
 def readable(state: WidgetState, value_type: str, deserializer: Callable[[Any], Any]) -> bool:
     """The widget whose value type is ``value_type`` can read ``state``: its own field, and a value its deserializer
     takes (a finite number, where it is one)."""
+    from streamlit.runtime.state.common import unpack_widget_state_value  # here: a rename fails this entry alone
+
     if state.WhichOneof("value") not in (value_type, None):
         return False
     try:
@@ -109,6 +106,8 @@ def guard_widget_states() -> None:
     """Drop, before Streamlit stores them, the widget states a widget this session drew could not read (its
     metadata says how: ``WidgetMetadata.value_type`` and ``deserializer``). States of widgets the session has no
     metadata for are left to Streamlit (a reconnecting page's)."""
+    from streamlit.runtime.state.common import unpack_widget_state_value  # noqa: F401  (``readable``'s: fail now)
+
     stored = SessionState.set_widgets_from_proto
     if getattr(stored, _GUARDED, False):
         return
@@ -278,6 +277,14 @@ def enqueue_chart(
 ) -> None:
     """``dg.plotly_chart(figure, width=width, key=key, config=config)``, sending ``spec`` (``spec_of(figure)``);
     ``dg`` None is ``st`` itself (the container the page is in)."""
+    from streamlit.delta_generator_singletons import get_dg_singleton_instance  # here: a rename fails charts alone
+    from streamlit.elements.lib import agent_spec
+    from streamlit.elements.lib.form_utils import current_form_id
+    from streamlit.elements.lib.layout_utils import LayoutConfig
+    from streamlit.elements.lib.utils import compute_and_register_element_id
+    from streamlit.elements.plotly_chart import _plotly_data, _resolve_content_height, _resolve_content_width
+    from streamlit.proto.PlotlyChart_pb2 import PlotlyChart as PlotlyChartProto
+
     dg = dg if dg is not None else get_dg_singleton_instance().main_dg
     proto = PlotlyChartProto()
     proto.theme = THEME

@@ -165,29 +165,41 @@ def test_sessions_is_the_servers_session_manager_and_tells_a_closed_tab(tmp_path
     on_a_server(tmp_path, test)
 
 
-def test_the_runs_entry_points_and_rerun_session_on_a_real_server(tmp_path):
+def test_the_runs_entry_points_on_a_real_server(tmp_path):
+    """``session_id``, ``running_fragment``, ``fragment_rerun`` and ``history_navigation`` in runs the browser asks
+    for: the whole page, its fragment alone, Back."""
+
     async def test(runtime: Runtime, session_id: str) -> None:
         browser_run(runtime, session_id, ClientState(query_string="room=ABC234"))
         page, fragment = await seen(2)
         assert page == {"in": "page", "session": session_id, "back": False, "fragment": None, "fragment_rerun": False}
         assert fragment["in"] == "fragment" and fragment["fragment"] and not fragment["fragment_rerun"]
+        browser_run(runtime, session_id, ClientState(query_string="room=ABC234", fragment_id=fragment["fragment"]))
+        assert (await seen(3))[2] == {"in": "fragment", "fragment": fragment["fragment"], "fragment_rerun": True}
+        browser_run(runtime, session_id, ClientState(query_string="room=ABC234", is_history_navigation=True))
+        assert [s["in"] for s in (await seen(5))[3:]] == ["page", "fragment"] and SEEN[3]["back"] is True
+
+    on_a_server(tmp_path, test)
+
+
+def test_rerun_session_reruns_the_fragment_or_the_page_as_it_last_ran(tmp_path):
+    """The push: ``rerun_session`` from another thread than the session's, as the room watcher calls it."""
+
+    async def test(runtime: Runtime, session_id: str) -> None:
+        browser_run(runtime, session_id, ClientState(query_string="room=ABC234"))
+        _, fragment = await seen(2)
         session = streamlit_runtime.sessions().get_active_session_info(session_id).session
         assert streamlit_runtime.client_state(session).query_string == "room=ABC234"
 
-        # A push: the fragment alone, as the page last ran (its URL).
-        assert streamlit_runtime.rerun_session(session_id, fragment["fragment"])
-        again = (await seen(3))[2]
-        assert again == {"in": "fragment", "fragment": fragment["fragment"], "fragment_rerun": True}
+        # The fragment alone, as the page last ran (its URL).
+        assert await asyncio.to_thread(streamlit_runtime.rerun_session, session_id, fragment["fragment"])
+        assert (await seen(3))[2] == {"in": "fragment", "fragment": fragment["fragment"], "fragment_rerun": True}
         assert streamlit_runtime.client_state(session).query_string == "room=ABC234"
 
         # A fragment the session does not hold: the whole page.
-        assert streamlit_runtime.rerun_session(session_id, "no-such-fragment")
-        assert [s["in"] for s in (await seen(5))[3:]] == ["page", "fragment"]
+        assert await asyncio.to_thread(streamlit_runtime.rerun_session, session_id, "no-such-fragment")
+        assert [s["in"] for s in (await seen(5))[3:]] == ["page", "fragment"] and SEEN[3]["back"] is False
         assert not streamlit_runtime.rerun_session("no-such-session")
-
-        # Back or Forward.
-        browser_run(runtime, session_id, ClientState(query_string="room=ABC234", is_history_navigation=True))
-        assert (await seen(7))[5]["back"] is True
 
     on_a_server(tmp_path, test)
 
@@ -308,11 +320,13 @@ def draw(way: str, width: str | int = "stretch", plain: bool = False) -> None:
 
 
 def record(original, calls: list):
-    def _enqueue(self, delta_type, element_proto, layout_config=None, has_one_shot_effect=False, agent_props=None):
+    def _enqueue(self, delta_type, element_proto, *args, **kwargs):
         if delta_type == "plotly_chart":
-            calls.append((element_proto.SerializeToString(deterministic=True), layout_config, has_one_shot_effect))
+            layout, one_shot = [*args, None, False][:2]
+            layout, one_shot = kwargs.get("layout_config", layout), kwargs.get("has_one_shot_effect", one_shot)
+            calls.append((element_proto.SerializeToString(deterministic=True), layout, one_shot))
             calls.append(element_proto.spec)
-        return original(self, delta_type, element_proto, layout_config, has_one_shot_effect, agent_props)
+        return original(self, delta_type, element_proto, *args, **kwargs)
 
     return _enqueue
 
