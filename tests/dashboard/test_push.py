@@ -1,7 +1,8 @@
 """Push, not poll (``dashboard.classroom.push``): the watcher reruns exactly the pages behind their room, once.
 
 The watcher's decisions are checked here against a real store (in-process, and Redis), with the rerun itself
-recorded instead of sent; the runtime API it sends through (private) is pinned below. A pushed rerun arriving on a
+recorded instead of sent; the runtime API it sends through (``streamlit_runtime.rerun_session``, private) is
+contract-tested in ``tests/dashboard/test_streamlit_runtime.py``. A pushed rerun arriving on a
 real server, across two processes on Redis, is ``tests/dashboard/test_rooms_live.py``; in a browser,
 ``tests/e2e/test_room_in_browser.py``.
 """
