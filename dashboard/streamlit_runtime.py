@@ -3,9 +3,9 @@
 Streamlit is pinned (requirements.txt); each entry point here names the private names it touches, and
 tests/dashboard/test_streamlit_runtime.py checks its behaviour against the installed Streamlit, so an upgrade that
 moves them fails there, loudly, never silently on a page. The names only one entry point uses, and that Streamlit
-has moved between releases (the chart's, the widget guard's), are imported inside it: a Streamlit that moved one
-fails that entry point (its contract test, and the page where it draws) with an ImportError, not the import of every
-page module.
+has moved between releases (the chart's, the widget guard's), are imported when it first runs: a Streamlit that
+moved one fails that entry point (its contract test, and the page where it draws) with an ImportError, not the import
+of every page module.
 
 ``guard_widget_states``: the browser sends every widget's value with each rerun, as a protobuf ``WidgetState`` whose
 value field the server trusts. A client can send any field with any content: a string for a selectbox's index, NaN
@@ -61,11 +61,13 @@ is public: ``st.get_option("server.baseUrlPath")``).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urlencode
 
@@ -272,26 +274,44 @@ def spec_of(figure: dict) -> str:
     return plotly.io.to_json(figure, validate=False)
 
 
-def enqueue_chart(
-    figure: dict, spec: str, *, width: str | int, key: str, config: dict[str, Any], dg: DeltaGenerator | None = None
-) -> None:
-    """``dg.plotly_chart(figure, width=width, key=key, config=config)``, sending ``spec`` (``spec_of(figure)``);
-    ``dg`` None is ``st`` itself (the container the page is in)."""
-    from streamlit.delta_generator_singletons import get_dg_singleton_instance  # here: a rename fails charts alone
+@functools.cache
+def _chart_internals() -> SimpleNamespace:
+    """What ``enqueue_chart`` uses of ``st.plotly_chart``'s insides, imported at its first chart (a rename fails
+    charts alone) and once (the imports were ~4 us a chart, a follower's redraw draws a dozen)."""
+    from streamlit.delta_generator_singletons import get_dg_singleton_instance
     from streamlit.elements.lib import agent_spec
     from streamlit.elements.lib.form_utils import current_form_id
     from streamlit.elements.lib.layout_utils import LayoutConfig
     from streamlit.elements.lib.utils import compute_and_register_element_id
     from streamlit.elements.plotly_chart import _plotly_data, _resolve_content_height, _resolve_content_width
-    from streamlit.proto.PlotlyChart_pb2 import PlotlyChart as PlotlyChartProto
+    from streamlit.proto.PlotlyChart_pb2 import PlotlyChart
 
-    dg = dg if dg is not None else get_dg_singleton_instance().main_dg
-    proto = PlotlyChartProto()
+    return SimpleNamespace(
+        main_dg=lambda: get_dg_singleton_instance().main_dg,
+        agent_element=agent_spec.element,
+        form_id=current_form_id,
+        LayoutConfig=LayoutConfig,
+        element_id=compute_and_register_element_id,
+        plotly_data=_plotly_data,
+        content_width=_resolve_content_width,
+        content_height=_resolve_content_height,
+        PlotlyChart=PlotlyChart,
+    )
+
+
+def enqueue_chart(
+    figure: dict, spec: str, *, width: str | int, key: str, config: dict[str, Any], dg: DeltaGenerator | None = None
+) -> None:
+    """``dg.plotly_chart(figure, width=width, key=key, config=config)``, sending ``spec`` (``spec_of(figure)``);
+    ``dg`` None is ``st`` itself (the container the page is in)."""
+    lib = _chart_internals()
+    dg = dg if dg is not None else lib.main_dg()
+    proto = lib.PlotlyChart()
     proto.theme = THEME
-    proto.form_id = current_form_id(dg)
+    proto.form_id = lib.form_id(dg)
     proto.spec = spec
     proto.config = json.dumps(config)
-    proto.id = compute_and_register_element_id(
+    proto.id = lib.element_id(
         "plotly_chart",
         user_key=key,
         key_as_main_identity=False,
@@ -305,13 +325,13 @@ def enqueue_chart(
         height="content",
         alt=None,
     )
-    width, height = _resolve_content_width(width, figure), _resolve_content_height("content", figure)
-    layout = LayoutConfig(width=width, height=height)
+    width, height = lib.content_width(width, figure), lib.content_height("content", figure)
+    layout = lib.LayoutConfig(width=width, height=height)
     dg._enqueue(
         "plotly_chart",
         proto,
         layout_config=layout,
-        agent_props=agent_spec.element("plotly_chart", key=key, data_builder=lambda: _plotly_data(spec), alt=None),
+        agent_props=lib.agent_element("plotly_chart", key=key, data_builder=lambda: lib.plotly_data(spec), alt=None),
     )
 
 
