@@ -32,33 +32,24 @@ Messages reach the browser in order, and the last run's is delivered, so the las
 address; the browser compares it with its own and pushes only if they differ (``handlePageInfoChanged``), so a run
 that moved nothing adds no history entry.
 
-This reads internals of Streamlit 1.67: the session's ``QueryParams`` object (``_query_params``,
-``_bindings_by_widget``, ``_send_query_param_msg``, the last replaced on the instance), and the run's
-``widget_ids_this_run`` and ``is_history_navigation``. ``tests/dashboard/test_address.py`` pins their names, and
-what the hold stands for: every address message any part of Streamlit sends in a run goes through it, so a run sends
+The hold and the send go below Streamlit's public API, in ``dashboard/streamlit_runtime.py``
+(``hold_query_params``, ``send_query_params``, ``sent_query_params``, ``drawn_bound_params``,
+``history_navigation``), whose contract tests pin what they read; ``tests/dashboard/test_address.py`` pins what the
+hold stands for: every address message any part of Streamlit sends in a run goes through it, so a run sends
 exactly one. Fragment runs never reach ``send``: what they write (a replay slider set from code every frame) waits
 for the next full run, which sends it as one entry.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Mapping
 from urllib.parse import urlencode
 
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
-from streamlit.runtime.state.query_params import QueryParams
-from streamlit.runtime.state.session_state_proxy import get_session_state
 
+from dashboard import streamlit_runtime
 from dashboard.classroom.teacher_key import CLAIM_PARAM, address_in_place
 
-_HELD = "_al_held"
-"""Attribute on the session's QueryParams: its messages are held for the end of the run."""
-_SENT = "_al_sent"
-"""Attribute on the session's QueryParams: the addresses it sent lately, newest last (``sent_before``)."""
-KEPT_SENDS = 64
-"""How many sent addresses ``sent_before`` remembers: far more than can be on their way at once."""
 _REPLACE = "_address_replace"
 """Session: an address the next run opens as it is, as a link would be (``replace``)."""
 OWN_KEYS = ("presenter", "room")
@@ -66,25 +57,9 @@ OWN_KEYS = ("presenter", "room")
 this screen has them, and a following page's address is these only: the room's link."""
 
 
-def _hold_messages(qp: QueryParams) -> None:
-    """From now on, a change to ``qp`` updates the run's query string (what ``st.rerun`` restarts from and
-    AppTest reads) and is remembered, but reaches the browser only through ``send``."""
-
-    def keep() -> None:  # stands in for QueryParams._send_query_param_msg
-        ctx = get_script_run_ctx()
-        if ctx is not None:
-            ctx.query_string = urlencode(qp._query_params, doseq=True)
-
-    qp._send_query_param_msg = keep  # an instance attribute: the class's method stays as it is
-    setattr(qp, _HELD, True)
-
-
 def hold() -> None:
     """First in every run, before anything can write the address."""
-    with get_session_state().query_params() as qp:
-        if not getattr(qp, _HELD, False):
-            _hold_messages(qp)
-            setattr(qp, _SENT, deque(maxlen=KEPT_SENDS))
+    streamlit_runtime.hold_query_params()
 
 
 def replace(address: Mapping[str, str]) -> None:
@@ -100,8 +75,7 @@ def replaced() -> dict[str, str] | None:
 
 def going_back() -> bool:
     """This run was started by the browser's Back or Forward: the address wins over the session."""
-    ctx = get_script_run_ctx()
-    return ctx is not None and ctx.is_history_navigation
+    return streamlit_runtime.history_navigation()
 
 
 def onto_room_link(query: Mapping[str, str]) -> bool:
@@ -115,8 +89,7 @@ def sent_before(key: str, text: str) -> bool:
     page's own, never a link. The browser reports the address it shows when the click left, and that can be any
     recent send still arriving after a newer one was made (the module's docstring): fast clicks through a view
     brought ``view=steps`` back after the last click chose heads, and the page went back to steps."""
-    with get_session_state().query_params() as qp:
-        return any(sent.get(key) == text for sent in getattr(qp, _SENT, ()))
+    return any(sent.get(key) == text for sent in streamlit_runtime.sent_query_params())
 
 
 def sends(query: Mapping[str, str]) -> bool:
@@ -128,27 +101,16 @@ def sends(query: Mapping[str, str]) -> bool:
 
 def drawn_keys() -> frozenset[str]:
     """The query parameters of the bound controls this run drew (Streamlit's record of the run's widgets)."""
-    ctx = get_script_run_ctx()
-    if ctx is None:
-        return frozenset()
-    drawn = ctx.shared.widget_ids_this_run
-    with get_session_state().query_params() as qp:
-        return frozenset(b.param_key for widget_id, b in qp._bindings_by_widget.items() if widget_id in drawn)
+    return streamlit_runtime.drawn_bound_params()
 
 
 def send(address: Mapping[str, str]) -> None:
     """Last in the run: the address is ``address`` (and a teacher link's claim token, while the page holds one), sent
     once (``sends``): the browser pushes it as one entry if it differs from its own address. A following page's is
     the room's link (``url_state.finish``): the teacher's changes add nothing to its history."""
-    ctx = get_script_run_ctx()
-    if ctx is None:
-        return
-    with get_session_state().query_params() as qp:
-        claim = {CLAIM_PARAM: qp._query_params[CLAIM_PARAM]} if CLAIM_PARAM in qp._query_params else {}
-        qp._query_params = dict(sorted({**address, **claim}.items()))  # the browser's own order (it sorts too)
-        ctx.query_string = urlencode(qp._query_params, doseq=True)
-        if sends(qp._query_params):
-            QueryParams._send_query_param_msg(qp)  # the one message: the browser pushes one entry if it moved
-            getattr(qp, _SENT).append(dict(qp._query_params))
-    if claim and address_in_place(urlencode(dict(sorted(address.items())), doseq=True)):
+    held = streamlit_runtime.query_params()
+    claim = {CLAIM_PARAM: held[CLAIM_PARAM]} if CLAIM_PARAM in held else {}
+    query = dict(sorted({**address, **claim}.items()))  # the browser's own order (it sorts too)
+    in_run = streamlit_runtime.send_query_params(query, send=sends(query))  # the one message: one entry if it moved
+    if in_run and claim and address_in_place(urlencode(dict(sorted(address.items())), doseq=True)):
         st.rerun(scope="app")  # once: the component writes this address in place of the teacher link

@@ -19,8 +19,8 @@ Here the deployment names its proxies by setting ``FORWARDED_ALLOW_IPS`` itself 
 this module); unset, no proxy is trusted, and a connection whose reported address is the one uvicorn took from the
 header counts against the address it came from: this machine's (``LOCAL``).
 
-``alive`` reads Streamlit's runtime: its session manager is private API (``Runtime._session_mgr``), pinned by
-``tests/dashboard/test_limits.py`` against the installed Streamlit, which would catch a rename.
+``alive`` reads Streamlit's session manager (``streamlit_runtime.sessions``: private API, contract-tested in
+``tests/dashboard/test_streamlit_runtime.py``); a Streamlit that moved it raises there, never reads as "cannot tell".
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ import os
 from collections.abc import Sequence
 
 import streamlit as st
-from streamlit.runtime import Runtime
+
+from dashboard import streamlit_runtime
 
 LOCAL = "local"
 """The address of a page opened on this machine (Streamlit reports None for 127.0.0.1 and ::1)."""
@@ -142,10 +143,8 @@ def alive(session_id: str, *, here: bool = False) -> bool | None:
     ``here``: the session is known to have run on this process, so one the runtime no longer knows at all has gone
     too (False, not None). Streamlit forgets a closed tab's session at once when it cannot be resumed, and keeps
     the others for a reconnect only for a while (at most 128, for ``server.disconnectedSessionTTL``: 2 minutes)."""
-    if not Runtime.exists():
-        return None
-    sessions = getattr(Runtime.instance(), "_session_mgr", None)  # private: see the module docstring
-    if sessions is None:  # AppTest's runtime is a mock without one
+    sessions = streamlit_runtime.sessions()
+    if sessions is None:  # no server: no runtime, or AppTest's stand-in
         return None
     if sessions.is_active_session(session_id):
         return True

@@ -21,10 +21,9 @@ from collections.abc import Callable
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
-from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
 
 from core import Run
-from dashboard import bounded_cache, compute, followed
+from dashboard import bounded_cache, compute, followed, streamlit_runtime
 from dashboard.bounded_cache import MB
 from dashboard.classroom.room_page import RoomState, drawn, follow_on, fragment_rerun, question_open, watch_room
 from dashboard.page import scaled
@@ -74,7 +73,7 @@ def _followed_body(state: RoomState, body: Callable[[RoomState, Settings], None]
     settings = follower_settings(state)
     assert settings is not None, "follow_room is for a following page"
     line.caption(settings_line(settings, quiz_open=question_open(state.room)))  # d_k answers a quiz question
-    watch_room(state, ThreadState.get().fragment_id)  # private: tests/dashboard/test_push.py pins it
+    watch_room(state, streamlit_runtime.running_fragment())  # this fragment: the push reruns it alone
     body(state, settings)
     drawn(state)  # not reached when Streamlit ends this run early: the page's check then reruns it whole
 

@@ -15,8 +15,8 @@ import streamlit as st
 
 from dashboard.figures.grid import ChartGrid
 from dashboard.page import PLOTLY_CONFIG, chart_config
-from dashboard.plotly_chart_proto import plotly_chart
 from dashboard.shared_figures import SharedFigure
+from dashboard.streamlit_runtime import enqueue_chart
 
 MAP_CONFIG = PLOTLY_CONFIG | {"modeBarButtons": [["toImage", "zoom2d", "resetScale2d"]]}
 """A chart's toolbar: save as PNG, zoom and reset only. Plotly's full toolbar (7 buttons, ~190 px) would cover
@@ -31,7 +31,7 @@ def chart(figure: go.Figure, *, width: str | int, key: str, config: dict, contai
     config = chart_config(config, key)
     if isinstance(figure, SharedFigure):
         dg = None if container is st else container
-        plotly_chart(figure.to_dict(), figure.spec, width=width, key=key, config=config, dg=dg)
+        enqueue_chart(figure.to_dict(), figure.spec, width=width, key=key, config=config, dg=dg)
     else:
         container.plotly_chart(figure, width=width, key=key, config=config)
 

@@ -17,12 +17,11 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from core import AttentionTrace, Run
 from core.pipeline import EMBEDDED
 from core.sources import MiniLMSource
-from dashboard import bounded_cache, followed
+from dashboard import bounded_cache, followed, streamlit_runtime
 from dashboard.bounded_cache import MB
 from dashboard.exports import figure_stem, image_options
 from dashboard.mask_words import sees_order
@@ -41,7 +40,7 @@ from dashboard.source import (  # noqa: F401  (views import them from here, with
 )
 
 if TYPE_CHECKING:
-    from streamlit.elements.lib.mutable_expander_container import ExpanderContainer
+    from dashboard.streamlit_runtime import ExpanderContainer
 
 PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": "attention", "scale": 2}}
 """Every chart's toolbar: no Plotly logo; the camera button saves a 2x PNG named "attention" (``chart_config``
@@ -266,8 +265,7 @@ def show_equation(*parts: str, gap: str | None = EQUATION_GAP) -> None:
 
 def session_id() -> str:
     """Streamlit's id of this browser tab's session: random, anonymous, gone with the tab."""
-    ctx = get_script_run_ctx()
-    return "no-session" if ctx is None else ctx.session_id
+    return streamlit_runtime.session_id() or "no-session"
 
 
 def table_height(rows: int) -> int:

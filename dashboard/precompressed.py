@@ -116,16 +116,16 @@ class Asset:
 
 def static_dir() -> Path:
     """Streamlit's frontend build: ``index.html`` and the hashed bundle under ``static/``."""
-    from streamlit import file_util
+    from dashboard.streamlit_runtime import static_dir
 
-    return Path(file_util.get_static_dir())
+    return static_dir()
 
 
 def url_prefix() -> str:
     """The path the bundle is served under: ``/static/``, or ``/<server.baseUrlPath>/static/``."""
-    from streamlit import config
+    import streamlit as st
 
-    base = (config.get_option("server.baseUrlPath") or "").strip("/")
+    base = (st.get_option("server.baseUrlPath") or "").strip("/")
     return f"/{base}/static/" if base else "/static/"
 
 
@@ -298,10 +298,10 @@ class PrecompressedStatic:
 
 
 def immutable() -> str:
-    """The caching header Streamlit gives its hashed files (``_StreamlitStaticFiles._apply_cache_headers``)."""
-    from streamlit.web.server.starlette.starlette_server_config import STATIC_ASSET_CACHE_MAX_AGE_SECONDS
+    """The caching header Streamlit gives its hashed files (``streamlit_runtime.static_cache_control``)."""
+    from dashboard.streamlit_runtime import static_cache_control
 
-    return f"public, immutable, max-age={STATIC_ASSET_CACHE_MAX_AGE_SECONDS}"
+    return static_cache_control()
 
 
 if __name__ == "__main__":

@@ -29,12 +29,13 @@ import plotly.graph_objects as go
 from dashboard import bounded_cache
 from dashboard.bounded_cache import MB
 from dashboard.figures.grid import ChartGrid
-from dashboard.plotly_chart_proto import spec_of
+from dashboard.streamlit_runtime import spec_of
 
 
 class SharedFigure(go.Figure):
     """A built figure as plotly's dict, made once: ``to_dict()`` hands every session the same dict to read, and
-    ``spec`` the JSON string the chart element carries (``plotly_chart_proto``: sent as it is, not remade)."""
+    ``spec`` the JSON string the chart element carries (``streamlit_runtime.enqueue_chart``: sent as it is, not
+    remade)."""
 
     def __init__(self, figure: go.Figure) -> None:
         self._shared = without_unused_templates(figure.to_dict())  # no go.Figure.__init__: it would copy it again

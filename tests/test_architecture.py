@@ -132,3 +132,169 @@ def test_every_browser_test_file_is_marked_e2e():
         if not re.search(r"^pytestmark = .*pytest\.mark\.e2e", path.read_text(), flags=re.MULTILINE)
     ]
     assert not unmarked, unmarked
+
+
+# -- Streamlit's private names live in dashboard/streamlit_runtime.py alone (issue 33 part 3) -----------------------
+STREAMLIT_RUNTIME = ROOT / "dashboard" / "streamlit_runtime.py"
+PUBLIC_STREAMLIT = {
+    "streamlit": None,
+    "streamlit.components.v1": None,
+    "streamlit.column_config": None,
+    "streamlit.testing.v1": None,
+    "streamlit.errors": None,  # the exceptions Streamlit's public calls raise: catching one needs its class
+    "streamlit.delta_generator": {"DeltaGenerator"},  # the type of st.container() and every other container
+}
+"""Streamlit's modules the app may import from (None: any public name; else only these names). Every other module
+of the ``streamlit`` package is its internals (``runtime``, ``proto``, ``elements``, ``web``, ``file_util``...)."""
+NAMEDTUPLE_API = {"_asdict", "_replace", "_fields", "_make", "_field_defaults"}
+"""Underscore names that are a namedtuple's public API, not a library's privates."""
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def project_private_names() -> set[str]:
+    """Every private name the project's own code defines: functions, classes, variables and ``self``/``cls``
+    attributes, in core/, dashboard/ and bench/. An ``x._name`` with any other name reaches into a library."""
+    names = set()
+    for top in TOPS:
+        for path in (ROOT / top).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    names.add(node.name)
+                elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    names.add(node.id)
+                elif isinstance(node, ast.arg):
+                    names.add(node.arg)
+                elif (
+                    isinstance(node, ast.Attribute)
+                    and isinstance(node.ctx, ast.Store)
+                    and isinstance(node.value, ast.Name)
+                    and node.value.id in ("self", "cls")
+                ):
+                    names.add(node.attr)
+    return {n for n in names if _private(n)}
+
+
+def _streamlit_submodule(name: str) -> bool:
+    """``streamlit.<name>`` is a module (``from streamlit import file_util``), not a name of ``st``'s API."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(f"streamlit.{name}") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _streamlit_internal(module: str) -> bool:
+    return module.startswith("streamlit.") and module not in PUBLIC_STREAMLIT
+
+
+def _internal_names(node: ast.ImportFrom) -> list[ast.alias]:
+    """The names ``from streamlit... import`` takes from Streamlit's internals."""
+    module = node.module or ""
+    if module != "streamlit" and not module.startswith("streamlit."):
+        return []
+    found = []
+    for alias in node.names:
+        submodule = module == "streamlit" and _streamlit_submodule(alias.name)
+        full = f"{module}.{alias.name}" if submodule else module
+        allowed = PUBLIC_STREAMLIT.get(full, set())
+        if full not in PUBLIC_STREAMLIT or _private(alias.name) or (allowed and alias.name not in allowed):
+            found.append(alias)
+    return found
+
+
+def _foreign_private(node: ast.Attribute, ours: set[str]) -> bool:
+    """``x._name`` on anything but ``self``/``cls``, for a private name the project does not define."""
+    on_self = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
+    return _private(node.attr) and not on_self and node.attr not in ours and node.attr not in NAMEDTUPLE_API
+
+
+def _private_by_name(node: ast.AST, constants: dict[str, str], ours: set[str]) -> str | None:
+    """The private name ``getattr(x, "_name")`` (or setattr, hasattr, delattr; the name as text or a module
+    constant) reads, when the project does not define it."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) >= 2):
+        return None
+    if node.func.id not in ("getattr", "setattr", "hasattr", "delattr"):
+        return None
+    arg = node.args[1]
+    name = arg.value if isinstance(arg, ast.Constant) else constants.get(getattr(arg, "id", None))
+    return name if isinstance(name, str) and _private(name) and name not in ours else None
+
+
+def private_streamlit_uses(path: Path, ours: set[str]) -> list[str]:
+    """``line: what`` for each use of a private Streamlit name in ``path``: an import of Streamlit's internals (a
+    module outside ``PUBLIC_STREAMLIT``, or an ``_`` name from any), an ``x._name`` (or ``getattr(x, "_name")``)
+    whose name the project does not define (``ours``): a library's private, and the project's only library with
+    private names in reach of the page is Streamlit."""
+    tree = ast.parse(path.read_text())
+    constants = {  # module-level NAME = "_text": getattr(x, NAME) reads "_text"
+        t.id: node.value.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    }
+    found = []
+    shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
+    for node in ast.walk(tree):
+        where = f"{shown}:{getattr(node, 'lineno', 0)}"
+        if isinstance(node, ast.Import):
+            found += [f"{where}: import {a.name}" for a in node.names if _streamlit_internal(a.name)]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found += [f"{where}: from {node.module} import {a.name}" for a in _internal_names(node)]
+        elif isinstance(node, ast.Attribute) and _foreign_private(node, ours):
+            found.append(f"{where}: .{node.attr}")
+        elif (name := _private_by_name(node, constants, ours)) is not None:
+            found.append(f"{where}: {node.func.id}(..., {name!r})")
+    return found
+
+
+def test_the_private_streamlit_check_finds_each_kind(tmp_path):
+    """Guard: what dashboard/ held before issue 33 part 3 (address.py, plotly_chart_proto.py, push.py, clients.py,
+    follower_page.py, page.py, room_page.py, precompressed.py), one of each kind."""
+    source = tmp_path / "m.py"
+    source.write_text(
+        "import streamlit as st\n"
+        "from streamlit.runtime.scriptrunner import get_script_run_ctx\n"
+        "from streamlit import file_util, config\n"
+        "from streamlit.elements.plotly_chart import _plotly_data\n"
+        "from streamlit.delta_generator import DeltaGenerator, get_dg_singleton_instance\n"
+        "from streamlit.errors import StreamlitAPIException\n"
+        "import streamlit.web.server\n"
+        "NAME = '_session_mgr'\n"
+        "def f(dg, session, rule, _mine):\n"
+        "    self._lock, rule._asdict(), _mine._ours\n"
+        "    dg._enqueue('x')\n"
+        "    getattr(st, NAME, None), setattr(session, '_held', 1), st.session_state._state\n"
+    )
+    found = [line.split(": ", 1)[1] for line in private_streamlit_uses(source, {"_mine", "_ours"})]
+    assert sorted(found) == sorted(
+        [
+            "from streamlit.runtime.scriptrunner import get_script_run_ctx",
+            "from streamlit import file_util",
+            "from streamlit import config",
+            "from streamlit.elements.plotly_chart import _plotly_data",
+            "from streamlit.delta_generator import get_dg_singleton_instance",
+            "import streamlit.web.server",
+            "._enqueue",
+            "getattr(..., '_session_mgr')",
+            "setattr(..., '_held')",
+            "._state",
+        ]
+    )
+
+
+def test_only_streamlit_runtime_touches_streamlits_private_names():
+    """Every private Streamlit name the app relies on is behind one module, whose entry points are contract-tested
+    (tests/dashboard/test_streamlit_runtime.py): an upgrade of Streamlit is reworked there, not across the page."""
+    ours = project_private_names()
+    found = [
+        use
+        for path in sorted((ROOT / "dashboard").rglob("*.py"))
+        if path != STREAMLIT_RUNTIME
+        for use in private_streamlit_uses(path, ours)
+    ]
+    assert not found, "Streamlit's internals outside dashboard/streamlit_runtime.py:\n" + "\n".join(found)

@@ -19,10 +19,9 @@ The watcher keeps no seat: a seat is held only by a page that answers itself (``
 check, ``room_page.CHECK_SECONDS``), so a socket that never reads, which the watcher would go on seeing as connected
 and rerunning, holds nothing after 30 s, whether the teacher changes anything or not.
 
-How a page is rerun: Streamlit's runtime, as it does itself for ``runOnSave`` (``AppSession._on_source_file_changed``):
-``AppSession.request_rerun`` with the session's last client state (its URL and widget values), scheduled on the
-session's event loop. ``Runtime._session_mgr``, ``AppSession._client_state`` and ``_call_soon_on_event_loop`` are
-private: ``tests/dashboard/test_push.py`` pins them against the installed Streamlit, and the live room tests
+How a page is rerun: ``streamlit_runtime.rerun_session``, as Streamlit does itself for ``runOnSave``: the session's
+last client state (its URL and widget values), on the session's event loop. It is private API, contract-tested in
+``tests/dashboard/test_streamlit_runtime.py`` against the installed Streamlit, and the live room tests
 (``tests/dashboard/test_rooms_live.py``, ``tests/e2e``) fail if a pushed rerun stops arriving.
 """
 
@@ -33,10 +32,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 
-from streamlit.proto.ClientState_pb2 import ClientState
-from streamlit.runtime import Runtime
-
-from dashboard import clients
+from dashboard import clients, streamlit_runtime
 from dashboard.classroom.rooms import RoomStore
 
 WATCH_SECONDS = 0.5
@@ -120,25 +116,7 @@ def followers(code: str) -> int:
 def rerun(session_id: str, fragment_id: str | None = None) -> bool:
     """Ask session ``session_id``'s page to rerun, as it last ran (its URL, its widgets): only fragment
     ``fragment_id`` when the session still holds it, else the whole page; False: no such session."""
-    if not Runtime.exists():
-        return False
-    sessions = getattr(Runtime.instance(), "_session_mgr", None)  # private: see the module docstring
-    info = None if sessions is None else sessions.get_active_session_info(session_id)
-    if info is None:
-        return False
-    session = info.session
-    if fragment_id is not None and not session.has_fragment(fragment_id):  # a whole run since dropped it
-        fragment_id = None
-
-    def again() -> None:  # on the session's event loop, where its client state is written
-        state = ClientState()
-        state.CopyFrom(session._client_state)
-        state.fragment_id = fragment_id or ""  # "": the whole page, whatever ran last
-        state.is_auto_rerun = False
-        session.request_rerun(state)
-
-    session._call_soon_on_event_loop(again)
-    return True
+    return streamlit_runtime.rerun_session(session_id, fragment_id)
 
 
 def _watch() -> None:

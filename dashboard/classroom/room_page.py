@@ -46,9 +46,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from dashboard import clients
+from dashboard import clients, streamlit_runtime
 from dashboard.address import onto_room_link
 from dashboard.classroom import push, quiz_panel, teacher_key
 from dashboard.classroom.quiz import question_id
@@ -646,8 +645,7 @@ def class_bar(state: RoomState, presenter: bool) -> None:
 
 def fragment_rerun() -> bool:
     """This run reruns fragments alone (a push, a timer, a click in one), not the whole page."""
-    ctx = get_script_run_ctx()
-    return ctx is not None and bool(ctx.fragment_ids_this_run)
+    return streamlit_runtime.fragment_rerun()
 
 
 def drawn(state: RoomState) -> None:

@@ -1,17 +1,14 @@
-"""The address the page sends once per run (``dashboard/address.py``): the Streamlit internals it reads, and what
-the address holds after a view change and a tour step (chromium counts the history entries:
-tests/e2e/test_history_and_welcome.py)."""
+"""The address the page sends once per run (``dashboard/address.py``; the Streamlit internals it goes through are
+contract-tested in ``tests/dashboard/test_streamlit_runtime.py``): what the address holds after a view change and a
+tour step (chromium counts the history entries: tests/e2e/test_history_and_welcome.py)."""
 
 from __future__ import annotations
 
-import dataclasses
 from urllib.parse import urlencode
 
 import pytest
 from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
-from streamlit.runtime.scriptrunner_utils.shared_run_state import SharedRunState
 from streamlit.runtime.state.query_params import QueryParams
-from streamlit.runtime.state.safe_session_state import SafeSessionState
 
 from dashboard import address
 from dashboard.address import sends
@@ -23,16 +20,6 @@ from tests.dashboard.test_rooms import start_room, tabs  # noqa: F401  (tabs: th
 def query(at) -> dict[str, str]:
     """The AppTest page's address, one value per key."""
     return {k: v[-1] if isinstance(v, list) else v for k, v in at.query_params.items()}
-
-
-def test_the_streamlit_internals_it_reads_are_there():
-    qp = QueryParams()
-    assert isinstance(qp._query_params, dict) and isinstance(qp._bindings_by_widget, dict)
-    assert callable(QueryParams._send_query_param_msg)
-    assert callable(SafeSessionState.query_params)
-    context_fields = {f.name for f in dataclasses.fields(ScriptRunContext)}
-    assert {"is_history_navigation", "query_string", "shared"} <= context_fields
-    assert hasattr(SharedRunState(), "widget_ids_this_run")
 
 
 def test_a_view_change_is_in_the_address_and_the_default_view_is_not():

@@ -8,18 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import inspect
 import threading
 import time
 
 import hypothesis
-import streamlit
 from hypothesis import strategies as hyp
 from streamlit.runtime import Runtime
-from streamlit.runtime.websocket_session_manager import WebsocketSessionManager
 
 from core.training import recommended, train
-from dashboard import clients
+from dashboard import clients, streamlit_runtime
 from dashboard.training_jobs import CANCELLED, JOBS_PER_ADDRESS, MAX_JOBS, WAIT_LOOK_SECONDS, Registry
 
 WAIT = 60
@@ -183,16 +180,6 @@ def test_a_job_whose_tabs_the_runtime_cannot_judge_runs_to_the_end():
     assert job.trained is not None and job.error is None
 
 
-# -- the runtime API the limits read (private: pinned here) ---------------------------------------------------------
-def test_streamlits_session_manager_api_is_where_clients_reads_it():
-    """``clients.alive`` reads ``Runtime.instance()._session_mgr``: a rename in a new Streamlit fails here."""
-    assert streamlit.__version__ == "1.67.0", "re-check dashboard/clients.py against the new Streamlit"
-    assert "self._session_mgr = " in inspect.getsource(Runtime.__init__)
-    for name in ("is_active_session", "get_session_info"):
-        assert callable(getattr(WebsocketSessionManager, name))
-    assert "_session_mgr" in inspect.getsource(clients.alive)
-
-
 def test_without_a_runtime_no_tab_is_judged():
     assert not Runtime.exists() and clients.alive("any") is None
 
@@ -209,11 +196,7 @@ def test_alive_tells_a_forgotten_session_of_this_process_from_one_of_another(mon
         def get_session_info(self, session_id):
             return object() if session_id in ("open", "closed") else None
 
-    class FakeRuntime:
-        _session_mgr = Sessions()
-
-    monkeypatch.setattr(clients.Runtime, "exists", staticmethod(lambda: True))
-    monkeypatch.setattr(clients.Runtime, "instance", staticmethod(lambda: FakeRuntime()))
+    monkeypatch.setattr(streamlit_runtime, "sessions", Sessions)
     assert clients.alive("open") is True and clients.alive("open", here=True) is True
     assert clients.alive("closed") is False and clients.alive("closed", here=True) is False
     assert clients.alive("forgotten") is None

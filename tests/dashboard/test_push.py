@@ -1,24 +1,22 @@
 """Push, not poll (``dashboard.classroom.push``): the watcher reruns exactly the pages behind their room, once.
 
 The watcher's decisions are checked here against a real store (in-process, and Redis), with the rerun itself
-recorded instead of sent; the runtime API it sends through (private) is pinned below. A pushed rerun arriving on a
+recorded instead of sent; the runtime API it sends through (``streamlit_runtime.rerun_session``, private) is
+contract-tested in ``tests/dashboard/test_streamlit_runtime.py``. A pushed rerun arriving on a
 real server, across two processes on Redis, is ``tests/dashboard/test_rooms_live.py``; in a browser,
 ``tests/e2e/test_room_in_browser.py``.
 """
 
 from __future__ import annotations
 
-import inspect
 import threading
 from types import SimpleNamespace
 
 import pytest
-import streamlit
 from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.runtime import Runtime
-from streamlit.runtime.app_session import AppSession
-from streamlit.runtime.websocket_session_manager import WebsocketSessionManager
 
+from dashboard import streamlit_runtime
 from dashboard.classroom import push
 from dashboard.classroom.rooms import Client, MemoryRoomStore, RedisRoomStore
 from tests.dashboard.conftest import subscribed
@@ -216,8 +214,7 @@ class Sessions:
 def runtime(monkeypatch):
     """A running server whose session manager is a ``Sessions``: set ``.active`` / ``.stored`` per test."""
     sessions = Sessions()
-    server = SimpleNamespace(_session_mgr=sessions)
-    monkeypatch.setattr(push.clients, "Runtime", SimpleNamespace(exists=lambda: True, instance=lambda: server))
+    monkeypatch.setattr(streamlit_runtime, "sessions", lambda: sessions)
     return sessions
 
 
@@ -305,8 +302,7 @@ def test_rerun_asks_for_the_body_while_the_session_holds_it_else_the_whole_page(
     session = FakeSession(held)
     info = SimpleNamespace(session=session)
     manager = SimpleNamespace(get_active_session_info=lambda sid: info if sid == "s1" else None)
-    runtime = SimpleNamespace(exists=lambda: True, instance=lambda: SimpleNamespace(_session_mgr=manager))
-    monkeypatch.setattr(push, "Runtime", runtime)
+    monkeypatch.setattr(streamlit_runtime, "sessions", lambda: manager)
     assert push.rerun("s1", "body") and not push.rerun("gone", "body")
     (state,) = session.asked
     assert state.fragment_id == sent and state.query_string == "room=ABC234" and not state.is_auto_rerun
@@ -314,19 +310,3 @@ def test_rerun_asks_for_the_body_while_the_session_holds_it_else_the_whole_page(
 
 def test_without_a_runtime_nothing_is_rerun():
     assert not Runtime.exists() and push.rerun("any") is False
-
-
-# -- the runtime API push reads (private: pinned here) ---------------------------------------------------------------
-def test_streamlits_rerun_api_is_where_push_calls_it():
-    """``push.rerun`` does what Streamlit does for ``runOnSave``: a rename in a new Streamlit fails here."""
-    assert streamlit.__version__ == "1.67.0", "re-check dashboard/classroom/push.py against the new Streamlit"
-    assert "self._session_mgr = " in inspect.getsource(Runtime.__init__)
-    assert callable(WebsocketSessionManager.get_active_session_info)
-    assert "self._client_state = ClientState()" in inspect.getsource(AppSession.__init__)
-    assert "self.request_rerun(self._client_state)" in inspect.getsource(AppSession._on_source_file_changed)
-    assert "call_soon_threadsafe" in inspect.getsource(AppSession._call_soon_on_event_loop)
-    assert list(inspect.signature(AppSession.request_rerun).parameters) == ["self", "client_state"]
-    assert list(inspect.signature(AppSession.has_fragment).parameters) == ["self", "fragment_id"]
-    assert "fragment_id and not self.has_fragment(fragment_id)" in inspect.getsource(AppSession.request_rerun)
-    source = inspect.getsource(push.rerun)
-    assert all(name in source for name in ("_session_mgr", "_client_state", "_call_soon_on_event_loop"))
