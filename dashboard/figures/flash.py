@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from dashboard.figures.grid import Panel, heatmap_grid
+from dashboard.figures.grid import GridSpec, Panel, heatmap_grid
 from dashboard.figures.labels import position_labels, span
 from dashboard.figures.layout import axis_title, fonts, scale, single_map_columns
 from dashboard.figures.steps import DIVERGING, symmetric_limit
@@ -45,8 +45,7 @@ def block_figure(
     z = np.where(allowed, scores, 0.0)  # (T_q, B_c)
     limit = symmetric_limit(z[allowed]) if limit is None else limit
     panel = Panel(z, tokens, key_tokens, title, allowed, first_col=start)  # keys labelled by their positions
-    return heatmap_grid(
-        [panel],
+    spec = GridSpec(
         ncols=single_map_columns(presenter),
         zmin=-limit,
         zmax=limit,
@@ -56,6 +55,7 @@ def block_figure(
         fold_px=fold_px,
         mask_note=not presenter,
     )
+    return heatmap_grid([panel], spec)
 
 
 def state_figure(
