@@ -520,13 +520,9 @@ def chart_grid(
     rows = -(-len(panels) // ncols)
     note = MASK_NOTE if _masked(panels) else ""
     fold_px = chart_fold_px(presenter=presenter, control_rows=control_rows, caption=bool(note), above_px=above_px)
+    colour = dict(zmin=zmin, zmax=zmax, value_name=value_name, value_format=value_format, colorscale=colorscale)
     spec = GridSpec(
         ncols=1,
-        zmin=zmin,
-        zmax=zmax,
-        value_name=value_name,
-        value_format=value_format,
-        colorscale=colorscale,
         panel_px=panel_px or chart_panel_px(shape, presenter=presenter),
         square=square,
         presenter=presenter,
@@ -539,6 +535,7 @@ def chart_grid(
         mask_note=False,
         title_below=not labels,
         title_chars=max(len(q.title) for q in panels),
+        **colour,
     )
     # a projector's map above another with the same keys leaves the key labels to it
     below = [
