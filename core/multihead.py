@@ -218,20 +218,10 @@ def multi_head_attention(
 
     project -> split heads -> attend (each head on its own d_k columns) -> merge heads -> W_O.
 
-    ``kv=None`` is self-attention (``kv = x``); otherwise queries come from ``x`` and
-    keys and values from ``kv`` (cross-attention). ``mask`` is bool, True = may
-    attend, broadcastable to ``(..., h, T_q, T_k)`` (``attention_mask`` builds the
-    causal, window and prefix ones). ``scale=None`` means ``1/sqrt(d_k)``. ``bias``
-    (``alibi_bias``), broadcastable to ``(..., h, T_q, T_k)``, is added to the scaled
-    scores. The weights (and ``kv``) are cast to ``x.dtype``, so float32 stays float32;
-    integer input is computed in float64.
-
-    Grouped-query heads come from the projections: W_K and W_V of width
-    ``kv_heads * d_k`` give ``kv_heads`` K/V heads, each shared by ``n_heads / kv_heads``
-    query heads (``Projections.grouped``).
-
-    ``q_positions (T_q,)`` and ``k_positions (T_k,)``, given together, switch on RoPE:
-    each head's q and k are rotated by their own positions before ``QK^T``.
+    ``kv=None``: self-attention (``kv = x``), else cross-attention. ``mask``: bool, True = may attend, broadcastable
+    to ``(..., h, T_q, T_k)``. ``bias`` (ALiBi) is added to the scaled scores; ``scale=None``: ``1/sqrt(d_k)``.
+    W_K and W_V of width ``kv_heads * d_k``: grouped-query heads. ``q_positions (T_q,)`` with ``k_positions (T_k,)``:
+    RoPE turns q and k by their positions before ``QK^T``. float32 stays float32; integers are computed in float64.
     """
     if (q_positions is None) != (k_positions is None):
         raise ValueError("RoPE needs both q_positions and k_positions (or neither)")

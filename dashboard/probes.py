@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from core import Run
 from core.ablation import MODES
@@ -371,33 +372,32 @@ def induction_panel(settings: Settings, source: TrainedSource) -> None:
 # --- why a score is high -----------------------------------------------------------------------------------------
 
 
+def _position(where: DeltaGenerator, label: str, n: int, key: str, help: str) -> int:
+    """A position 0..n-1 picked in ``where``; an address's larger one is read as the last."""
+    picked = where.number_input(
+        label, min_value=0, max_value=n - 1, value=0, step=1, key=key, bind="query-params", help=help
+    )
+    return min(int(picked), n - 1)
+
+
+def _after_softmax(mask: np.ndarray | None, query: int, key: int, t_k: int, weight: float) -> str:
+    """What the softmax makes of the score: the key's weight among the keys this query sees, or that it is hidden."""
+    if mask is not None and not mask[query, key]:
+        return f"The mask hides this key from this query: its score becomes −∞ and its weight {weight:.3f}."
+    seen = t_k if mask is None else int(mask[query].sum())  # the keys this query's softmax runs over
+    keys = f"all {t_k} keys" if seen == t_k else f"the {seen} keys the mask lets this query see"
+    keys = "the one key the mask lets this query see" if seen == 1 < t_k else keys
+    return f"After the softmax over {keys}, this key gets weight {weight:.3f} from this query."
+
+
 def score_probe(settings: Settings, run: Run, head: int) -> None:
     """One query and one key of head ``head``: the products q_c · k_c, their sum, the scale and the score."""
     tr = run.trace
     t_q, t_k = tr.scores.shape[-2:]
     st.subheader("Why a score is high", anchor=False)
     left, right = st.columns(2)
-    query = left.number_input(
-        "Query position",
-        min_value=0,
-        max_value=t_q - 1,
-        value=0,
-        step=1,
-        key="probe_query",
-        bind="query-params",
-        help="The row of the score matrix: the token that asks.",
-    )
-    key = right.number_input(
-        "Key position",
-        min_value=0,
-        max_value=t_k - 1,
-        value=0,
-        step=1,
-        key="probe_key",
-        bind="query-params",
-        help="The column: the token being looked at.",
-    )
-    query, key = min(int(query), t_q - 1), min(int(key), t_k - 1)
+    query = _position(left, "Query position", t_q, "probe_query", "The row of the score matrix: the token that asks.")
+    key = _position(right, "Key position", t_k, "probe_key", "The column: the token being looked at.")
     terms = score_terms(tr, head, query, key)
     st.plotly_chart(
         score_terms_figure(
@@ -421,13 +421,7 @@ def score_probe(settings: Settings, run: Run, head: int) -> None:
             f"Shared keys: query head {head + 1} reads K head {terms.kv_head + 1} of {tr.kv_heads}, which "
             f"{tr.group} query heads share."
         )
-    seen = t_k if tr.mask is None else int(tr.mask[query].sum())  # the keys this query's softmax runs over
-    if tr.mask is not None and not tr.mask[query, key]:
-        after = f"The mask hides this key from this query: its score becomes −∞ and its weight {terms.weight:.3f}."
-    else:
-        keys = f"all {t_k} keys" if seen == t_k else f"the {seen} keys the mask lets this query see"
-        keys = "the one key the mask lets this query see" if seen == 1 < t_k else keys
-        after = f"After the softmax over {keys}, this key gets weight {terms.weight:.3f} from this query."
+    after = _after_softmax(tr.mask, query, key, t_k, terms.weight)
     st.caption(
         f"{positive} of the {d_k} dimensions add to the score (blue), {d_k - positive} take away (orange). {after}"
     )

@@ -420,8 +420,9 @@ def _set_url(key: str, text: str | None) -> None:
         pass
 
 
-def _set_owned(key: str, value: object) -> None:
-    """The session value of an unbound URL key (``settings.OWNED_KEYS``); None: its control starts empty."""
+def _set_session(key: str, value: object) -> None:
+    """A key's session value (a widget's, or an unbound URL key's: ``settings.OWNED_KEYS``); None: its control starts
+    empty, or from its default."""
     if value is None:
         st.session_state.pop(key, None)
     else:
@@ -460,7 +461,7 @@ def read_address() -> dict[str, str]:
         reading = Reading({}, {})  # what this function uses of ``read({}, known)``: no values, problems or ignored
     for key in OWNED_KEYS:  # no widget seeds these from the address: the page does
         if back or (key in new and key not in reading.problems):
-            _set_owned(key, reading.context[key])
+            _set_session(key, reading.context[key])
     link = dict(st.session_state.pop(_LINK, {}))
     fixed = {}
     for key, raw in new.items():
@@ -479,10 +480,7 @@ def read_address() -> dict[str, str]:
         else:
             link[key] = raw
     for key, value in fixed.items():
-        if value is None:
-            st.session_state.pop(key, None)
-        else:
-            st.session_state[key] = value
+        _set_session(key, value)
     if reading.problems:
         said = [(k, must, reading.values[k]) for k, must in reading.problems.items()]
         st.session_state[_NOTES] = [*st.session_state.get(_NOTES, []), *said]

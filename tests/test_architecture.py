@@ -298,3 +298,54 @@ def test_only_streamlit_runtime_touches_streamlits_private_names():
         for use in private_streamlit_uses(path, ours)
     ]
     assert not found, "Streamlit's internals outside dashboard/streamlit_runtime.py:\n" + "\n".join(found)
+
+
+MAX_FUNCTION_LINES = 60
+"""The most lines a function of core/ or dashboard/ may take, from its ``def`` to its last line, docstring included."""
+
+
+def function_lengths(root: Path) -> dict[str, int]:
+    """``file:name`` -> lines from ``def`` to the last line (``ast`` lineno..end_lineno) of every function below
+    ``root``'s core/ and dashboard/, methods and nested functions too (named ``Class.method``, ``outer.inner``)."""
+    lengths = {}
+
+    def visit(node: ast.AST, path: str, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            name = f"{prefix}{getattr(child, 'name', '')}"
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lengths[f"{path}:{name}"] = child.end_lineno - child.lineno + 1
+            is_scope = isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            visit(child, path, f"{name}." if is_scope else prefix)
+
+    for top in ("core", "dashboard"):
+        for file in sorted((root / top).rglob("*.py")):
+            visit(ast.parse(file.read_text()), file.relative_to(root).as_posix(), "")
+    return lengths
+
+
+def test_the_length_check_counts_every_function_from_def_to_its_last_line(tmp_path):
+    """Guard: methods, nested and async functions count; decorators do not; the docstring and a last blank-free
+    line do."""
+    (tmp_path / "core").mkdir()
+    (tmp_path / "dashboard" / "views").mkdir(parents=True)
+    (tmp_path / "core" / "a.py").write_text(
+        'def one():\n    """Doc."""\n    return 1\n\n\nclass C:\n    @staticmethod\n    def m():\n        pass\n'
+    )
+    body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
+    (tmp_path / "dashboard" / "views" / "b.py").write_text(
+        f"async def long():\n{body}\n\n    def inner():\n        return 2\n\n    return inner\n"
+    )
+    assert function_lengths(tmp_path) == {
+        "core/a.py:one": 3,
+        "core/a.py:C.m": 2,
+        "dashboard/views/b.py:long": MAX_FUNCTION_LINES + 6,
+        "dashboard/views/b.py:long.inner": 2,
+    }
+
+
+def test_no_function_is_longer_than_a_reader_can_hold():
+    """Issue 33 part 5: no function of core/ or dashboard/ over ``MAX_FUNCTION_LINES``; split a long one into
+    named steps."""
+    long = {name: n for name, n in function_lengths(ROOT).items() if n > MAX_FUNCTION_LINES}
+    offenders = [f"{name}:{n}" for name, n in sorted(long.items(), key=lambda item: -item[1])]
+    assert not offenders, f"over {MAX_FUNCTION_LINES} lines: {offenders}"

@@ -396,6 +396,20 @@ def snapshot(params: dict[str, np.ndarray], config: ModelConfig, tokens: np.ndar
     return np.stack([t.weights[0] for t in traces(params, config, tokens)]).astype(np.float32)
 
 
+def train_step(params: dict[str, np.ndarray], config: ModelConfig, adam: Adam, batch: Batch) -> tuple[float, float]:
+    """One step of gradient descent on ``batch``: forward, loss, backward, Adam; returns (loss, accuracy)."""
+    cache = forward(params, config, batch.inputs)
+    loss, dlogits, correct = cross_entropy(cache.logits, batch.targets, batch.scored)
+    adam.step(params, backward(params, config, cache, dlogits))
+    return loss, int(correct.sum()) / max(int(batch.scored.sum()), 1)
+
+
+def _progress(history: History, step: int, steps: int, seconds: float) -> Progress:
+    """Where the run stands after ``step``: its last loss and accuracy, and its latest held-out accuracy."""
+    latest = history.eval_accuracy[-1] if history.eval_accuracy else None
+    return Progress(step, steps, history.loss[-1], history.accuracy[-1], latest, seconds, history)
+
+
 def train(
     settings: TrainSettings,
     on_progress: Callable[[Progress], None] | None = None,
@@ -403,9 +417,8 @@ def train(
 ) -> TrainResult:
     """Train from ``settings``; returns the weights, snapshots and history.
 
-    ``on_progress`` is called after every ``snapshot_every`` steps and after the last
-    one. ``should_stop`` (e.g. ``threading.Event().is_set``) is asked before every step;
-    when it returns True the run ends there and the result says ``stopped=True``.
+    ``on_progress`` is called after every ``snapshot_every`` steps and after the last one. ``should_stop`` (e.g.
+    ``threading.Event().is_set``) is asked before every step: True ends the run there, and the result says ``stopped``.
     """
     s, config, task = settings, settings.model, settings.task_info
     params = init_params(config, s.vocab_size, s.seed, s.dtype)
@@ -430,12 +443,10 @@ def train(
             break
         step += 1
         batch = task.sample(data_rng, s.batch_size, s.length, config.causal)
-        cache = forward(params, config, batch.inputs)
-        loss, dlogits, correct = cross_entropy(cache.logits, batch.targets, batch.scored)
-        adam.step(params, backward(params, config, cache, dlogits))
+        loss, accuracy = train_step(params, config, adam, batch)
         history.step.append(step)
         history.loss.append(loss)
-        history.accuracy.append(int(correct.sum()) / max(int(batch.scored.sum()), 1))
+        history.accuracy.append(accuracy)
         last = step == s.steps
         if step % s.eval_every == 0 or last:
             run_eval(step)
@@ -443,10 +454,7 @@ def train(
             snaps.append(snapshot(params, config, example))
             snap_steps.append(step)
             if on_progress is not None:
-                latest = history.eval_accuracy[-1] if history.eval_accuracy else None
-                on_progress(
-                    Progress(step, s.steps, loss, history.accuracy[-1], latest, time.perf_counter() - start, history)
-                )
+                on_progress(_progress(history, step, s.steps, time.perf_counter() - start))
     if stopped and history.eval_step[-1] != step:  # a stop between evaluations: evaluate the last step
         run_eval(step)
     if stopped and snap_steps[-1] != step:  # and snapshot it, whether or not it was an evaluation step

@@ -160,35 +160,14 @@ def ask(settings: Settings, run: Run) -> bool:
     if not 1 <= int(st.session_state.get(NUMBER) or 1) <= n:  # fewer questions than before: back to the first
         st.session_state[NUMBER] = 1
     with st.container(border=True, key="quiz_panel"):
-        number = followed.choice(  # a following page: the teacher's question
-            NUMBER,
-            1,
-            lambda: st.number_input(
-                "Question",
-                min_value=1,
-                max_value=n,
-                value=1,
-                step=1,
-                key="quiz_question",  # NUMBER, written out: tests/dashboard/test_links.py reads bound keys
-                bind="query-params",
-                width=180,
-                help=f"This run's numbers answer {n} question{'s' * (n > 1)} uniquely (1 to {n}); they come in the "
-                "same order for everyone with these settings.",
-            ),
-        )
+        number = _question_number(n)
         question = found[max(1, min(int(number or 1), n)) - 1]
         st.session_state[CURRENT] = question
         qid = question_id(question)
         room = in_room()
         teacher = room is not None and room.teacher  # runs the room: reveals for the class, never guesses
         for_class = room is not None and not teacher and room.for_class(qid)  # a student: the teacher reveals
-        mine = qid in st.session_state.get(REVEALED, frozenset())
-        if teacher:
-            revealed = mine or room.revealed(qid) is not None  # or revealed from the teacher's other device
-        elif for_class:
-            revealed = room.revealed(qid) is not None  # only the teacher's Reveal shows the answer
-        else:
-            revealed = mine
+        revealed = _revealed(room, qid, teacher, for_class)
         # the teacher's page: the class's count and tally beside the question, where the class looks
         left, right = st.columns([3, 2], gap="medium") if teacher else (st.container(), None)
         with left:
@@ -197,48 +176,87 @@ def ask(settings: Settings, run: Run) -> bool:
             else:
                 st.caption("Predict first, then reveal." if not for_class else "Predict first.")
             st.text(question.text)  # may quote a token: plain text
-            choice = None
-            if not teacher:
-                choice = st.selectbox(
-                    "Your answer",
-                    range(len(question.choices)),
-                    index=None,
-                    format_func=lambda i: question.choices[i],  # selectbox options are plain text, never Markdown
-                    placeholder="Pick one",
-                    width=420,
-                    key=pick_key(question),
-                    disabled=revealed,
-                    help="Commit to a guess before you see the map: that is what makes the reveal teach.",
-                )
+            choice = None if teacher else _guess(question, revealed)
             if for_class and not revealed:
                 _send(room, qid, choice)
             with st.container(horizontal=True):
                 if not for_class:  # a student on the class's question moves with the teacher, who reveals
-                    st.button(
-                        "Reveal",
-                        type="primary",
-                        key="quiz_reveal",
-                        disabled=revealed or (choice is None and not teacher),
-                        on_click=_reveal,
-                        args=(question,),
-                        icon=":material/visibility:",
-                        help=_reveal_help(teacher, choice),
-                    )
-                    st.button(
-                        "Another question",
-                        key="quiz_next",
-                        on_click=_next_question,
-                        args=(int(number), n),
-                        icon=":material/skip_next:",
-                        help="The next question about these same numbers (they wrap round)."
-                        + (" Your class gets it too." if teacher else " Your answers are not stored."),
-                    )
+                    _buttons(question, int(number), n, teacher, choice, revealed)
         if right is not None:
             with right:
                 room.tally(question, settings.presenter)
         if revealed:
             _show_answer(settings, run, question, choice)
     return not revealed
+
+
+def _question_number(n: int) -> int:
+    """Which of the run's ``n`` questions, from 1: the picker's, or on a following page the teacher's."""
+    return followed.choice(
+        NUMBER,
+        1,
+        lambda: st.number_input(
+            "Question",
+            min_value=1,
+            max_value=n,
+            value=1,
+            step=1,
+            key="quiz_question",  # NUMBER, written out: tests/dashboard/test_links.py reads bound keys
+            bind="query-params",
+            width=180,
+            help=f"This run's numbers answer {n} question{'s' * (n > 1)} uniquely (1 to {n}); they come in the "
+            "same order for everyone with these settings.",
+        ),
+    )
+
+
+def _revealed(room: InRoom | None, qid: str, teacher: bool, for_class: bool) -> bool:
+    """Whether the answer shows: the teacher's Reveal (on any of their devices) for the class's question, else
+    this page's own."""
+    mine = qid in st.session_state.get(REVEALED, frozenset())
+    if teacher:
+        return mine or room.revealed(qid) is not None  # or revealed from the teacher's other device
+    if for_class:
+        return room.revealed(qid) is not None  # only the teacher's Reveal shows the answer
+    return mine
+
+
+def _guess(question: Question, revealed: bool) -> int | None:
+    """The answer picked (an index into ``question.choices``), or None before a pick; fixed once revealed."""
+    return st.selectbox(
+        "Your answer",
+        range(len(question.choices)),
+        index=None,
+        format_func=lambda i: question.choices[i],  # selectbox options are plain text, never Markdown
+        placeholder="Pick one",
+        width=420,
+        key=pick_key(question),
+        disabled=revealed,
+        help="Commit to a guess before you see the map: that is what makes the reveal teach.",
+    )
+
+
+def _buttons(question: Question, number: int, n: int, teacher: bool, choice: int | None, revealed: bool) -> None:
+    """Reveal (after a pick; the teacher's reveals for the class) and Another question."""
+    st.button(
+        "Reveal",
+        type="primary",
+        key="quiz_reveal",
+        disabled=revealed or (choice is None and not teacher),
+        on_click=_reveal,
+        args=(question,),
+        icon=":material/visibility:",
+        help=_reveal_help(teacher, choice),
+    )
+    st.button(
+        "Another question",
+        key="quiz_next",
+        on_click=_next_question,
+        args=(number, n),
+        icon=":material/skip_next:",
+        help="The next question about these same numbers (they wrap round)."
+        + (" Your class gets it too." if teacher else " Your answers are not stored."),
+    )
 
 
 def _reveal_help(teacher: bool, choice: int | None) -> str:

@@ -3,7 +3,7 @@
 Every token string is HTML-escaped here before it reaches a Plotly label.
 """
 
-from dashboard.figures.grid import COLORSCALE, Panel, heatmap_grid
+from dashboard.figures.grid import COLORSCALE, GridSpec, Panel, heatmap_grid
 from dashboard.figures.heads import (
     average_charts,
     heads_figure,
@@ -16,6 +16,7 @@ from dashboard.figures.labels import escape, position_labels, tick_texts
 
 __all__ = [
     "COLORSCALE",
+    "GridSpec",
     "Panel",
     "average_charts",
     "escape",

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from dashboard.figures.grid import Panel, heatmap_grid
+from dashboard.figures.grid import GridSpec, Panel, heatmap_grid
 from dashboard.figures.labels import position_labels, span
-from dashboard.figures.layout import axis_title, fonts, scale, single_map_columns
+from dashboard.figures.layout import Fonts, axis_title, fonts, scale, single_map_columns
 from dashboard.figures.steps import DIVERGING, symmetric_limit
 
 BEFORE, AFTER, CORRECTION = "#999999", "#0072B2", "#D55E00"
@@ -45,8 +45,7 @@ def block_figure(
     z = np.where(allowed, scores, 0.0)  # (T_q, B_c)
     limit = symmetric_limit(z[allowed]) if limit is None else limit
     panel = Panel(z, tokens, key_tokens, title, allowed, first_col=start)  # keys labelled by their positions
-    return heatmap_grid(
-        [panel],
+    spec = GridSpec(
         ncols=single_map_columns(presenter),
         zmin=-limit,
         zmax=limit,
@@ -56,6 +55,7 @@ def block_figure(
         fold_px=fold_px,
         mask_note=not presenter,
     )
+    return heatmap_grid([panel], spec)
 
 
 def state_figure(
@@ -75,33 +75,13 @@ def state_figure(
     s = scale(presenter)
     font = fonts(presenter, len(tokens))  # ticks >= 16 px on a projector, like every map's
     y = position_labels(tokens)  # escaped, unique per position
-
-    def finite(a: np.ndarray) -> list[float | None]:
-        return [float(v) if np.isfinite(v) else None for v in a]
-
-    def bars(values, name, colour, axis, show):
-        return go.Bar(
-            x=finite(values),
-            y=y,
-            orientation="h",
-            name=name,
-            marker=dict(color=colour),
-            xaxis=f"x{axis}",
-            yaxis="y",
-            showlegend=show,
-            legendgroup=name,
-            hovertemplate=f"%{{y}}: {name} = %{{x:.4g}}<extra></extra>",
-        )
-
     data = [
-        bars(m_old, "before the block", BEFORE, "", True),
-        bars(m_new, "after the block", AFTER, "", True),
-        bars(l_old, "before the block", BEFORE, 2, False),
-        bars(l_new, "after the block", AFTER, 2, False),
-        bars(correction, "exp(m_old − m_new)", CORRECTION, 3, True),
+        _bars(m_old, y, "before the block", BEFORE, "", True),
+        _bars(m_new, y, "after the block", AFTER, "", True),
+        _bars(l_old, y, "before the block", BEFORE, 2, False),
+        _bars(l_new, y, "after the block", AFTER, 2, False),
+        _bars(correction, y, "exp(m_old − m_new)", CORRECTION, 3, True),
     ]
-    gap = 0.06
-    width = (1 - 2 * gap) / 3
     rows = max(len(tokens), STATE_MIN_ROWS)  # a few rows still get a plot tall enough for the legend below it
     height, top, bottom = int((120 + 22 * rows) * s), int(60 * s), int(40 * s)
     legend_y = -LEGEND_GAP_PX * s / (height - top - bottom)  # paper units: that many px under the plot
@@ -113,6 +93,32 @@ def state_figure(
         # below the axis titles (the toolbar shows at the top right); Plotly widens the bottom margin to hold it
         legend=dict(orientation="h", yanchor="top", y=legend_y, x=0, font=dict(size=font.note)),
         yaxis=dict(autorange="reversed", tickfont=dict(size=font.tick)),
+        **_state_axes(font),
+    )
+    return go.Figure(data=data, layout=layout)
+
+
+def _bars(values: np.ndarray, y: list[str], name: str, colour: str, axis: int | str, show: bool) -> go.Bar:
+    """One running number of every query row, on x axis ``axis``; an infinite value (m = −∞) is a gap."""
+    return go.Bar(
+        x=[float(v) if np.isfinite(v) else None for v in values],
+        y=y,
+        orientation="h",
+        name=name,
+        marker=dict(color=colour),
+        xaxis=f"x{axis}",
+        yaxis="y",
+        showlegend=show,
+        legendgroup=name,
+        hovertemplate=f"%{{y}}: {name} = %{{x:.4g}}<extra></extra>",
+    )
+
+
+def _state_axes(font: Fonts) -> dict:
+    """The three panels' x axes side by side, a gap between them: m, l, and the correction in [0, 1]."""
+    gap = 0.06
+    width = (1 - 2 * gap) / 3
+    return dict(
         xaxis=dict(domain=[0, width], title=axis_title("running max m", font), tickfont=dict(size=font.tick), nticks=4),
         xaxis2=dict(
             domain=[width + gap, 2 * width + gap],
@@ -130,4 +136,3 @@ def state_figure(
             nticks=4,
         ),
     )
-    return go.Figure(data=data, layout=layout)

@@ -197,85 +197,63 @@ def _holds(panels: Sequence[Panel], ticks: list[tuple[bool, bool]]) -> Holds:
     )
 
 
-def heatmap_grid(
-    panels: Sequence[Panel],
-    *,
-    ncols: int | None = None,
-    zmin: float = 0.0,
-    zmax: float = 1.0,
-    value_name: str = "weight",
-    value_format: str = ".3f",
-    colorscale: str = COLORSCALE,
-    panel_px: int | None = None,
-    square: bool = True,
-    presenter: bool = False,
-    values: bool = False,
-    colorbar: bool = True,
-    width_px: int | None = None,
-    fold_px: int | None = None,
-    fold_rows: int = 1,
-    x_labels: bool = True,
-    y_labels: bool = True,
-    mask_note: bool = True,
-    title_below: bool = False,
-    title_chars: int = 0,
-) -> go.Figure:
-    """One figure, ``len(panels)`` heatmaps on a grid, one colour bar ``[zmin, zmax]``; sizes from ``layout``.
+@dataclass(frozen=True)
+class GridSpec:
+    """How ``heatmap_grid`` draws its panels: the colour scale, the sizes (``layout.plan_grid``) and the labels."""
+
+    ncols: int | None = None
+    """Panels to a row; None: ``layout.grid_columns`` chooses."""
+    zmin: float = 0.0
+    zmax: float = 1.0
+    value_name: str = "weight"
+    """The colour bar's title, and what the hover calls a cell's value."""
+    value_format: str = ".3f"
+    colorscale: str = COLORSCALE
+    panel_px: int | None = None
+    square: bool = True
+    """False lets cells stretch to fill ``panel_px`` by the panel width: a (T, 512) matrix of vectors would
+    otherwise be a strip a few pixels high."""
+    presenter: bool = False
+    """For a projector (``layout.plan_grid``: larger fonts, cells and margins, fewer columns)."""
+    values: bool = False
+    """Write each cell's number (two decimals) in maps of at most ``VALUES_MAX_CELLS`` rows and columns."""
+    colorbar: bool = True
+    """False leaves the colour bar to another figure (``colour_bar_figure``)."""
+    width_px: int | None = None
+    """``width_px``, ``fold_px``, ``fold_rows``: see ``layout.plan_grid``."""
+    fold_px: int | None = None
+    fold_rows: int = 1
+    x_labels: bool = True
+    """False: a chart above another with the same keys leaves the key labels to it."""
+    y_labels: bool = True
+    """False draws no query labels either (small multiples labelled outside)."""
+    mask_note: bool = True
+    """False: the page says what the hatching means (``MASK_NOTE``) once for many charts, so this figure neither
+    writes it nor keeps the top margin for it."""
+    title_below: bool = False
+    """Each title under its panel (``layout.GridPlan.title_below``)."""
+    title_chars: int = 0
+    """The longest title of the charts drawn beside this one (``chart_grid``), so that they all keep the toolbar's
+    strip or none do, and their rows align."""
+
+
+def heatmap_grid(panels: Sequence[Panel], spec: GridSpec = GridSpec()) -> go.Figure:
+    """One figure, ``len(panels)`` heatmaps on a grid, one colour bar ``[spec.zmin, spec.zmax]``; sizes from ``layout``.
 
     Tick labels are drawn on the left column and bottom row, and on any panel
-    whose tokens differ from its neighbour's (e.g. a reordered sentence).
-    ``square=False`` lets cells stretch to fill ``panel_px`` by the panel width:
-    a (T, 512) matrix of vectors would otherwise be a strip a few pixels high.
-    ``presenter=True`` is for a projector (``layout.plan_grid``: larger fonts, cells and margins, fewer columns).
-    ``values=True`` writes each cell's number (two decimals) in maps of at most ``VALUES_MAX_CELLS`` rows
-    and columns; larger maps stay without. ``colorbar=False`` leaves the colour bar to another figure
-    (``colour_bar_figure``). ``width_px``, ``fold_px``, ``fold_rows``: see ``layout.plan_grid``.
-    ``x_labels=False``: a chart above another with the same keys leaves the key labels to it; ``y_labels=False``
-    draws no query labels either (small multiples labelled outside). A panel titled "" gets no title.
-    ``mask_note=False``: the page says what the hatching means (``MASK_NOTE``) once for many charts, so this
-    figure neither writes it nor keeps the top margin for it. ``title_below``: each title under its panel
-    (``layout.GridPlan.title_below``). ``title_chars``: the longest title of the charts drawn beside this one
-    (``chart_grid``), so that they all keep the toolbar's strip or none do, and their rows align.
+    whose tokens differ from its neighbour's (e.g. a reordered sentence). A panel titled "" gets no title.
     """
     if not panels:
         raise ValueError("heatmap_grid needs at least one panel")
-    ncols = grid_columns(len(panels), ncols, presenter=presenter)
-    ticks = [(show_x and x_labels, show_y and y_labels) for show_x, show_y in _shows_ticks(panels, ncols)]
-    holds = _holds(panels, ticks)
-    holds = replace(holds, title_chars=max(holds.title_chars, title_chars))
-    plan = plan_grid(
-        holds if mask_note else replace(holds, masked=False),
-        ncols=ncols,
-        panel_px=panel_px,
-        square=square,
-        presenter=presenter,
-        width_px=width_px,
-        colorbar=colorbar,
-        fold_px=fold_px,
-        fold_rows=fold_rows,
-        title_below=title_below,
-    )
-    font = plan.fonts
+    plan = _plan(panels, spec)
     traces, layout, annotations, shapes = [], {}, [], []
     hatch_cache: dict[bytes, str] = {}
     for k, p in enumerate(panels):
-        x_dom, y_dom = plan.domains(k)
-        show_x, show_y = plan.ticks[k]
         suffix = "" if k == 0 else str(k + 1)
         xa, ya = f"x{suffix}", f"y{suffix}"
         x_cats = _labels(p.cols, p.z.shape[1], p.first_col, p.places)
         y_cats = _labels(p.rows, p.z.shape[0], places=p.places)
-        t_q, t_k = p.z.shape
-        # square cells: a map with fewer keys than queries is narrower than its planned panel (a flash block of 15
-        # keys of 62 queries is a quarter as wide), so its key labels are thinned for the width it is drawn at
-        x_along = min(plan.x_px, math.ceil(plan.panel_h * t_k / t_q)) if square else plan.x_px
-        x_axis = _axis(x_dom, x_cats, show_x, x_along, ya, plan)
-        layout[f"xaxis{suffix}"] = x_axis | dict(tickangle=TICK_ANGLE, constraintoward="left")  # under its title
-        y_axis = _axis(y_dom, y_cats, show_y, plan.panel_h, xa, plan)
-        # row 0 on top; a panel squeezed by a narrow chart stays under its title
-        y_axis |= dict(range=y_axis["range"][::-1], constraintoward="top")
-        layout[f"yaxis{suffix}"] = y_axis | (dict(scaleanchor=xa) if square else {})
-
+        layout[f"xaxis{suffix}"], layout[f"yaxis{suffix}"] = _panel_axes(k, p, x_cats, y_cats, plan, spec.square)
         x, y, title = x_cats[0], y_cats[0], escape(p.title)
         z = np.asarray(p.z, dtype=np.float32)  # (T_q, T_k); float32 keeps the payload small
         if p.allowed is not None and not p.allowed.all():
@@ -285,32 +263,89 @@ def heatmap_grid(
                 hatch_cache[key] = _hatch_path(p.allowed)
             shapes.append(dict(type="path", xref=xa, yref=ya, path=hatch_cache[key], line=dict(color=HATCH, width=1)))
             traces.append(_mask_trace(p.allowed, x, y, xa, ya, title))
-        trace = _value_trace(z, x, y, xa, ya, title, f"{p.hover}: %{{z:{value_format}}}")
-        if values and max(p.z.shape) <= VALUES_MAX_CELLS:
+        trace = _value_trace(z, x, y, xa, ya, title, f"{p.hover}: %{{z:{spec.value_format}}}")
+        if spec.values and max(p.z.shape) <= VALUES_MAX_CELLS:
             # plotly.js's default text colour on a heatmap ("auto") is black or white, whichever contrasts with
             # the cell's own colour: white on Viridis' dark purple, black on its green and yellow
-            trace |= dict(texttemplate="%{z:.2f}", textfont=dict(size=font.value))
+            trace |= dict(texttemplate="%{z:.2f}", textfont=dict(size=plan.fonts.value))
         traces.append(trace)
         if title:
-            # over the map's left edge: clear of Plotly's toolbar, which shows at the chart's top right
-            at = title_annotation(title, x_dom[0], y_dom[0 if title_below else 1], xanchor="left", size=font.title)
-            annotations.append(at | dict(yanchor="top") if title_below else at)
+            annotations.append(_panel_title(title, plan.domains(k), plan, spec.title_below))
     if plan.masked:
-        annotations.append(title_annotation(MASK_NOTE, 0, 1, xanchor="left", size=font.note, name="note"))
-    layout |= dict(
+        annotations.append(title_annotation(MASK_NOTE, 0, 1, xanchor="left", size=plan.fonts.note, name="note"))
+    layout |= _figure_layout(plan, spec, annotations)
+    if shapes:  # no empty list: validation would drop it, and the figure stays as Plotly would write it
+        layout["shapes"] = shapes
+    return plain_figure(traces, layout)  # dicts as plotly.js reads them: see plain.py for why not validated
+
+
+def _plan(panels: Sequence[Panel], spec: GridSpec) -> GridPlan:
+    """The grid's sizes for ``panels`` drawn as ``spec`` says (``layout.plan_grid``), with which labels show."""
+    ncols = grid_columns(len(panels), spec.ncols, presenter=spec.presenter)
+    ticks = [(show_x and spec.x_labels, show_y and spec.y_labels) for show_x, show_y in _shows_ticks(panels, ncols)]
+    holds = _holds(panels, ticks)
+    holds = replace(holds, title_chars=max(holds.title_chars, spec.title_chars))
+    return plan_grid(
+        holds if spec.mask_note else replace(holds, masked=False),
+        ncols=ncols,
+        panel_px=spec.panel_px,
+        square=spec.square,
+        presenter=spec.presenter,
+        width_px=spec.width_px,
+        colorbar=spec.colorbar,
+        fold_px=spec.fold_px,
+        fold_rows=spec.fold_rows,
+        title_below=spec.title_below,
+    )
+
+
+def _panel_axes(
+    k: int,
+    p: Panel,
+    x_cats: tuple[list[str], list[str]],
+    y_cats: tuple[list[str], list[str]],
+    plan: GridPlan,
+    square: bool,
+) -> tuple[dict, dict]:
+    """Panel ``k``'s x (keys) and y (queries, row 0 on top) axes, in its planned domain."""
+    x_dom, y_dom = plan.domains(k)
+    show_x, show_y = plan.ticks[k]
+    suffix = "" if k == 0 else str(k + 1)
+    xa, ya = f"x{suffix}", f"y{suffix}"
+    t_q, t_k = p.z.shape
+    # square cells: a map with fewer keys than queries is narrower than its planned panel (a flash block of 15
+    # keys of 62 queries is a quarter as wide), so its key labels are thinned for the width it is drawn at
+    x_along = min(plan.x_px, math.ceil(plan.panel_h * t_k / t_q)) if square else plan.x_px
+    x_axis = _axis(x_dom, x_cats, show_x, x_along, ya, plan)
+    x_axis |= dict(tickangle=TICK_ANGLE, constraintoward="left")  # under its title
+    y_axis = _axis(y_dom, y_cats, show_y, plan.panel_h, xa, plan)
+    # row 0 on top; a panel squeezed by a narrow chart stays under its title
+    y_axis |= dict(range=y_axis["range"][::-1], constraintoward="top")
+    return x_axis, y_axis | (dict(scaleanchor=xa) if square else {})
+
+
+def _panel_title(title: str, domains: tuple[list[float], list[float]], plan: GridPlan, below: bool) -> dict:
+    """A panel's title, escaped: over the map's left edge (clear of Plotly's toolbar, which shows at the chart's
+    top right), or under the map."""
+    x_dom, y_dom = domains
+    at = title_annotation(title, x_dom[0], y_dom[0 if below else 1], xanchor="left", size=plan.fonts.title)
+    return at | dict(yanchor="top") if below else at
+
+
+def _figure_layout(plan: GridPlan, spec: GridSpec, annotations: list[dict]) -> dict:
+    """The figure's own layout: its height and margins, the shared colour axis, the hover, the annotations."""
+    colour_axis = _colour_axis(spec.colorscale, spec.zmin, spec.zmax, spec.value_name, plan)
+    return dict(
         height=plan.height,
         margin=dict(l=SIDE_MARGIN_PX, r=SIDE_MARGIN_PX, t=plan.margin_t, b=FIGURE_MARGIN_PX),
         plot_bgcolor="white",
         paper_bgcolor="rgba(0,0,0,0)",
-        coloraxis=_colour_axis(colorscale, zmin, zmax, value_name, plan) | ({} if colorbar else dict(showscale=False)),
-        hoverlabel=dict(font=dict(size=font.hover)),
+        coloraxis=colour_axis | ({} if spec.colorbar else dict(showscale=False)),
+        hoverlabel=dict(font=dict(size=plan.fonts.hover)),
         annotations=annotations,
         hovermode="closest",
         showlegend=False,
     )
-    if shapes:  # no empty list: validation would drop it, and the figure stays as Plotly would write it
-        layout["shapes"] = shapes
-    return plain_figure(traces, layout)  # dicts as plotly.js reads them: see plain.py for why not validated
 
 
 def _value_trace(z: np.ndarray, x: list[str], y: list[str], xa: str, ya: str, title: str, hover: str) -> dict:
@@ -509,28 +544,28 @@ def chart_grid(
     rows = -(-len(panels) // ncols)
     note = MASK_NOTE if _masked(panels) else ""
     fold_px = chart_fold_px(presenter=presenter, control_rows=control_rows, caption=bool(note), above_px=above_px)
-    common = dict(zmin=zmin, zmax=zmax, value_name=value_name, value_format=value_format, colorscale=colorscale)
-    maps = [
-        heatmap_grid(
-            [p],
-            ncols=1,
-            presenter=presenter,
-            values=values,
-            colorbar=False,
-            width_px=width_px or column_px(ncols, presenter),
-            panel_px=panel_px or chart_panel_px(shape, presenter=presenter),
-            square=square,
-            fold_px=fold_px if square and labels else None,
-            fold_rows=rows,
-            x_labels=labels and (not presenter or k + ncols >= len(panels) or _cols(panels[k + ncols]) != _cols(p)),
-            y_labels=labels,
-            title_below=not labels,
-            mask_note=False,
-            title_chars=max(len(q.title) for q in panels),
-            **common,
-        )
-        for k, p in enumerate(panels)
+    colour = dict(zmin=zmin, zmax=zmax, value_name=value_name, value_format=value_format, colorscale=colorscale)
+    spec = GridSpec(
+        ncols=1,
+        panel_px=panel_px or chart_panel_px(shape, presenter=presenter),
+        square=square,
+        presenter=presenter,
+        values=values,
+        colorbar=False,
+        width_px=width_px or column_px(ncols, presenter),
+        fold_px=fold_px if square and labels else None,
+        fold_rows=rows,
+        y_labels=labels,
+        mask_note=False,
+        title_below=not labels,
+        title_chars=max(len(q.title) for q in panels),
+        **colour,
+    )
+    # a projector's map above another with the same keys leaves the key labels to it
+    below = [
+        not presenter or k + ncols >= len(panels) or _cols(panels[k + ncols]) != _cols(p) for k, p in enumerate(panels)
     ]
+    maps = [heatmap_grid([p], replace(spec, x_labels=labels and shown)) for p, shown in zip(panels, below, strict=True)]
     bar = colour_bar_figure(zmin=zmin, zmax=zmax, value_name=value_name, colorscale=colorscale, presenter=presenter)
     return ChartGrid(maps=maps, colour_bar=bar, ncols=ncols, bar_px=bar_chart_px(presenter), note=note)
 

@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core import realign
-from dashboard.figures.grid import ChartGrid, Panel, chart_grid, heatmap_grid, single_chart, title_annotation
+from dashboard.figures.grid import ChartGrid, GridSpec, Panel, chart_grid, heatmap_grid, single_chart, title_annotation
 from dashboard.figures.layout import (
     FIGURE_MARGIN_PX,
     MODEBAR_CLEAR_PX,
@@ -42,7 +42,7 @@ def heads_figure(
     if (t_q, t_k) != (len(tokens), len(keys)):
         raise ValueError(f"weights {weights.shape} do not match {len(tokens)} query and {len(keys)} key tokens")
     panels = [Panel(weights[i], tokens, keys, f"head {i + 1}", allowed) for i in range(h)]
-    return heatmap_grid(panels, presenter=presenter)
+    return heatmap_grid(panels, GridSpec(presenter=presenter))
 
 
 def head_charts(
@@ -143,14 +143,8 @@ def model_figure(
         for layer in range(n_layers)
         for head in range(h)
     ]
-    fig = heatmap_grid(
-        panels,
-        ncols=h,
-        panel_px=small_multiple_px(h, presenter=presenter),
-        presenter=presenter,
-        x_labels=False,
-        y_labels=False,
-    )
+    small = small_multiple_px(h, presenter=presenter)
+    fig = heatmap_grid(panels, GridSpec(ncols=h, panel_px=small, presenter=presenter, x_labels=False, y_labels=False))
     size = fonts(presenter).title
     head_label = "H{}" if h <= COLUMN_LABEL_HEADS else "{}"  # 12 columns on a phone are 25 px: "H10" overprints
     marks = [title_annotation(head_label.format(head + 1), *_top_centre(fig, head), size=size) for head in range(h)]
@@ -184,9 +178,8 @@ def single_map_figure(
     weights: np.ndarray, tokens: Sequence[str], allowed: np.ndarray | None, title: str, presenter: bool = False
 ) -> go.Figure:
     """One head's ``(T, T)`` map, large, with its tokens on both axes and its colour bar beside it (the quiz)."""
-    return heatmap_grid(
-        [Panel(weights, tokens, tokens, title, allowed)], ncols=single_map_columns(presenter), presenter=presenter
-    )
+    spec = GridSpec(ncols=single_map_columns(presenter), presenter=presenter)
+    return heatmap_grid([Panel(weights, tokens, tokens, title, allowed)], spec)
 
 
 def single_map_charts(

@@ -392,55 +392,28 @@ def plan_grid(
     height that ``fold_rows`` rows of maps, their titles and one band of key labels under the last row must fit
     in (presenter mode: the projector's first screen).
     """
-    shapes = holds.shapes
-    n = len(shapes)
-    s = scale(presenter)
+    n, s = len(holds.shapes), scale(presenter)
     ncols = grid_columns(n, ncols, presenter=presenter)
-    sizes = PRESENTER_PANEL_PX if presenter else PANEL_PX
-    longest_axis = max(max(shape) for shape in shapes)
+    longest_axis = max(max(shape) for shape in holds.shapes)
     font = fonts(presenter, holds.n_labels)
-    fit_px = min(sizes.get(ncols, sizes[max(sizes)]), max(MIN_PANEL_PX * s, CELL_PX * s * longest_axis))
+    fit_px = _column_fit_px(ncols, presenter, longest_axis)
     chars = label_chars(holds.token_chars, longest_axis)
-    labels_x = x_label_px(chars, font.tick, s)
     if width_px is not None and ncols == 1:  # one panel in a chart of known width: as wide as the labels allow
-        beside = y_label_px(chars, font.tick, s) + 2 * SIDE_MARGIN_PX + (COLORBAR_PX * s if colorbar else 0)
-        fit_px = min(fit_px, width_px - beside)
+        fit_px = min(fit_px, width_px - _beside_px(chars, font.tick, s, colorbar))
     title_px = title_row_px(font, presenter)
-    # a one-column chart's title starts at its panel's left edge: one that reaches the toolbar gets the strip above
-    # it that a grid of several columns always has (8 heads' "head 1 · K/V 1" on a projector: under the toolbar)
-    title_end = y_label_px(chars, font.tick, s) + SIDE_MARGIN_PX + holds.title_chars * CHAR_EM * font.title
-    # (a title under its map is clear of the toolbar: no strip)
-    under_toolbar = not title_below and ncols == 1 and width_px is not None and title_end > width_px - MODEBAR_WIDTH_PX
-    strip = MODEBAR_PX if ncols > 1 else MODEBAR_CLEAR_PX - FIGURE_MARGIN_PX if under_toolbar else 0
-    if fold_px is not None:  # the rows of maps, their titles and one band of x labels end above the fold, as
-        # far as they can while every token keeps a label of the smallest size allowed (then the page scrolls)
-        smallest = labelled_px(longest_axis, _least(font))
-        per_row = title_px + 2 * FIGURE_MARGIN_PX + PRESENTER_GAP_PX  # a title, the chart's margins, the gap
-        per_row += strip if ncols == 1 else 0  # a chart per map: each has the toolbar's strip
-        fold_fit = (fold_px - labels_x) / fold_rows - per_row
-        fit_px = min(fit_px, max(fold_fit, smallest))
+    strip = _toolbar_strip(holds, ncols, width_px, title_below, y_label_px(chars, font.tick, s), font.title)
+    if fold_px is not None:
+        per_row = title_px + 2 * FIGURE_MARGIN_PX + PRESENTER_GAP_PX + (strip if ncols == 1 else 0)
+        room_px = fold_px - x_label_px(chars, font.tick, s)  # one band of key labels under the last row
+        fit_px = min(fit_px, _above_fold_px(room_px, fold_rows, per_row, longest_axis, font))
     px = round(panel_px * s) if panel_px else round(fit_px)
     font = _fitting_tick_font(font, presenter, longest_axis, px)
-    labels_x = x_label_px(chars, font.tick, s)
     # A wide T_q x T_k map (cross-attention: few queries, many keys) is only as tall as its rows need:
     # square cells of the size the longest axis gets, not a 1 x 4 map with 160 px cells.
-    tall = max(t_q / max(t_q, t_k) for t_q, t_k in shapes) if square and not panel_px else 1.0
+    tall = max(t_q / max(t_q, t_k) for t_q, t_k in holds.shapes) if square and not panel_px else 1.0
     panel_h = max(1, round(px * tall))
-    if square:
-        x_px = px
-    else:
-        beside = y_label_px(chars, font.tick, s) + 2 * SIDE_MARGIN_PX + (COLORBAR_PX * s if colorbar else 0)
-        x_px = round((width_px or PAGE_PX[presenter] / ncols) - beside)
-        x_px = x_px if presenter else min(x_px, PHONE_MAP_PX)
-    ticks = holds.ticks
-    row_px = []
-    for r in range(math.ceil(n / ncols)):
-        x_labels = any(ticks[k][0] for k in range(r * ncols, min(n, (r + 1) * ncols)))
-        row_px.append(title_px + panel_h + (labels_x if x_labels else 0 if presenter else NO_TICKS_PX))
-    inner_y_labels = any(show_y for k, (_, show_y) in enumerate(ticks) if k % ncols)
-    label_px = (LABEL_PX_PER_CHAR * holds.token_chars + LABEL_PX_BASE) * s
-    planned_px = width_px or PAGE_PX[False]
-    gap_x = 0.0 if ncols == 1 else min(MAX_GAP, label_px / planned_px) if inner_y_labels else NARROW_GAP
+    x_px = px if square else _stretched_px(width_px, ncols, presenter, _beside_px(chars, font.tick, s, colorbar))
+    gap_x = _gap_x(holds, ncols, width_px, s)
     return GridPlan(
         ncols=ncols,
         scale=s,
@@ -448,8 +421,8 @@ def plan_grid(
         panel_px=px,
         panel_h=panel_h,
         x_px=x_px,
-        row_top=np.concatenate([[0], np.cumsum(row_px)]),
-        ticks=ticks,
+        row_top=_row_tops(holds.ticks, ncols, title_px + panel_h, x_label_px(chars, font.tick, s), presenter),
+        ticks=holds.ticks,
         gap_x=gap_x,
         width=(1 - gap_x * (ncols - 1)) / ncols,
         margin_t=strip + (round(MASK_NOTE_PX * s) if holds.masked else FIGURE_MARGIN_PX),
@@ -458,6 +431,64 @@ def plan_grid(
         title_px=title_px,
         title_below=title_below,
     )
+
+
+def _beside_px(chars: int, tick_font: int, s: float, colorbar: bool) -> float:
+    """A chart's width beside its map: the query labels, both side margins and the colour bar."""
+    return y_label_px(chars, tick_font, s) + 2 * SIDE_MARGIN_PX + (COLORBAR_PX * s if colorbar else 0)
+
+
+def _stretched_px(width_px: int | None, ncols: int, presenter: bool, beside_px: float) -> int:
+    """Width of a map whose cells stretch (``square=False``): its column less what is beside it; on a laptop at most
+    a phone's width."""
+    x_px = round((width_px or PAGE_PX[presenter] / ncols) - beside_px)
+    return x_px if presenter else min(x_px, PHONE_MAP_PX)
+
+
+def _column_fit_px(ncols: int, presenter: bool, longest_axis: int) -> float:
+    """A panel's height as ``ncols`` columns allow it, and no larger than cells of ``CELL_PX`` need."""
+    s = scale(presenter)
+    sizes = PRESENTER_PANEL_PX if presenter else PANEL_PX
+    return min(sizes.get(ncols, sizes[max(sizes)]), max(MIN_PANEL_PX * s, CELL_PX * s * longest_axis))
+
+
+def _above_fold_px(room_px: float, rows: int, per_row: float, longest_axis: int, font: Fonts) -> float:
+    """The panel height at which ``rows`` rows of maps (each with ``per_row``: its title, the chart's margins, the gap
+    and a chart's toolbar strip) end in ``room_px`` above the fold, as far as they can while every token keeps a label
+    of the smallest size allowed (then the page scrolls)."""
+    return max(room_px / rows - per_row, labelled_px(longest_axis, _least(font)))
+
+
+def _toolbar_strip(
+    holds: Holds, ncols: int, width_px: int | None, title_below: bool, y_labels_px: float, title_font: int
+) -> float:
+    """Height of the strip kept above the titles for Plotly's toolbar (top right): a grid of several columns always
+    has one; a one-column chart's title starts at its panel's left edge, and one that reaches the toolbar gets it
+    (8 heads' "head 1 · K/V 1" on a projector: under the toolbar). A title under its map is clear of the toolbar."""
+    title_end = y_labels_px + SIDE_MARGIN_PX + holds.title_chars * CHAR_EM * title_font
+    under_toolbar = not title_below and ncols == 1 and width_px is not None and title_end > width_px - MODEBAR_WIDTH_PX
+    return MODEBAR_PX if ncols > 1 else MODEBAR_CLEAR_PX - FIGURE_MARGIN_PX if under_toolbar else 0
+
+
+def _row_tops(
+    ticks: list[tuple[bool, bool]], ncols: int, row_px: float, labels_x: float, presenter: bool
+) -> np.ndarray:
+    """The top of each row of maps and the bottom of the last (pixels from the top): a row is ``row_px`` (a title and
+    a map) and the room for its key labels, none when no panel of the row shows them (a sliver on a laptop)."""
+    n = len(ticks)
+    heights = []
+    for r in range(math.ceil(n / ncols)):
+        x_labels = any(ticks[k][0] for k in range(r * ncols, min(n, (r + 1) * ncols)))
+        heights.append(row_px + (labels_x if x_labels else 0 if presenter else NO_TICKS_PX))
+    return np.concatenate([[0], np.cumsum(heights)])
+
+
+def _gap_x(holds: Holds, ncols: int, width_px: int | None, s: float) -> float:
+    """The gap between columns (paper fraction): room for query labels where an inner column shows them."""
+    inner_y_labels = any(show_y for k, (_, show_y) in enumerate(holds.ticks) if k % ncols)
+    label_px = (LABEL_PX_PER_CHAR * holds.token_chars + LABEL_PX_BASE) * s
+    planned_px = width_px or PAGE_PX[False]
+    return 0.0 if ncols == 1 else min(MAX_GAP, label_px / planned_px) if inner_y_labels else NARROW_GAP
 
 
 def chart_panel_px(shape: tuple[int, int], *, presenter: bool) -> int | None:

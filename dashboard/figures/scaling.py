@@ -6,11 +6,12 @@ figure cost ~45 ms a rerun; one ``go.Figure(data, layout)`` costs a few), one fi
 
 from __future__ import annotations
 
+import numpy as np
 import plotly.graph_objects as go
 
 from core import ScalingResult
 from dashboard.figures.grid import title_annotation
-from dashboard.figures.layout import LEGEND_BELOW, MODEBAR_CLEAR_PX, axis_title, chart_fonts, chart_height
+from dashboard.figures.layout import LEGEND_BELOW, MODEBAR_CLEAR_PX, Fonts, axis_title, chart_fonts, chart_height
 
 SCALED = "#0072B2"
 """Okabe-Ito blue: with ÷√d_k (solid)."""
@@ -42,56 +43,10 @@ def scaling_figures(
     ]  # fmt: skip
     figures = []
     for title, scaled, unscaled, top, limits, y_range in panels:
-        data, shapes, annotations = [], [], []
-        for name, y, colour, dash in (
-            ("with ÷√d_k", scaled, SCALED, "solid"),
-            ("without ÷√d_k", unscaled, UNSCALED, "dash"),
-        ):
-            data.append(
-                dict(
-                    type="scatter",
-                    x=d_ks,
-                    y=[float(v) for v in y],
-                    mode="lines+markers",
-                    name=name,
-                    line=dict(color=colour, dash=dash, width=3),
-                    hovertemplate=f"d_k = %{{x}}: %{{y:.3f}}<extra>{name}</extra>",
-                )
-            )
+        data = _curves(d_ks, scaled, unscaled)
         if current_d_k is not None:  # a trace, not a shape: plotly.js misplaces shapes on a log axis
-            data.append(
-                dict(
-                    type="scatter",
-                    x=[current_d_k] * 3,
-                    y=[0.0, top / 2, top],
-                    mode="lines+text",
-                    # halfway up the line, beside it: clear of the limit labels at the top and bottom of the panel
-                    # (at d_k <= 8 a label at the top sat on "one-hot"/"uniform"), and of the x axis labels
-                    text=["", f"your d_k = {current_d_k}", ""],
-                    textposition="middle left" if current_d_k >= LABEL_FLIPS_AT else "middle right",
-                    textfont=dict(size=font.value),
-                    line=dict(color="#000000", dash="dashdot", width=1),
-                    name=CURRENT,
-                    showlegend=False,
-                    hovertemplate=f"your d_k = {current_d_k}<extra></extra>",
-                )
-            )
-        for y, text in limits:  # a horizontal line across the panel: y in data units, x in domain units
-            line = dict(color=REFERENCE, dash="dot", width=1)
-            shapes.append(dict(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=y, y1=y, line=line))
-            annotations.append(
-                dict(
-                    text=text,
-                    xref="x domain",
-                    x=0,
-                    xanchor="left",
-                    yref="y",
-                    y=y,
-                    yanchor="bottom",  # above its line: under the line at 0 it met the x axis's labels
-                    showarrow=False,
-                    font=dict(color=REFERENCE, size=font.value),
-                )
-            )
+            data.append(_current_line(current_d_k, top, font))
+        shapes, annotations = _limit_lines(limits, font)
         annotations.append(title_annotation(title, 0.5, 1.0, size=font.title))
         layout = dict(
             xaxis=dict(
@@ -114,3 +69,64 @@ def scaling_figures(
         )
         figures.append(go.Figure(data=data, layout=layout))
     return figures
+
+
+def _curves(d_ks: list[int], scaled: np.ndarray, unscaled: np.ndarray) -> list[dict]:
+    """The two curves over d_k, with and without ÷√d_k: told apart by their dash as well as their colour."""
+    return [
+        dict(
+            type="scatter",
+            x=d_ks,
+            y=[float(v) for v in y],
+            mode="lines+markers",
+            name=name,
+            line=dict(color=colour, dash=dash, width=3),
+            hovertemplate=f"d_k = %{{x}}: %{{y:.3f}}<extra>{name}</extra>",
+        )
+        for name, y, colour, dash in (
+            ("with ÷√d_k", scaled, SCALED, "solid"),
+            ("without ÷√d_k", unscaled, UNSCALED, "dash"),
+        )
+    ]
+
+
+def _current_line(current_d_k: int, top: float, font: Fonts) -> dict:
+    """A vertical line at the sidebar's d_k, from 0 to ``top``, labelled halfway up."""
+    return dict(
+        type="scatter",
+        x=[current_d_k] * 3,
+        y=[0.0, top / 2, top],
+        mode="lines+text",
+        # halfway up the line, beside it: clear of the limit labels at the top and bottom of the panel
+        # (at d_k <= 8 a label at the top sat on "one-hot"/"uniform"), and of the x axis labels
+        text=["", f"your d_k = {current_d_k}", ""],
+        textposition="middle left" if current_d_k >= LABEL_FLIPS_AT else "middle right",
+        textfont=dict(size=font.value),
+        line=dict(color="#000000", dash="dashdot", width=1),
+        name=CURRENT,
+        showlegend=False,
+        hovertemplate=f"your d_k = {current_d_k}<extra></extra>",
+    )
+
+
+def _limit_lines(limits: list[tuple[float, str]], font: Fonts) -> tuple[list[dict], list[dict]]:
+    """(shapes, annotations): a dotted horizontal line across the panel at each limit (y in data units, x in domain
+    units), named above it."""
+    shapes, annotations = [], []
+    for y, text in limits:
+        line = dict(color=REFERENCE, dash="dot", width=1)
+        shapes.append(dict(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=y, y1=y, line=line))
+        annotations.append(
+            dict(
+                text=text,
+                xref="x domain",
+                x=0,
+                xanchor="left",
+                yref="y",
+                y=y,
+                yanchor="bottom",  # above its line: under the line at 0 it met the x axis's labels
+                showarrow=False,
+                font=dict(color=REFERENCE, size=font.value),
+            )
+        )
+    return shapes, annotations

@@ -11,7 +11,7 @@ import math
 import plotly.graph_objects as go
 
 from core import SpreadResult
-from dashboard.figures.layout import MODEBAR_CLEAR_PX, axis_title, chart_fonts, chart_height
+from dashboard.figures.layout import MODEBAR_CLEAR_PX, Fonts, axis_title, chart_fonts, chart_height
 from dashboard.figures.scaling import REFERENCE, SCALED, UNSCALED
 
 CLAIM = 100.0
@@ -28,9 +28,35 @@ def spread_figure(result: SpreadResult, *, presenter: bool = False, fold_px: int
     font = chart_fonts(presenter)
     names = [f"d_k = {int(d)}" for d in result.d_ks]
     q = result.quantiles
+    data = _spread_traces(result, names, font)
+    shapes, annotations = _claim_lines(font)
+    reach = max(CLAIM, float(abs(q).max())) * 1.1
+    layout = dict(
+        shapes=shapes,
+        annotations=annotations,
+        height=min(chart_height(90 + 70 * len(names), presenter), fold_px or math.inf),
+        font=dict(size=font.note),
+        margin=dict(l=10, r=10, t=MODEBAR_CLEAR_PX + round(1.3 * font.note), b=10),  # "±100" under the toolbar
+        xaxis=dict(
+            range=[-reach, reach],
+            title=axis_title("raw score q·k (not divided by √d_k)", font),
+            zeroline=True,
+            tickfont=dict(size=font.tick),
+        ),
+        yaxis=dict(autorange="reversed", tickfont=dict(size=font.tick)),
+        legend=dict(orientation="h", yanchor="top", y=-0.3, x=0, font=dict(size=font.note)),
+        hovermode="closest",
+        paper_bgcolor="rgba(0,0,0,0)",
+    )
+    return go.Figure(data=data, layout=layout)
+
+
+def _spread_traces(result: SpreadResult, names: list[str], font: Fonts) -> list[dict]:
+    """The measured spread, a box per d_k from ``result.quantiles``, and the theory's diamonds at ±√d_k."""
+    q = result.quantiles
     roots = [math.sqrt(float(d)) for d in result.d_ks]  # theory: the standard deviation of q·k
     measured = [float(v) for v in result.std]  # the samples' own standard deviation, for the hover
-    data = [
+    return [
         dict(
             type="box",
             orientation="h",
@@ -56,20 +82,12 @@ def spread_figure(result: SpreadResult, *, presenter: bool = False, fold_px: int
             hovertemplate="%{y}: √d_k = %{x:.1f}, measured %{customdata:.1f}<extra></extra>",
         ),
     ]
-    shapes = []
-    for x in (-CLAIM, CLAIM):
-        shapes.append(
-            dict(
-                type="line",
-                xref="x",
-                x0=x,
-                x1=x,
-                yref="paper",
-                y0=0,
-                y1=1,
-                line=dict(color=REFERENCE, dash="dash", width=1),
-            )
-        )
+
+
+def _claim_lines(font: Fonts) -> tuple[list[dict], list[dict]]:
+    """(shapes, annotations): dashed lines at lesson 3's ±100, named "±100" above the right one."""
+    line = dict(color=REFERENCE, dash="dash", width=1)
+    shapes = [dict(type="line", xref="x", x0=x, x1=x, yref="paper", y0=0, y1=1, line=line) for x in (-CLAIM, CLAIM)]
     annotations = [
         dict(
             text="±100",
@@ -82,22 +100,4 @@ def spread_figure(result: SpreadResult, *, presenter: bool = False, fold_px: int
             font=dict(color=REFERENCE, size=font.note),
         )
     ]
-    reach = max(CLAIM, float(abs(q).max())) * 1.1
-    layout = dict(
-        shapes=shapes,
-        annotations=annotations,
-        height=min(chart_height(90 + 70 * len(names), presenter), fold_px or math.inf),
-        font=dict(size=font.note),
-        margin=dict(l=10, r=10, t=MODEBAR_CLEAR_PX + round(1.3 * font.note), b=10),  # "±100" under the toolbar
-        xaxis=dict(
-            range=[-reach, reach],
-            title=axis_title("raw score q·k (not divided by √d_k)", font),
-            zeroline=True,
-            tickfont=dict(size=font.tick),
-        ),
-        yaxis=dict(autorange="reversed", tickfont=dict(size=font.tick)),
-        legend=dict(orientation="h", yanchor="top", y=-0.3, x=0, font=dict(size=font.note)),
-        hovermode="closest",
-        paper_bgcolor="rgba(0,0,0,0)",
-    )
-    return go.Figure(data=data, layout=layout)
+    return shapes, annotations

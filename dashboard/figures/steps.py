@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from dashboard.figures.grid import ChartGrid, Panel, chart_grid, heatmap_grid, single_chart
+from dashboard.figures.grid import ChartGrid, GridSpec, Panel, chart_grid, heatmap_grid, single_chart
 from dashboard.figures.layout import grid_columns, map_columns, vector_panel_px
 
 DIVERGING = "RdBu_r"
@@ -53,8 +53,7 @@ def vectors_figure(
     t = max(p.z.shape[0] for p in panels)
     d = max(p.z.shape[1] for p in panels)
     limit = symmetric_limit(*(p.z for p in panels)) if limit is None else limit
-    return heatmap_grid(
-        panels,
+    spec = GridSpec(
         ncols=ncols,
         zmin=-limit,
         zmax=limit,
@@ -64,6 +63,7 @@ def vectors_figure(
         square=False,
         presenter=presenter,
     )
+    return heatmap_grid(panels, spec)
 
 
 def vectors_charts(

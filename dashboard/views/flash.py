@@ -6,11 +6,14 @@ the sidebar's run, beside the plain run's output it must equal.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
-from core.tiled import FLASH_BLOCK, FLASH_HEAD_DIM, MEMORY_LENGTHS, score_memory, tiles
+from core.tiled import FLASH_BLOCK, FLASH_HEAD_DIM, MEMORY_LENGTHS, Tile, score_memory, tiles
 from dashboard import compute
 from dashboard.figures.flash import block_figure, state_figure
 from dashboard.figures.grid import MASK_NOTE
@@ -51,28 +54,11 @@ def render(settings: Settings) -> None:
         help="The head tiled: each head has its own scores, so its own running max and sum, block by block.",
         container=controls[0],
     )
-    block = 1
-    if t > 1:  # a slider needs two options: one token is one block of one key
-        block = controls[1].select_slider(
-            "Block size B_c",
-            options=list(range(1, t + 1)),
-            value=max(1, t // 4),
-            key="block_size",
-            bind="query-params",
-            help="How many keys one block holds.",
-        )
+    block = _one_of(controls[1], "Block size B_c", t, max(1, t // 4), "block_size", "How many keys one block holds.")
     result = compute.tiled_run(tokens, settings.config, head, block)
     n_blocks = len(result.tiles)
-    b = 1
-    if n_blocks > 1:
-        b = controls[2].select_slider(
-            "Block",
-            options=list(range(1, n_blocks + 1)),
-            value=1,
-            key="block",
-            bind="query-params",
-            help=f"Step through the {n_blocks} blocks of keys; the last one gives the output.",
-        )
+    step = f"Step through the {n_blocks} blocks of keys; the last one gives the output."
+    b = _one_of(controls[2], "Block", n_blocks, 1, "block", step)
     tile = result.tiles[b - 1]
     t_q = tile.scores.shape[-2]
     on_top = st.container()  # a projector: the block and the running state first, under the controls
@@ -85,34 +71,8 @@ def render(settings: Settings) -> None:
     )
     finite = [s.scores[s.scores > -float("inf")] for s in result.tiles]
     limit = symmetric_limit(*finite)  # one colour range for every block of this head
-    masked = settings.presenter and not np.isfinite(tile.scores).all()  # a projector says it above the block
     with on_top if settings.presenter else st.container():
-        if masked:
-            st.caption(MASK_NOTE)
-        left, right = st.columns(2)
-        fold_px = chart_fold_px(presenter=settings.presenter, caption=masked, above_px=CONTROLS_ABOVE_PX)
-        left.plotly_chart(
-            block_figure(
-                tile.scores,
-                tokens,
-                result.run.key_tokens[tile.start : tile.stop],
-                tile.start,
-                limit=limit,
-                presenter=settings.presenter,
-                fold_px=fold_px,
-            ),
-            width="stretch",
-            key="flash_block_chart",
-            config=chart_config(PLOTLY_CONFIG, "flash_block_chart"),
-        )
-        right.plotly_chart(
-            state_figure(
-                tile.m_old, tile.m_new, tile.l_old, tile.l_new, tile.correction, tokens, presenter=settings.presenter
-            ),
-            width="stretch",
-            key="flash_state_chart",
-            config=chart_config(PLOTLY_CONFIG, "flash_state_chart"),
-        )
+        _block_charts(tile, tokens, result.run.key_tokens[tile.start : tile.stop], limit, settings.presenter)
     if result.max_diff <= EXACT:
         st.success(
             f"After the last block, acc / l is head {head + 1}'s attention output: max |difference| "
@@ -122,6 +82,37 @@ def render(settings: Settings) -> None:
         st.error(f"The tiled output differs from plain attention by up to {result.max_diff:.2e}.")
     show_code(tiles, f"blocks = list(tiles(q, k, v, mask, block={block}))  # q, k, v of head {head + 1}")
     _memory(t, block, settings.presenter)
+
+
+def _one_of(where: DeltaGenerator, label: str, n: int, value: int, key: str, help: str) -> int:
+    """A slider's pick of 1..n, or 1 when n is 1: a slider needs two options (one token is one block of one key)."""
+    if n <= 1:
+        return 1
+    return where.select_slider(
+        label, options=list(range(1, n + 1)), value=value, key=key, bind="query-params", help=help
+    )
+
+
+def _block_charts(tile: Tile, tokens: Sequence[str], key_tokens: Sequence[str], limit: float, presenter: bool) -> None:
+    """The block's scores (left) and each row's running state (right), side by side; on a projector the mask's
+    meaning is said above them."""
+    masked = presenter and not np.isfinite(tile.scores).all()
+    if masked:
+        st.caption(MASK_NOTE)
+    left, right = st.columns(2)
+    fold_px = chart_fold_px(presenter=presenter, caption=masked, above_px=CONTROLS_ABOVE_PX)
+    left.plotly_chart(
+        block_figure(tile.scores, tokens, key_tokens, tile.start, limit=limit, presenter=presenter, fold_px=fold_px),
+        width="stretch",
+        key="flash_block_chart",
+        config=chart_config(PLOTLY_CONFIG, "flash_block_chart"),
+    )
+    right.plotly_chart(
+        state_figure(tile.m_old, tile.m_new, tile.l_old, tile.l_new, tile.correction, tokens, presenter=presenter),
+        width="stretch",
+        key="flash_state_chart",
+        config=chart_config(PLOTLY_CONFIG, "flash_state_chart"),
+    )
 
 
 def _memory(t: int, block: int, presenter: bool) -> None:

@@ -59,36 +59,12 @@ def render(settings: Settings) -> None:
     run, layers = source.run(settings.layer), len(source.runs())
     if ask(settings, run):  # quiz mode (URL quiz=true): a question, and no map until Reveal
         return
-    t, h, d_k = len(run.tokens), run.trace.n_heads, run.trace.q.shape[-1]
+    t = len(run.tokens)
     warned = unscaled_warning(run)  # the run's scores were not divided by √d_k: say so above the maps
     on_top = st.container()  # presenter mode: the maps, first
     switches = st.container(horizontal=True, vertical_alignment="center")  # with the colour bar: maps start higher
     with switches:  # a following page: the teacher's switches, not drawn (dashboard.followed)
-        show_average = followed.choice(
-            "average",
-            False,
-            lambda: st.toggle(
-                "Average over heads",
-                key="average",
-                bind="query-params",
-                help="The mean of all heads' maps: still a distribution over keys for every query.",
-            ),
-        )
-        values = followed.choice(
-            "values",
-            False,
-            lambda: st.toggle(
-                "Values",
-                key="values",
-                bind="query-params",
-                disabled=t > VALUES_MAX_CELLS,
-                help=f"Write each weight in its cell, as lesson 1 prints weights[:3, :3]. Up to {VALUES_MAX_CELLS} "
-                f"tokens: {t} leave cells too small for a number, so hover over a cell to read it."
-                if t > VALUES_MAX_CELLS
-                else f"Write each weight in its cell (two decimals), as lesson 1 prints weights[:3, :3]; "
-                f"up to {VALUES_MAX_CELLS} tokens.",
-            ),
-        )
+        show_average, values = _switches(t)
     charts = charts_of(  # built once per run and mode: a room's followers all draw these
         run,
         ("heads", settings.presenter, values, warned),
@@ -104,13 +80,7 @@ def render(settings: Settings) -> None:
             switches.caption(charts.note)
     else:
         show_maps(charts, key="heads_chart")
-    maps = f"{h} heads, each a {t}×{t} map" if h > 1 else f"1 head: a {t}×{t} map"
-    if layers > 1:  # which layer: on a projector the sidebar that chose it is collapsed
-        maps = f"Layer {run.layer} of {layers}: {maps}"
-    st.caption(
-        f"{maps}. Row = the query token, column = the key token it looks at; every row sums to 1. "
-        f"d_k = {run.x.shape[-1]} / {h} = {d_k}."
-    )
+    st.caption(_maps_line(run, layers))
     if run.trace.group > 1:
         st.caption(f"{group_words(run.trace)} Each map's title names its K/V head.")
     show_code(computed_by(settings), f"{run_call(settings)}\nweights = result.trace.weights  # (h, T, T)")
@@ -146,3 +116,46 @@ def _notice(run: Run) -> None:
     if len(tokens) > 1:
         points.append(f"The largest weight in a row is {peak:.2f} on average (1.00 = one-hot, 1/{len(tokens)} = flat).")
     st.markdown("\n".join(f"- {p}" for p in points))
+
+
+def _switches(t: int) -> tuple[bool, bool]:
+    """(average over heads?, values in the cells?): the teacher's switches, or on a following page the teacher's
+    choice (``dashboard.followed``); values are offered up to ``VALUES_MAX_CELLS`` tokens."""
+    show_average = followed.choice(
+        "average",
+        False,
+        lambda: st.toggle(
+            "Average over heads",
+            key="average",
+            bind="query-params",
+            help="The mean of all heads' maps: still a distribution over keys for every query.",
+        ),
+    )
+    values = followed.choice(
+        "values",
+        False,
+        lambda: st.toggle(
+            "Values",
+            key="values",
+            bind="query-params",
+            disabled=t > VALUES_MAX_CELLS,
+            help=f"Write each weight in its cell, as lesson 1 prints weights[:3, :3]. Up to {VALUES_MAX_CELLS} "
+            f"tokens: {t} leave cells too small for a number, so hover over a cell to read it."
+            if t > VALUES_MAX_CELLS
+            else f"Write each weight in its cell (two decimals), as lesson 1 prints weights[:3, :3]; "
+            f"up to {VALUES_MAX_CELLS} tokens.",
+        ),
+    )
+    return show_average, values
+
+
+def _maps_line(run: Run, layers: int) -> str:
+    """What the maps are: how many heads of what size, which layer, what a row and a column mean, and d_k."""
+    t, h, d_k = len(run.tokens), run.trace.n_heads, run.trace.q.shape[-1]
+    maps = f"{h} heads, each a {t}×{t} map" if h > 1 else f"1 head: a {t}×{t} map"
+    if layers > 1:  # which layer: on a projector the sidebar that chose it is collapsed
+        maps = f"Layer {run.layer} of {layers}: {maps}"
+    return (
+        f"{maps}. Row = the query token, column = the key token it looks at; every row sums to 1. "
+        f"d_k = {run.x.shape[-1]} / {h} = {d_k}."
+    )

@@ -13,8 +13,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import PATTERNS, HeadSummary, head_summary
+from core import PATTERNS, HeadSummary, Run, head_summary
 from core.head_summary import NAMED_SHARE, ROW_WEIGHT, named_shares
+from core.sources import ModelSource
 from dashboard import compute, followed
 from dashboard.figures.summary import NA, summary_figure
 from dashboard.page import (
@@ -92,22 +93,8 @@ def render(settings: Settings) -> None:
     run = source.run(settings.layer)
     summary = compute.summary_of(run)
     t = len(run.tokens)
-    twice = (
-        " One key can count in two columns (row 1's previous token is the first token), so a head's columns can add "
-        "up to more than 1."
-        if t > 1
-        else ""
-    )
     on_top = st.container()  # a projector: the table first, under the view's line (the heads view's order)
-    st.caption(
-        f"Each column is a mean over query rows of each head: on itself (the diagonal) and on the first token "
-        f"(column 0) over {'all ' * (t > 1)}{rows_words(0, t - 1)}; on the previous token over "
-        f"{rows_words(1, t - 1)} (row 0 has none); on the next token over {rows_words(0, t - 2)} (the last row has "
-        f"none).{twice} Spread is the row entropy "
-        "divided by log(number of keys it may see): 0 when all weight is on one key, 1 when it is even. A head is "
-        f"named for a pattern when in more than {NAMED_SHARE:.0%} of its rows more than {ROW_WEIGHT:g} of the weight "
-        "goes there; the share of rows is stated with the name (core.head_summary gives each reason)."
-    )
+    st.caption(_columns_line(t))
     unscaled_warning(run)
     table = summary_table(summary, pieces=run.word_ids is not None)
     numbers = [c for c in COLUMNS.values() if c in table]
@@ -128,6 +115,32 @@ def render(settings: Settings) -> None:
         config=chart_config(PLOTLY_CONFIG, "summary_chart"),
     )
     show_code(head_summary, f"{run_call(settings)}\nsummary = head_summary(result.trace.weights, result.trace.mask)")
+    notes = _notes(run, source)
+    st.markdown("\n".join(f"- {n}" for n in notes))
+
+
+def _columns_line(t: int) -> str:
+    """What each column of the table means, over which rows of ``t`` it is a mean, and when a head is named."""
+    twice = (
+        " One key can count in two columns (row 1's previous token is the first token), so a head's columns can add "
+        "up to more than 1."
+        if t > 1
+        else ""
+    )
+    return (
+        f"Each column is a mean over query rows of each head: on itself (the diagonal) and on the first token "
+        f"(column 0) over {'all ' * (t > 1)}{rows_words(0, t - 1)}; on the previous token over "
+        f"{rows_words(1, t - 1)} (row 0 has none); on the next token over {rows_words(0, t - 2)} (the last row has "
+        f"none).{twice} Spread is the row entropy "
+        "divided by log(number of keys it may see): 0 when all weight is on one key, 1 when it is even. A head is "
+        f"named for a pattern when in more than {NAMED_SHARE:.0%} of its rows more than {ROW_WEIGHT:g} of the weight "
+        "goes there; the share of rows is stated with the name (core.head_summary gives each reason)."
+    )
+
+
+def _notes(run: Run, source: ModelSource) -> list[str]:
+    """What else holds for this run: one token, a first row that sees only itself, learned or random weights."""
+    t = len(run.tokens)
     notes = []
     if t == 1:
         notes.append("One token: there is no previous token (n/a), and the only key is the token itself.")
@@ -146,4 +159,4 @@ def render(settings: Settings) -> None:
             "These weights are random: a head that looks at the previous token here does so by chance."
             + followed.hint(" Choose the previous-token weights in the sidebar to see a head built to do it.")
         )
-    st.markdown("\n".join(f"- {n}" for n in notes))
+    return notes

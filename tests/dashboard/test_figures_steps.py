@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from core import HeadSummary, ScalingResult
-from dashboard.figures.grid import Panel, heatmap_grid
+from dashboard.figures.grid import GridSpec, Panel, heatmap_grid
 from dashboard.figures.scaling import CURRENT, scaling_figures
 from dashboard.figures.shift import ShiftRow, shift_charts
 from dashboard.figures.steps import (
@@ -41,7 +41,7 @@ def axis(fig: dict, name: str, k: int) -> dict:
 
 def test_a_vector_panel_has_token_rows_and_coordinate_columns():
     z = np.arange(12.0).reshape(3, 4)  # (T, d)
-    fig = as_json(heatmap_grid([vector_panel(z, ["a", "b", "a"], "X")], zmin=-12, zmax=12))
+    fig = as_json(heatmap_grid([vector_panel(z, ["a", "b", "a"], "X")], GridSpec(zmin=-12, zmax=12)))
     [trace] = heatmaps(fig)
     assert trace["y"] == ["0·a", "1·b", "2·a"]
     assert trace["x"] == ["0", "1", "2", "3"]
@@ -60,7 +60,7 @@ def test_attention_maps_keep_their_query_key_hover():
 def test_square_false_drops_the_square_cell_constraint():
     panel = vector_panel(np.zeros((2, 8)), ["a", "b"], "X")
     assert axis(as_json(heatmap_grid([panel])), "y", 0)["scaleanchor"] == "x"
-    assert "scaleanchor" not in axis(as_json(heatmap_grid([panel], square=False)), "y", 0)
+    assert "scaleanchor" not in axis(as_json(heatmap_grid([panel], GridSpec(square=False))), "y", 0)
 
 
 def test_vector_panel_refuses_a_row_count_that_is_not_the_token_count():

@@ -13,7 +13,15 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from dashboard.figures import Panel, average_charts, heads_figure, heatmap_grid, model_figure, permutation_charts
+from dashboard.figures import (
+    GridSpec,
+    Panel,
+    average_charts,
+    heads_figure,
+    heatmap_grid,
+    model_figure,
+    permutation_charts,
+)
 from dashboard.figures.across import class_charts
 from dashboard.figures.contrast import contrast_charts
 from dashboard.figures.plain import colorscale, plain_figure
@@ -45,7 +53,7 @@ def _builders():
     yield "concat", concat_charts(vectors, vectors, TOKENS, 1, 4).maps[0]
     yield "colour bar", concat_charts(vectors, vectors, TOKENS, 1, 4).colour_bar
     yield "shift", shift_charts([ShiftRow("rope", w[0], w[1])], TOKENS, 3, causal).maps[2]
-    yield "grid, stretched", heatmap_grid([Panel(vectors, TOKENS, None, "V")], square=False, panel_px=200)
+    yield "grid, stretched", heatmap_grid([Panel(vectors, TOKENS, None, "V")], GridSpec(square=False, panel_px=200))
     small = [Panel(w[k], TOKENS, TOKENS, f"{k + 1} · <i>a</i> sentence", causal) for k in range(4)]
     yield "class, presenter", class_charts(small, presenter=True).maps[0]  # small multiples: titles under the maps
     yield "class", class_charts(small, presenter=False).maps[1]
