@@ -10,8 +10,11 @@ the teacher's key to read, dismiss and clear, and everything gone with the room.
 from __future__ import annotations
 
 import pytest
+from google.protobuf.message import Message
+from streamlit.testing.v1 import AppTest
 
 from core import MAX_CHARS, MAX_TOKENS, tokenize
+from dashboard.classroom import class_sentences, room_page, rooms
 from dashboard.classroom.rooms import (
     FLOOD_SECONDS,
     IDLE_SECONDS,
@@ -25,7 +28,10 @@ from dashboard.classroom.rooms import (
     RoomError,
     RoomStore,
 )
-from tests.dashboard.test_rooms import alive, backend, clock, open_room, store  # noqa: F401  (fixtures)
+from dashboard.settings import SHOWN_SETTINGS
+from tests.dashboard.conftest import lazy_expanders, make_app, no_exception
+from tests.dashboard.test_hostile_app import _nodes, _strings, user_text_leaks
+from tests.dashboard.test_rooms import alive, backend, clock, open_room, start_room, store, tabs, teacher_link  # noqa: F401
 
 HALL = "10.9.9.9"
 
@@ -209,3 +215,131 @@ def test_redis_sentences_expire_with_the_room(redis_url):
     for kept in ("sentences", "sends"):
         assert IDLE_SECONDS < r.ttl(f"attention_lab:{kept}:{code}") <= IDLE_SECONDS + 60
     assert HALL not in str(r.hgetall(f"attention_lab:sends:{code}"))  # the address as a salted hash only
+
+
+# -- the pages (AppTest) ---------------------------------------------------------------------------------------------
+def strings(at: AppTest) -> list[str]:
+    """Every text field of every element the page sent, whatever its kind (``test_hostile_app``'s walk)."""
+    return [
+        text
+        for node in _nodes(at._tree)
+        if isinstance(p := getattr(node, "proto", None), Message)
+        for _, text in _strings(p)
+    ]
+
+
+def sent_by(code: str, *pairs: tuple[str, str]) -> None:
+    """Students ``(tab, text)`` seated in room ``code`` send, each from its own address."""
+    store = room_page.store()
+    for i, (tab, text) in enumerate(pairs):
+        store.join(code, tab)
+        store.send_sentence(code, Client(f"10.3.0.{i}", tab), text)
+
+
+def later(seconds: float) -> None:
+    """The page's store's clock, ``seconds`` on."""
+    store = room_page.store()
+    now = store._clock
+    store._clock = lambda: now() + seconds
+
+
+def send(student: AppTest, tabs, tab: str, text: str) -> AppTest:
+    student.text_input(key=class_sentences.TEXT).input(text)
+    student.button(key="class_send_button").click()
+    return tabs(student, tab)
+
+
+def student_page(tabs, code: str, tab: str = "s1") -> AppTest:
+    student = tabs(make_app(room=code), tab)
+    assert list(lazy_expanders(student, class_sentences.SEND_LABEL)) == ["class_send"]
+    assert class_sentences.TEXT not in [w.key for w in student.text_input]  # closed: nothing inside
+    student.session_state["class_send"] = True  # the student opens "Send a sentence to your teacher"
+    return tabs(student, tab)
+
+
+def test_a_following_student_sends_a_sentence_and_sending_again_replaces_it(tabs):
+    _, code, key = start_room(tabs)
+    student = student_page(tabs, code)
+    no_exception(student)
+    assert student.toggle(key=room_page.FOLLOW).value is True  # a following page, in the main page, not the sidebar
+    assert class_sentences.TEXT in [w.key for w in student.main.text_input]
+    send(student, tabs, "s1", "the cat sat")
+    assert texts(room_page.store(), code, key) == ["the cat sat"]
+    assert any(m.value.startswith("Sent") for m in student.success)
+    send(student, tabs, "s1", "a dog ran")  # at once: refused, the first one stays
+    assert any("send the next one in" in m.value for m in student.warning)
+    later(SEND_SECONDS)
+    send(student, tabs, "s1", "a dog ran")
+    assert texts(room_page.store(), code, key) == ["a dog ran"]
+    no_exception(student)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["   ", "the cat\x1b sat", "the cat\u202e sat", " ".join(["word"] * (MAX_TOKENS + 1))],
+    ids=["whitespace", "escape", "right-to-left override", "too many tokens"],
+)
+def test_a_student_is_told_why_a_sentence_was_refused(tabs, text):
+    _, code, key = start_room(tabs)
+    student = send(student_page(tabs, code), tabs, "s1", text)
+    no_exception(student)
+    [warning] = student.warning
+    with pytest.raises(RoomError) as refused:
+        rooms._sentence(text)
+    assert warning.value == str(refused.value) and "\x1b" not in warning.value and "\u202e" not in warning.value
+    assert room_page.store().sentences(code, key) == []
+
+
+HOSTILE = "<b>bold</b> <img src=x onerror=alert(1)> **stars** :red[red] [a link](javascript:alert(1))"
+
+
+def test_the_teacher_sees_only_a_count_until_opening_then_plain_text_and_uses_dismisses_and_clears(tabs):
+    teacher, code, key = start_room(tabs)
+    typed = [HOSTILE, "the animal was tired", "a dog ran"]
+    sent_by(code, *((f"s{i}", t) for i, t in enumerate(typed)))
+    tabs(teacher, "teacher")
+    no_exception(teacher)
+    assert "3 sentences from the class" in [c.value for c in teacher.caption]
+    assert not [s for s in strings(teacher) for t in typed if t in s]  # nothing a student typed, anywhere
+    teacher.session_state["class_sentences"] = True  # the teacher opens the class's sentences
+    tabs(teacher, "teacher")
+    assert [t.value for t in teacher.text] == typed  # plain text, oldest first
+    for t in typed:
+        assert user_text_leaks(teacher, t) == []  # in no Markdown, HTML or label
+    ids = [s.id for s in room_page.store().sentences(code, key)]
+    teacher.button(key=f"class_dismiss_{ids[2]}").click()
+    tabs(teacher, "teacher")
+    assert [t.value for t in teacher.text] == typed[:2] == texts(room_page.store(), code, key)
+    teacher.button(key=f"class_use_{ids[1]}").click()
+    tabs(teacher, "teacher")
+    no_exception(teacher)
+    assert teacher.session_state[SHOWN_SETTINGS].sentence == "the animal was tired"
+    assert room_page.store().snapshot(code).settings["sentence"] == "the animal was tired"  # every follower's
+    assert texts(room_page.store(), code, key) == [HOSTILE]  # used: off the list
+    follower = tabs(make_app(room=code), "s7")
+    assert follower.session_state[SHOWN_SETTINGS].sentence == "the animal was tired"
+    teacher.button(key="class_clear").click()
+    tabs(teacher, "teacher")
+    assert room_page.store().sentences(code, key) == [] and not teacher.text
+    assert "0 sentences from the class" in [c.value for c in teacher.caption]
+
+
+def test_presenter_mode_shows_the_count_and_no_sentence(tabs):
+    teacher, code, _ = start_room(tabs, presenter="true")
+    sent_by(code, ("s1", "the cat sat"), ("s2", HOSTILE))
+    tabs(teacher, "teacher")
+    no_exception(teacher)
+    assert "2 sentences from the class" in [c.value for c in teacher.caption]
+    assert not lazy_expanders(teacher, class_sentences.LIST_LABEL)
+    assert not [s for s in strings(teacher) if "the cat sat" in s or "bold" in s]
+
+
+def test_the_teacher_link_on_a_second_device_shows_the_same_list(tabs):
+    _, code, key = start_room(tabs, presenter="true")
+    sent_by(code, ("s1", "the cat sat"), ("s2", "a dog ran"))
+    phone = tabs(make_app(**teacher_link(code, key)), "teacher-phone")
+    assert phone.session_state[room_page.TEACHER] == (code, key)
+    phone.session_state["class_sentences"] = True
+    tabs(phone, "teacher-phone")
+    no_exception(phone)
+    assert [t.value for t in phone.text] == ["the cat sat", "a dog ran"]
