@@ -10,7 +10,7 @@ The app calls, on the page itself (a phone's sidebar is collapsed), under the fo
   the page's sentence, so the room's, so every follower's) and Dismiss, then Clear all. Redrawn every
   ``room_page.TALLY_SECONDS``.
 - ``sentence_count(state, presenter)`` in presenter mode's heading row: the count only, "12 sentences from the
-  class", never a student's text.
+  class", never a student's text (nothing while none waits).
 
 The room keeps the sentences and every limit (``rooms.RoomStore.send_sentence``); its messages are ours.
 """
@@ -68,7 +68,7 @@ def _pending(code: str) -> list[Sent] | None:
 
 
 def _count(code: str) -> None:
-    if (pending := _pending(code)) is not None:
+    if pending := _pending(code):  # none yet: the projector's heading row stays as it was
         st.caption(count_line(len(pending)), width="content")
 
 

@@ -342,6 +342,7 @@ def test_every_bad_input_case_the_list_takes_is_shown_as_typed_in_plain_text(tab
 
 def test_presenter_mode_shows_the_count_and_no_sentence(tabs):
     teacher, code, _ = start_room(tabs, presenter="true")
+    assert not [c for c in teacher.caption if "from the class" in c.value]  # none yet: the heading row as before
     sent_by(code, ("s1", "the cat sat"), ("s2", HOSTILE))
     tabs(teacher, "teacher")
     no_exception(teacher)
