@@ -755,7 +755,8 @@ class RoomStore(ABC):
                     "or dismissed some."
                 )
             fresh = {tab: [now], address: [*sends.get(address, ()), now]}
-            self._put_sentence(code, Sent(sid, text, now), fresh, [who for who, times in sends.items() if not times])
+            stale = [who for who, times in sends.items() if not times and who not in fresh]
+            self._put_sentence(code, Sent(sid, text, now), fresh, stale)
 
     @_reaching
     def sentences(self, code: str, key: str) -> list[Sent]:
@@ -867,7 +868,9 @@ class MemoryRoomStore(RoomStore):
 
     def _put_sentence(self, code: str, sent: Sent, sends: Mapping[str, list[float]], stale: Sequence[str]) -> None:
         with self._lock:
-            self._sent.setdefault(code, {})[sent.id] = sent
+            kept = self._sent.setdefault(code, {})
+            kept.pop(sent.id, None)  # a replacement goes last: the list stays in the order sent
+            kept[sent.id] = sent
             senders = self._senders.setdefault(code, {})
             senders.update(sends)
             for who in stale:

@@ -9,8 +9,12 @@ the teacher's key to read, dismiss and clear, and everything gone with the room.
 
 from __future__ import annotations
 
+from unittest.mock import patch
+
 import pytest
 from google.protobuf.message import Message
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from core import MAX_CHARS, MAX_TOKENS, tokenize
@@ -24,6 +28,7 @@ from dashboard.classroom.rooms import (
     SENDS_PER_ADDRESS,
     Client,
     Forbidden,
+    MemoryRoomStore,
     RedisRoomStore,
     RoomError,
     RoomStore,
@@ -32,7 +37,7 @@ from dashboard.settings import SHOWN_SETTINGS
 from tests.dashboard.conftest import lazy_expanders, make_app, no_exception
 from tests.dashboard.test_bad_input import DRAWN
 from tests.dashboard.test_hostile_app import _nodes, _strings, user_text_leaks
-from tests.dashboard.test_rooms import alive, backend, clock, open_room, start_room, store, tabs, teacher_link  # noqa: F401
+from tests.dashboard.test_rooms import Clock, alive, backend, clock, open_room, start_room, store, tabs, teacher_link  # noqa: F401
 
 HALL = "10.9.9.9"
 
@@ -360,3 +365,64 @@ def test_the_teacher_link_on_a_second_device_shows_the_same_list(tabs):
     tabs(phone, "teacher-phone")
     no_exception(phone)
     assert [t.value for t in phone.text] == ["the cat sat", "a dog ran"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sends=st.lists(
+        st.tuples(st.integers(0, 5), st.integers(0, 1), st.floats(0, 12, allow_nan=False)), min_size=1, max_size=40
+    ),
+    dismiss_every=st.integers(2, 9),
+)
+def test_a_scripted_client_never_passes_the_limits_whatever_it_sends_and_when(sends, dismiss_every):
+    """Any sequence of sends from 6 tabs on 2 addresses, at any times, with the teacher dismissing the oldest now and
+    then: the store accepts exactly what a model of the rules written here accepts (one pending per tab, one send per
+    ``SEND_SECONDS`` per tab, ``SENDS_PER_ADDRESS`` per ``FLOOD_SECONDS`` per address, ``MAX_SENTENCES`` pending),
+    with the limits made small (3, 4) so that a short sequence reaches them."""
+    per_address, most = 3, 4
+    clock = Clock()
+    store = MemoryRoomStore(clock=clock)
+    code, key = open_room(store)
+    pending: dict[int, str] = {}  # the model: tab -> its pending text, in the order sent
+    last: dict[int, float] = {}
+    sent_from: dict[int, list[float]] = {0: [], 1: []}
+    with patch.multiple(rooms, SENDS_PER_ADDRESS=per_address, MAX_SENTENCES=most):
+        for n, (tab, address, wait) in enumerate(sends):
+            clock.now += wait
+            store.join(code, f"tab{tab}")
+            now, text = clock.now, f"sentence {n}"
+            recent = [t for t in sent_from[address] if now - t < FLOOD_SECONDS]
+            ok = (
+                (tab not in last or now - last[tab] >= SEND_SECONDS)
+                and len(recent) < per_address
+                and (tab in pending or len(pending) < most)
+            )
+            try:
+                store.send_sentence(code, Client(f"10.4.0.{address}", f"tab{tab}"), text)
+            except RoomError:
+                assert not ok, (n, tab, address)
+            else:
+                assert ok, (n, tab, address)
+                last[tab] = now
+                sent_from[address] = [*recent, now]
+                pending.pop(tab, None)
+                pending[tab] = text
+            if n % dismiss_every == dismiss_every - 1 and pending:
+                oldest = store.sentences(code, key)[0]
+                store.dismiss_sentences(code, key, [oldest.id])
+                del pending[next(iter(pending))]
+            assert texts(store, code, key) == list(pending.values())
+
+
+def test_an_address_silent_for_30_s_counts_again_from_its_next_send(store, clock):
+    """Found by the property test above: the send that found its address's last sends all older than 30 s forgot
+    the address after writing it, so the flood limit counted from zero at every such send."""
+    code, key = open_room(store)
+    with patch.object(rooms, "SENDS_PER_ADDRESS", 2):
+        store.send_sentence(code, seated(store, code, "a"), "first")
+        clock.now += FLOOD_SECONDS
+        store.send_sentence(code, seated(store, code, "b"), "second")
+        store.send_sentence(code, seated(store, code, "c"), "third")
+        with pytest.raises(RoomError, match="from your network"):
+            store.send_sentence(code, seated(store, code, "d"), "fourth")
+    assert texts(store, code, key) == ["first", "second", "third"]
