@@ -28,10 +28,7 @@ from dashboard.classroom.rooms import (
     SENDS_PER_ADDRESS,
     Client,
     Forbidden,
-    MemoryRoomStore,
-    RedisRoomStore,
     RoomError,
-    RoomStore,
 )
 from dashboard.settings import SHOWN_SETTINGS
 from tests.dashboard.conftest import lazy_expanders, make_app, no_exception
@@ -42,13 +39,13 @@ from tests.dashboard.test_rooms import Clock, alive, backend, clock, open_room, 
 HALL = "10.9.9.9"
 
 
-def seated(store: RoomStore, code: str, name: str, address: str = HALL) -> Client:
+def seated(store: rooms.RoomStore, code: str, name: str, address: str = HALL) -> Client:
     """A student's tab, seated in room ``code``."""
     store.join(code, name)
     return Client(address, name)
 
 
-def texts(store: RoomStore, code: str, key: str) -> list[str]:
+def texts(store: rooms.RoomStore, code: str, key: str) -> list[str]:
     return [s.text for s in store.sentences(code, key)]
 
 
@@ -213,7 +210,7 @@ def test_sentences_end_with_the_room(store, clock, how):
 def test_redis_sentences_expire_with_the_room(redis_url):
     import redis
 
-    store = RedisRoomStore(redis_url)
+    store = rooms.RedisRoomStore(redis_url)
     code, key = open_room(store)
     store.send_sentence(code, seated(store, code, "ana"), "the cat sat")
     r = redis.Redis.from_url(redis_url)
@@ -381,7 +378,7 @@ def test_a_scripted_client_never_passes_the_limits_whatever_it_sends_and_when(se
     with the limits made small (3, 4) so that a short sequence reaches them."""
     per_address, most = 3, 4
     clock = Clock()
-    store = MemoryRoomStore(clock=clock)
+    store = rooms.MemoryRoomStore(clock=clock)
     code, key = open_room(store)
     pending: dict[int, str] = {}  # the model: tab -> its pending text, in the order sent
     last: dict[int, float] = {}
