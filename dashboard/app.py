@@ -28,6 +28,7 @@ import streamlit as st
 from dashboard.address import drawn_keys
 from dashboard.address import hold as hold_address
 from dashboard.address import send as send_address
+from dashboard.classroom.class_sentences import sentence_count, sentences_panel
 from dashboard.classroom.room_page import RoomState, class_bar, enter_room, follow_line, publish_room, room_panel
 from dashboard.classroom.room_quiz import join_quiz
 from dashboard.classroom.tours import open_tour_link, presenting, tour_bar, tour_picker
@@ -74,6 +75,7 @@ if settings.presenter:
     presenter_style()  # larger page text: the project's constant style sheet (dashboard/presenter.py says why)
 top = st.container()  # the view bar, a tour's bar and the view's heading: drawn by the body, above the follow line
 follow_line(room)  # a student who follows: says so in the page, under the heading row
+sentences_panel(room, settings.presenter)  # a student's "Send a sentence", the teacher's list (not presenting)
 
 
 def body(room: RoomState, settings: Settings) -> None:
@@ -93,6 +95,7 @@ def body(room: RoomState, settings: Settings) -> None:
             heading.caption(view.teaches)
         with heading:
             class_bar(room, settings.presenter)  # presenter mode: Share with the class, the room's link
+            sentence_count(room, settings.presenter)  # presenter mode: how many sentences wait, never their text
     show_link_notes(link, settings)
     show_weights_note(settings.weights, settings.sentence, settings.config)
     join_quiz(room)  # in a room, the quiz is the teacher's: it reveals for the class, students pick

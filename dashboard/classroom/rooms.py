@@ -16,8 +16,10 @@ choices, computed from the teacher's settings, for the teacher's download), how 
 everyone back, and when a teacher's page last showed the room with that page's session id (``held``,
 ``holder``). Who started the room is kept as salted hashes of the connection's address and of the browser
 (``dashboard.clients.browser``), only to count rooms per address and per browser, and to list a browser's rooms
-for it. No name, no address in the clear, no text a student typed. Everything goes with the room: 3 hours after
-the teacher's last change, or 10 minutes after a teacher's page last showed it.
+for it. Each student's one pending sentence for the teacher (``send_sentence``: the text, when, and a salted hash
+of its tab), until the teacher uses or dismisses it, and when each tab and each address (hashed) sent last, for the
+send limits. No name, no address in the clear. Everything goes with the room: 3 hours after the teacher's last
+change, or 10 minutes after a teacher's page last showed it.
 
 One interface, ``RoomStore``: it holds every rule (keys, limits, seats, guesses) and asks its backend for a few
 storage steps. Two backends pass the same tests (``tests/dashboard/test_rooms.py``):
@@ -41,6 +43,9 @@ open as many tabs (sessions) as it likes, so each limit counts what is hardest t
   a seat whose page has not answered for ``SEAT_SECONDS`` is free too: a socket that never reads, a phone asleep,
   or a tab on another app process, whether the teacher changes anything or not (the server's pushed runs never
   see a seat). Seats are not counted per address: a whole hall shares one;
+- sentences: one pending per tab (a new one replaces it), from a seated tab only, at most one send per
+  ``SEND_SECONDS`` per tab and ``SENDS_PER_ADDRESS`` per ``FLOOD_SECONDS`` per address (a hall sends one each),
+  ``MAX_SENTENCES`` per room;
 - guesses: only for the teacher's current question, one per seat (the last one counts until the reveal), so
   students' own questions can neither add to nor evict it; a freed seat takes its guess with it.
 
@@ -57,13 +62,17 @@ import functools
 import hashlib
 import json
 import logging
+import math
 import secrets
 import threading
 import time
+import unicodedata
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+
+from core.tokens import tokenize
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 """Upper-case letters and digits without the look-alikes 0/O and 1/I: read off a projector without doubt."""
@@ -113,6 +122,14 @@ AWAY_SECONDS = 2.0
 """After a call found the room's server unreachable, every call says so at once for this long without asking it."""
 GONE_KEPT = 10_000
 """Codes of closed rooms the in-process store remembers (why they closed, for the page's message)."""
+SEND_SECONDS = 10.0
+"""A tab sends at most one sentence to its teacher per 10 s (``RoomStore.send_sentence``)."""
+FLOOD_SECONDS = 30.0
+SENDS_PER_ADDRESS = MAX_STUDENTS
+"""Sentences one address may send to a room per ``FLOOD_SECONDS``: a whole hall behind one NAT sends one each
+within 30 s; a script's flood beyond that is refused."""
+MAX_SENTENCES = MAX_STUDENTS
+"""Pending sentences a room holds: one per student."""
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -233,6 +250,18 @@ class Snapshot:
 
 
 @dataclass(frozen=True)
+class Sent:
+    """A student's pending sentence, as the teacher's page reads it: no session id, no address."""
+
+    id: str
+    """A salted hash of the tab that sent it (``RoomStore._tag``): one pending sentence per tab, named by it."""
+    text: str
+    """What the student typed, within the sentence box's limits (``_sentence``): plain text, to show as such."""
+    at: float
+    """When it was sent (clock seconds)."""
+
+
+@dataclass(frozen=True)
 class Owned:
     """A room as the browser that started it sees it in its list (``RoomStore.mine``)."""
 
@@ -317,6 +346,22 @@ class RoomStore(ABC):
         """Record the guess in one atomic step if ``session`` holds a seat seen within ``SEAT_SECONDS``, and
         ``question`` is the room's current question, not revealed: "" then, else why not ("room": it closed or went
         idle, "seat", "question", "revealed")."""
+
+    @abstractmethod
+    def _sentences(self, code: str) -> dict[str, Sent]:
+        """The room's pending sentences by ``Sent.id``."""
+
+    @abstractmethod
+    def _sends(self, code: str) -> dict[str, list[float]]:
+        """Who sent to room ``code`` lately (``"tab:"`` or ``"address:"`` and its tag) -> when."""
+
+    @abstractmethod
+    def _put_sentence(self, code: str, sent: Sent, sends: Mapping[str, list[float]], stale: Sequence[str]) -> None:
+        """Keep ``sent`` (in place of its tab's last one) and the senders' new times ``sends``, forget ``stale``."""
+
+    @abstractmethod
+    def _drop_sentences(self, code: str, ids: Sequence[str] | None) -> None:
+        """Forget the pending sentences ``ids`` (None: every one)."""
 
     @abstractmethod
     def _delete(self, code: str, why: str) -> None:
@@ -679,6 +724,56 @@ class RoomStore(ABC):
             raise RoomError("The teacher has revealed this answer: guesses are closed.")
 
     @_reaching
+    def send_sentence(self, code: str, client: Client, text: str) -> None:
+        """A seated student's sentence for the teacher: one pending per tab (a new one replaces it), at most one send
+        per ``SEND_SECONDS`` per tab, ``SENDS_PER_ADDRESS`` per ``FLOOD_SECONDS`` per address, ``MAX_SENTENCES``
+        per room; the sentence box's limits (``_sentence``). ``RoomError`` says why not."""
+        text = _sentence(text)
+        with self._locked(code):
+            room = self._find(code)
+            if room is None:
+                raise RoomError("This room has closed: your sentence was not sent.")
+            now = self._clock()
+            if self._alive(client.session) is False or client.session not in self._seated(room, now):
+                raise RoomError("Join the room to send a sentence: your seat was freed while your page was away.")
+            sid = self._tag(client.session)
+            tab, address = f"tab:{sid}", f"address:{self._tag(client.address)}"
+            sends = {who: [t for t in times if now - t < FLOOD_SECONDS] for who, times in self._sends(code).items()}
+            last = max(sends.get(tab, ()), default=None)
+            if last is not None and now - last < SEND_SECONDS:
+                wait = math.ceil(SEND_SECONDS - (now - last))
+                raise RoomError(f"You sent a sentence a moment ago: you can send the next one in {wait} s.")
+            if len(sends.get(address, ())) >= SENDS_PER_ADDRESS:
+                raise RoomError(
+                    f"More than {SENDS_PER_ADDRESS} sentences came from your network in {FLOOD_SECONDS:g} s: "
+                    "try again in a little while."
+                )
+            pending = self._sentences(code)
+            if sid not in pending and len(pending) >= MAX_SENTENCES:
+                raise RoomError(
+                    f"Your teacher's list is full ({MAX_SENTENCES} sentences): try again once your teacher has used "
+                    "or dismissed some."
+                )
+            fresh = {tab: [now], address: [*sends.get(address, ()), now]}
+            stale = [who for who, times in sends.items() if not times and who not in fresh]
+            self._put_sentence(code, Sent(sid, text, now), fresh, stale)
+
+    @_reaching
+    def sentences(self, code: str, key: str) -> list[Sent]:
+        """The class's pending sentences, oldest first. Needs the key."""
+        with self._reading(code):
+            if not self.is_teacher(code, key):
+                raise Forbidden("Only the room's teacher key can do that.")
+            return sorted(self._sentences(code).values(), key=lambda sent: sent.at)
+
+    @_reaching
+    def dismiss_sentences(self, code: str, key: str, ids: Sequence[str] | None = None) -> None:
+        """Take sentences ``ids`` off the class's list (None: clear it). Needs the key."""
+        with self._locked(code):
+            self._teacher(code, key)
+            self._drop_sentences(code, None if ids is None else list(ids))
+
+    @_reaching
     def __len__(self) -> int:
         with self._locked("*"):
             return sum(self._find(c) is not None for c in self._codes())
@@ -695,6 +790,10 @@ class MemoryRoomStore(RoomStore):
         self._rooms: dict[str, Room] = {}
         self._gone: OrderedDict[str, str] = OrderedDict()
         self._secret = secrets.token_bytes(16)
+        self._sent: dict[str, dict[str, Sent]] = {}
+        """Room code -> its pending sentences (``RoomStore._sentences``); they go with the room (``_delete``)."""
+        self._senders: dict[str, dict[str, list[float]]] = {}
+        """Room code -> who sent lately and when (``RoomStore._sends``)."""
 
     def _locked(self, code: str) -> contextlib.AbstractContextManager:
         return self._lock
@@ -759,8 +858,34 @@ class MemoryRoomStore(RoomStore):
             room.guesses[session] = answer
             return ""
 
+    def _sentences(self, code: str) -> dict[str, Sent]:
+        with self._lock:
+            return dict(self._sent.get(code, {}))
+
+    def _sends(self, code: str) -> dict[str, list[float]]:
+        with self._lock:
+            return {who: list(times) for who, times in self._senders.get(code, {}).items()}
+
+    def _put_sentence(self, code: str, sent: Sent, sends: Mapping[str, list[float]], stale: Sequence[str]) -> None:
+        with self._lock:
+            kept = self._sent.setdefault(code, {})
+            kept.pop(sent.id, None)  # a replacement goes last: the list stays in the order sent
+            kept[sent.id] = sent
+            senders = self._senders.setdefault(code, {})
+            senders.update(sends)
+            for who in stale:
+                senders.pop(who, None)
+
+    def _drop_sentences(self, code: str, ids: Sequence[str] | None) -> None:
+        with self._lock:
+            kept = self._sent.get(code, {})
+            for sid in list(kept) if ids is None else ids:
+                kept.pop(sid, None)
+
     def _delete(self, code: str, why: str) -> None:
         del self._rooms[code]
+        self._sent.pop(code, None)
+        self._senders.pop(code, None)
         self._gone[code] = why
         while len(self._gone) > GONE_KEPT:
             self._gone.popitem(last=False)
@@ -883,6 +1008,10 @@ class RedisRoomStore(RoomStore):
     def _keys(self, code: str) -> tuple[str, str, str]:
         return self._k("room", code), self._k("seats", code), self._k("guesses", code)
 
+    def _sentence_keys(self, code: str) -> tuple[str, str]:
+        """The room's pending sentences (a hash by ``Sent.id``) and who sent lately (``RoomStore._sends``)."""
+        return self._k("sentences", code), self._k("sends", code)
+
     @contextlib.contextmanager
     def _locked(self, code: str) -> Iterator[None]:
         with self._redis.lock(self._k("lock", code), timeout=10, blocking_timeout=10):
@@ -958,7 +1087,7 @@ class RedisRoomStore(RoomStore):
             pipe.hset(room_key, mapping=fields)
             if new_question:
                 pipe.delete(guesses_key)
-            for key in (room_key, seats_key, guesses_key):
+            for key in (room_key, seats_key, guesses_key, *self._sentence_keys(room.code)):
                 pipe.expire(key, TTL_SECONDS)
             pipe.sadd(self._k("rooms"), room.code)
             pipe.execute()
@@ -979,6 +1108,32 @@ class RedisRoomStore(RoomStore):
     def _guess(self, code: str, question: str, session: str, answer: int, now: float) -> str:
         args = [json.dumps(question), session, answer, repr(now - SEAT_SECONDS), repr(now - IDLE_SECONDS), question]
         return self._guess_script(keys=list(self._keys(code)), args=args)
+
+    def _sentences(self, code: str) -> dict[str, Sent]:
+        raw = self._redis.hgetall(self._sentence_keys(code)[0])
+        return {sid: Sent(sid, *json.loads(value)) for sid, value in raw.items()}
+
+    def _sends(self, code: str) -> dict[str, list[float]]:
+        return {who: json.loads(times) for who, times in self._redis.hgetall(self._sentence_keys(code)[1]).items()}
+
+    def _put_sentence(self, code: str, sent: Sent, sends: Mapping[str, list[float]], stale: Sequence[str]) -> None:
+        sentences_key, sends_key = self._sentence_keys(code)
+        ttl = self._redis.pttl(self._k("room", code))  # they go with the room (its key's time to live)
+        with self._redis.pipeline() as pipe:
+            pipe.hset(sentences_key, sent.id, json.dumps([sent.text, sent.at]))
+            pipe.hset(sends_key, mapping={who: json.dumps(times) for who, times in sends.items()})
+            if stale:
+                pipe.hdel(sends_key, *stale)
+            if ttl > 0:
+                pipe.pexpire(sentences_key, ttl).pexpire(sends_key, ttl)
+            pipe.execute()
+
+    def _drop_sentences(self, code: str, ids: Sequence[str] | None) -> None:
+        sentences_key = self._sentence_keys(code)[0]
+        if ids is None:
+            self._redis.delete(sentences_key)
+        elif ids:
+            self._redis.hdel(sentences_key, *ids)
 
     def _announce(self, code: str) -> None:
         self._redis.publish(self._k("changed"), code)
@@ -1026,7 +1181,7 @@ class RedisRoomStore(RoomStore):
 
     def _delete(self, code: str, why: str) -> None:
         with self._redis.pipeline() as pipe:
-            pipe.delete(*self._keys(code)).srem(self._k("rooms"), code)
+            pipe.delete(*self._keys(code), *self._sentence_keys(code)).srem(self._k("rooms"), code)
             pipe.set(self._k("gone", code), why, ex=IDLE_SECONDS).execute()
 
     def _codes(self) -> list[str]:
@@ -1056,6 +1211,25 @@ def _question(question_id: str) -> str:
     if not isinstance(question_id, str) or not 0 < len(question_id) <= MAX_QUESTION_ID:
         raise RoomError("A question id is a short text.")
     return question_id
+
+
+def _sentence(text: str) -> str:
+    """``text`` stripped, if the sentence box would take it: ``core.tokenize``'s limits and messages (empty, too
+    long, too many tokens), and no control or invisible format character but an emoji's joiner (a student's text
+    is shown to the teacher as it is: a right-to-left override would hide what it says). ``RoomError`` otherwise."""
+    if not isinstance(text, str):
+        raise RoomError("A sentence is text.")
+    text = text.strip()
+    try:
+        tokenize(text)
+    except ValueError as err:
+        raise RoomError(str(err)) from err
+    hidden = next((c for c in text if unicodedata.category(c) in ("Cc", "Cf", "Cs") and c != "\u200d"), None)
+    if hidden is not None:
+        raise RoomError(
+            f"The sentence has an invisible control character (U+{ord(hidden):04X}): delete it and send again."
+        )
+    return text
 
 
 def _answer(answer: int) -> int:
