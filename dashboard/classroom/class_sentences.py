@@ -7,7 +7,8 @@ The app calls, on the page itself (a phone's sidebar is collapsed), under the fo
   with the box and Send in a fragment, so a send reruns nothing else. On the teacher's page outside presenter mode
   (a laptop, or the teacher link on a phone): how many sentences wait, and an expander that draws them only once the
   teacher opens it; each as plain text (``st.text``: never Markdown or HTML, whatever was typed) with Use (it becomes
-  the page's sentence, so the room's, so every follower's) and Dismiss, then Clear all. Redrawn every
+  the page's sentence, so the room's, so every follower's) and Dismiss, then "All in the class view" (the class
+  view's list becomes these sentences: one head on each of them) and Clear all. Redrawn every
   ``room_page.TALLY_SECONDS``.
 - ``sentence_count(state, presenter)`` in presenter mode's heading row: the count only, "12 sentences from the
   class", never a student's text (nothing while none waits).
@@ -26,6 +27,7 @@ from dashboard.classroom import room_page
 from dashboard.classroom.room_page import TALLY_SECONDS, RoomState, held_key, store
 from dashboard.classroom.rooms import SEND_SECONDS, RoomError, Sent
 from dashboard.page import opened
+from dashboard.views.class_heads import list_text
 
 SEND_LABEL = "Send a sentence to your teacher"
 LIST_LABEL = "The class's sentences"
@@ -33,6 +35,8 @@ TEXT = "class_sentence"
 """The student's box (not in the URL: what a student types is theirs until sent)."""
 SENT = "_class_sentence_sent"
 """Session: (ok, our message) of the last send, shown under the box."""
+CLASS_TEXT = "class_text"
+"""The class view's list box (``views/class_heads.py``)."""
 USED = "_class_sentence_used"
 """Session: the teacher's Use changed the page's sentence: the fragment reruns the page, which publishes it."""
 
@@ -109,6 +113,16 @@ def _use(code: str, sent: Sent) -> None:
         store().dismiss_sentences(code, held_key(code), [sent.id])
 
 
+def _to_class_view(pending: list[Sent]) -> None:
+    """Button callback: the class view's list becomes the class's sentences (as many as its box holds) and the page
+    shows that view, the room's too; the sentences stay on the list until used, dismissed or cleared."""
+    st.session_state[CLASS_TEXT], shown = list_text([sent.text for sent in pending])
+    st.session_state["view"] = "class"
+    st.session_state[USED] = True
+    if shown < len(pending):
+        st.toast(f"The class view reads {shown} of the {len(pending)} sentences: the first ones sent.", icon="✂️")
+
+
 def _dismiss(code: str, ids: list[str] | None) -> None:
     with contextlib.suppress(RoomError):
         store().dismiss_sentences(code, held_key(code), ids)
@@ -130,9 +144,36 @@ def _teacher_list(code: str) -> None:
         for sent in pending:
             with st.container(horizontal=True, vertical_alignment="center", key=f"class_sent_{sent.id}"):
                 st.text(sent.text)  # plain text, whatever the student typed
-                st.button("Use", key=f"class_use_{sent.id}", on_click=_use, args=(code, sent), type="primary")
-                st.button("Dismiss", key=f"class_dismiss_{sent.id}", on_click=_dismiss, args=(code, [sent.id]))
+                st.button(
+                    "Use",
+                    key=f"class_use_{sent.id}",
+                    on_click=_use,
+                    args=(code, sent),
+                    type="primary",
+                    help="This sentence becomes the page's sentence, and every follower's.",
+                )
+                st.button(
+                    "Dismiss",
+                    key=f"class_dismiss_{sent.id}",
+                    on_click=_dismiss,
+                    args=(code, [sent.id]),
+                    help="Takes it off this list.",
+                )
         if pending:
-            st.button(
-                "Clear all", key="class_clear", icon=":material/delete_sweep:", on_click=_dismiss, args=(code, None)
-            )
+            with st.container(horizontal=True):
+                st.button(
+                    "All in the class view",
+                    key="class_all",
+                    icon=":material/grid_view:",
+                    on_click=_to_class_view,
+                    args=(pending,),
+                    help="The class view draws one head on each of these sentences, side by side, for everyone.",
+                )
+                st.button(
+                    "Clear all",
+                    key="class_clear",
+                    icon=":material/delete_sweep:",
+                    on_click=_dismiss,
+                    args=(code, None),
+                    help="Takes every sentence off this list.",
+                )

@@ -1,7 +1,8 @@
 """The class view: one head across many sentences, drawn as small multiples, and its pattern pooled over them.
 
 A head is a function, not a picture: a previous-token head does the same on every sentence anyone types. The
-sentences are the teacher's list (one per line), or the built-in examples; a trained model reads no typed text, so
+sentences are the teacher's list (one per line: the teacher's "All in the class view" puts the class's sentences
+there, ``classroom/class_sentences.py``), or the built-in examples; a trained model reads no typed text, so
 it shows its task's held-out sequences. ``show_class(settings, sentences)`` takes a list from elsewhere (a room's
 sentences) as its one argument. Beside the maps, the head's patterns with the rows of every sentence pooled
 (``core.across``): the same per-row rule the app names heads by, with the share of rows stated, and a head named on
@@ -109,6 +110,17 @@ def _typed_list() -> list[str]:
     if not followed.following():
         st.button("Built-in examples", key="class_examples", on_click=_built_in, icon=":material/restart_alt:")
     return [line for line in str(text).splitlines() if line.strip()]
+
+
+def list_text(sentences: Sequence[str]) -> tuple[str, int]:
+    """The list box's text for ``sentences`` (one per line, the first ``MAX_SENTENCES`` that fit in ``MAX_TEXT``
+    characters), and how many it holds."""
+    kept: list[str] = []
+    for text in sentences[:MAX_SENTENCES]:
+        if sum(len(t) + 1 for t in kept) + len(text) > MAX_TEXT:
+            break
+        kept.append(text)
+    return "\n".join(kept), len(kept)
 
 
 def _built_in() -> None:

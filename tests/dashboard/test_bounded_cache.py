@@ -28,6 +28,7 @@ from tests.conftest import ROOT
 DASHBOARD = ROOT / "dashboard"
 SINGLETONS = {
     "compute.py:minilm_or_error": "the loaded model: part of the process at rest, its arrays resident (in no cache)",
+    "streamlit_runtime.py:_chart_internals": "st.plotly_chart's imported functions, one namespace: no data",
     "room_page.py:store": "the room store: what it holds is bounded by the room limits",
     "training_jobs.py:registry": "finished trainings, at most KEEP_BYTES: counted in CACHE_BUDGET below",
     "tour_export.py:plotly_js": "plotly.js as text (4.8 MB), made the first time a tour is downloaded",

@@ -30,7 +30,9 @@ from dashboard.classroom.rooms import (
     Forbidden,
     RoomError,
 )
+from dashboard.page import SHOWN_VIEW
 from dashboard.settings import SHOWN_SETTINGS
+from dashboard.views import class_heads
 from tests.dashboard.conftest import lazy_expanders, make_app, no_exception
 from tests.dashboard.test_bad_input import DRAWN
 from tests.dashboard.test_hostile_app import _nodes, _strings, user_text_leaks
@@ -328,6 +330,36 @@ def test_the_teacher_sees_only_a_count_until_opening_then_plain_text_and_uses_di
     tabs(teacher, "teacher")
     assert room_page.store().sentences(code, key) == [] and not teacher.text
     assert "0 sentences from the class" in [c.value for c in teacher.caption]
+
+
+def test_all_in_the_class_view_puts_the_class_s_sentences_in_the_class_view_for_everyone(tabs):
+    teacher, code, key = start_room(tabs)
+    typed = ["the animal was tired", HOSTILE, "a dog ran to the park"]
+    sent_by(code, *((f"s{i}", t) for i, t in enumerate(typed)))
+    teacher.session_state["class_sentences"] = True
+    tabs(teacher, "teacher")
+    teacher.button(key="class_all").click()
+    tabs(teacher, "teacher")
+    no_exception(teacher)
+    assert teacher.session_state["view"] == "class" and teacher.text_area(key="class_text").value == "\n".join(typed)
+    assert dict(teacher.query_params)["view"] == "class"  # the link is the screen
+    assert teacher.session_state[SHOWN_VIEW] == "class"
+    assert any(f"across {len(typed)} sentences" in m.value for m in teacher.markdown)
+    assert len(teacher.get("plotly_chart")) == len(typed) + 1  # a small map per sentence, and their colour bar
+    assert texts(room_page.store(), code, key) == typed  # still on the list until used, dismissed or cleared
+    follower = tabs(make_app(room=code), "s9")
+    no_exception(follower)
+    assert follower.session_state[SHOWN_VIEW] == "class" and follower.session_state["class_text"] == "\n".join(typed)
+
+
+@given(st.lists(st.text(st.characters(blacklist_categories=("Cc", "Cs")), min_size=1, max_size=MAX_CHARS), max_size=60))
+@settings(max_examples=60, deadline=None)
+def test_the_class_view_s_list_holds_the_first_sentences_its_box_takes(sentences):
+    text, n = class_heads.list_text(sentences)
+    assert text.split("\n") == sentences[:n] if n else text == ""
+    assert n <= class_heads.MAX_SENTENCES and len(text) <= class_heads.MAX_TEXT
+    if n < min(len(sentences), class_heads.MAX_SENTENCES):  # stopped early: the next one would not fit
+        assert len(text) + 1 + len(sentences[n]) > class_heads.MAX_TEXT
 
 
 def test_every_bad_input_case_the_list_takes_is_shown_as_typed_in_plain_text(tabs):
