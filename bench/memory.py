@@ -84,8 +84,9 @@ class CacheBound:
 
     @property
     def bounded(self) -> bool:
-        """By bytes, or a singleton (one value, bounded by what it is)."""
-        return self.max_bytes is not None or (self.arguments == 0 and self.max_entries == 1)
+        """By bytes, or a singleton: a function of no arguments has one key, so any cache keeps one value of it
+        (bounded by what it is)."""
+        return self.max_bytes is not None or self.arguments == 0
 
     def __str__(self) -> str:
         if self.max_bytes is not None:

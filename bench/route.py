@@ -12,7 +12,8 @@ project files (``core/``, ``dashboard/``) on the call stack:
 - ``go.Heatmap(...)``, where a head's map is made.
 
 The route is the union of those files. The follower's page is measured with every cache emptied after the teacher's
-run: its route then reaches core and ``go.Heatmap`` too, as the first follower's does. It prints them, one per line, and their count.
+run: its route then reaches core and ``go.Heatmap`` too, as the first follower's does. It prints them, one per
+line, and their count.
 """
 
 from __future__ import annotations

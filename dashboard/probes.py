@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import streamlit as st
-from streamlit.delta_generator import DeltaGenerator
 
 from core import Run
 from core.ablation import MODES
@@ -372,11 +371,8 @@ def induction_panel(settings: Settings, source: TrainedSource) -> None:
 # --- why a score is high -----------------------------------------------------------------------------------------
 
 
-def _position(where: DeltaGenerator, label: str, n: int, key: str, help: str) -> int:
-    """A position 0..n-1 picked in ``where``; an address's larger one is read as the last."""
-    picked = where.number_input(
-        label, min_value=0, max_value=n - 1, value=0, step=1, key=key, bind="query-params", help=help
-    )
+def _position(picked: float, n: int) -> int:
+    """A position box's value as a position 0..n-1: an address's larger one is read as the last."""
     return min(int(picked), n - 1)
 
 
@@ -387,6 +383,7 @@ def _after_softmax(mask: np.ndarray | None, query: int, key: int, t_k: int, weig
     seen = t_k if mask is None else int(mask[query].sum())  # the keys this query's softmax runs over
     keys = f"all {t_k} keys" if seen == t_k else f"the {seen} keys the mask lets this query see"
     keys = "the one key the mask lets this query see" if seen == 1 < t_k else keys
+    keys = "the only key (one token)" if t_k == 1 else keys
     return f"After the softmax over {keys}, this key gets weight {weight:.3f} from this query."
 
 
@@ -396,8 +393,32 @@ def score_probe(settings: Settings, run: Run, head: int) -> None:
     t_q, t_k = tr.scores.shape[-2:]
     st.subheader("Why a score is high", anchor=False)
     left, right = st.columns(2)
-    query = _position(left, "Query position", t_q, "probe_query", "The row of the score matrix: the token that asks.")
-    key = _position(right, "Key position", t_k, "probe_key", "The column: the token being looked at.")
+    query = _position(
+        left.number_input(
+            "Query position",
+            min_value=0,
+            max_value=t_q - 1,
+            value=0,
+            step=1,
+            key="probe_query",  # a literal key: tests/dashboard/test_links.py lists every bound control by its key
+            bind="query-params",
+            help="The row of the score matrix: the token that asks.",
+        ),
+        t_q,
+    )
+    key = _position(
+        right.number_input(
+            "Key position",
+            min_value=0,
+            max_value=t_k - 1,
+            value=0,
+            step=1,
+            key="probe_key",
+            bind="query-params",
+            help="The column: the token being looked at.",
+        ),
+        t_k,
+    )
     terms = score_terms(tr, head, query, key)
     st.plotly_chart(
         score_terms_figure(

@@ -54,11 +54,10 @@ def render(settings: Settings) -> None:
         help="The head tiled: each head has its own scores, so its own running max and sum, block by block.",
         container=controls[0],
     )
-    block = _one_of(controls[1], "Block size B_c", t, max(1, t // 4), "block_size", "How many keys one block holds.")
+    block = _block_size(controls[1], t)
     result = compute.tiled_run(tokens, settings.config, head, block)
     n_blocks = len(result.tiles)
-    step = f"Step through the {n_blocks} blocks of keys; the last one gives the output."
-    b = _one_of(controls[2], "Block", n_blocks, 1, "block", step)
+    b = _block(controls[2], n_blocks)
     tile = result.tiles[b - 1]
     t_q = tile.scores.shape[-2]
     on_top = st.container()  # a projector: the block and the running state first, under the controls
@@ -84,12 +83,31 @@ def render(settings: Settings) -> None:
     _memory(t, block, settings.presenter)
 
 
-def _one_of(where: DeltaGenerator, label: str, n: int, value: int, key: str, help: str) -> int:
-    """A slider's pick of 1..n, or 1 when n is 1: a slider needs two options (one token is one block of one key)."""
-    if n <= 1:
+def _block_size(where: DeltaGenerator, t: int) -> int:
+    """B_c, picked from 1..t; 1 for one token (a slider needs two options: one token is one block of one key)."""
+    if t <= 1:
         return 1
     return where.select_slider(
-        label, options=list(range(1, n + 1)), value=value, key=key, bind="query-params", help=help
+        "Block size B_c",
+        options=list(range(1, t + 1)),
+        value=max(1, t // 4),
+        key="block_size",
+        bind="query-params",
+        help="How many keys one block holds.",
+    )
+
+
+def _block(where: DeltaGenerator, n_blocks: int) -> int:
+    """The block shown, from 1; 1 when there is one."""
+    if n_blocks <= 1:
+        return 1
+    return where.select_slider(
+        "Block",
+        options=list(range(1, n_blocks + 1)),
+        value=1,
+        key="block",
+        bind="query-params",
+        help=f"Step through the {n_blocks} blocks of keys; the last one gives the output.",
     )
 
 

@@ -133,3 +133,19 @@ def test_figures_are_pure_and_escape_tokens():
     terms = score_terms_figure(np.array([1.0, -2.0]), "q <i>")
     assert terms.layout.title.text == "q &lt;i&gt;"
     assert list(terms.data[0].marker.color) == ["#0072B2", "#D55E00"]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "causal", "query", "key", "says"),
+    [
+        ("hello", "false", 0, 0, "After the softmax over the only key (one token)"),  # was "all 1 keys"
+        ("the cat sat", "false", 1, 2, "After the softmax over all 3 keys"),
+        ("the cat sat", "true", 0, 0, "After the softmax over the one key the mask lets this query see"),
+        ("the cat sat", "true", 1, 0, "After the softmax over the 2 keys the mask lets this query see"),
+        ("the cat sat", "true", 0, 2, "The mask hides this key from this query"),
+    ],
+)
+def test_the_probe_says_what_the_softmax_runs_over(sentence, causal, query, key, says):
+    at = make_app(view="steps", sentence=sentence, causal=causal, probe_query=str(query), probe_key=str(key)).run()
+    no_exception(at)
+    assert any(says in m.value for m in [*at.markdown, *at.caption]), [m.value for m in at.caption]
