@@ -150,7 +150,8 @@ def _notes(run: Run, source: ModelSource) -> list[str]:
             "row 0; rows with a single visible key are left out of the spread."
         )
     if source.LEARNED:
-        first = f" {run.tokens[0]} is the first token, so a first-token head parks its weight on it." if t > 1 else ""
+        # by position, not by its text: this is Markdown, and a token is never written into Markdown
+        first = " A first-token head parks its weight on position 0, the first token." if t > 1 else ""
         notes.append(
             f"These are the layer {run.layer} heads of {source.label}: whatever pattern they show, they learned.{first}"
         )

@@ -138,3 +138,14 @@ def test_the_caption_names_the_rows_each_column_averages(sentence, rows):
         assert words in caption, (words, caption)
     assert "–-" not in caption and "1–0" not in caption
     assert ("row 1's previous token" in caption) is (len(sentence.split()) > 1)
+
+
+@pytest.mark.parametrize("weights", ["trained", "minilm"])
+def test_learned_weights_name_the_first_token_by_position_never_by_its_text(weights):
+    # the notes are Markdown: MiniLM's first token is [CLS] (a link's brackets) and a trained task's is its symbol
+    if weights == "minilm":
+        require_minilm()
+    at = summary(weights=weights, sentence="the cat sat")
+    notes = [m.value for m in at.markdown if "they learned" in m.value]
+    assert len(notes) == 1 and "parks its weight on position 0, the first token" in notes[0]
+    assert "[CLS]" not in notes[0]
