@@ -1,7 +1,7 @@
 """What the load benches measure on the server: its resident memory and CPU time, and percentiles of a run.
 
 Used by ``bench.load``, ``bench.classroom`` and ``bench.memory``; ``TARGET_RSS_MB`` is the memory target
-all three hold the server to (Community Cloud gives about 1 GB).
+all three hold the server to (Community Cloud publishes 690 MB to 2.7 GB: README.md, "Memory").
 """
 
 from __future__ import annotations
