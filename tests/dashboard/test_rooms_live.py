@@ -231,9 +231,13 @@ def joined(page: Page) -> int:
 
 
 async def seats_line(teacher: Tab) -> int:
-    """The teacher's line as its timer redraws it (the ``_seats`` fragment, every ``TALLY_SECONDS``)."""
-    [line] = [f for f, every in teacher.auto_reruns.items() if every == TALLY_SECONDS]
-    return joined(await teacher.poll(line))
+    """The teacher's line as its timer redraws it (the ``_seats`` fragment, every ``TALLY_SECONDS``; the class's
+    sentences have a timer of the same period: the seats' is the one that draws the line)."""
+    for timer in [f for f, every in teacher.auto_reruns.items() if every == TALLY_SECONDS]:
+        page = await teacher.poll(timer)
+        if any(re.search(r": (\d+) students? joined", t) for t in page.texts("alert")):
+            return joined(page)
+    raise AssertionError(f"no timer of the teacher's page draws the seats line: {teacher.auto_reruns}")
 
 
 @pytest.mark.parametrize("teaching", [False, True], ids=["teacher idle", "teacher changing"])
