@@ -233,13 +233,13 @@ def questions(
 def verdict(question: Question, pick: int) -> str:
     """One line for the student's pick (an index into ``choices``), with the numbers of both (a mechanics question,
     ``dashboard.classroom.quiz_mechanics``: the two choices; its explanation has the numbers)."""
-    if question.kind not in ("word", "pattern"):
+    if question.kind not in ("word", "pattern", "tap"):
         if pick == question.answer:
             return f"Right: {question.choices[pick]}."
         mine, right = question.choices[pick], question.choices[question.answer]
         return f"Not this time: your pick was “{mine}”; the run gives “{right}”."
     mine, right = question.values[pick], question.values[question.answer]
-    if question.kind == "word":
+    if question.kind in ("word", "tap"):
         mine_text, right_text = f"{mine:.2f}", f"{right:.2f} weight"
     else:  # a pattern question's values are shares of rows
         mine_text, right_text = f"{mine:.0%} of its rows", f"{right:.0%} of its rows"

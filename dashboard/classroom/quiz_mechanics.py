@@ -27,6 +27,7 @@ from core.attention import masked_softmax
 from core.multihead import multi_head_attention
 from core.pipeline import realign
 from dashboard.classroom.quiz import Question, axis_label, questions, seeded_order
+from dashboard.classroom.quiz_tap import tap_question
 from dashboard.figures.labels import position
 from dashboard.mask_words import sees_order
 
@@ -339,12 +340,18 @@ def mechanics_questions(run: Run, *, context: str = "") -> list[Question]:
     return [q for q in made if q is not None]
 
 
-def questions_for(run: Run, *, learned: bool, layered: bool = False, context: str = "") -> list[Question]:
+def questions_for(
+    run: Run, *, learned: bool, layered: bool = False, context: str = "", tap: bool = False
+) -> list[Question]:
     """What the quiz asks about ``run``: on learned weights, ``quiz.questions`` (which head has a named pattern, by
-    core's per-row evidence, and where a row looks most); on weights nobody trained, what the mechanics decide."""
+    core's per-row evidence, and where a row looks most); on weights nobody trained, what the mechanics decide.
+    With ``tap`` (``quiz_tap.asks_taps``: learned or hand-built weights), the tap question last, where it has one."""
     if not learned:
-        return mechanics_questions(run, context=context)
-    trace = run.trace
-    return questions(
-        trace.weights, trace.mask, run.tokens, run.word_ids, layer=run.layer, layered=layered, context=context
-    )
+        asked = mechanics_questions(run, context=context)
+    else:
+        trace = run.trace
+        asked = questions(
+            trace.weights, trace.mask, run.tokens, run.word_ids, layer=run.layer, layered=layered, context=context
+        )
+    tapped = tap_question(run, layered=layered, context=context) if tap else None
+    return asked + ([tapped] if tapped is not None else [])

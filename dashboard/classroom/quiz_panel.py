@@ -27,10 +27,13 @@ from dashboard.classroom.quiz import METRIC_WORDS, Question, question_id, verdic
 from dashboard.classroom.quiz_mechanics import KINDS as MECHANICS
 from dashboard.classroom.quiz_mechanics import questions_for
 from dashboard.classroom.quiz_reveal import show_mechanics
+from dashboard.classroom.quiz_tap import KIND as TAP
+from dashboard.classroom.quiz_tap import asks_taps
 from dashboard.figures.heads import single_map_charts
-from dashboard.figures.quiz import marked_map_charts, pattern_bars_figure
+from dashboard.figures.labels import position
+from dashboard.figures.quiz import marked_map_charts, pattern_bars_figure, tap_reveal_figure
 from dashboard.map_columns import show_grid
-from dashboard.page import PLOTLY_CONFIG
+from dashboard.page import PLOTLY_CONFIG, plain_cell
 from dashboard.settings import Settings
 
 NUMBER = "quiz_question"
@@ -68,6 +71,10 @@ class InRoom(Protocol):
 
     def tally(self, question: Question, presenter: bool) -> None:
         """Draw, here, the class's count of picks (live), and after the reveal its tally."""
+        ...
+
+    def picks(self, qid: str) -> list[int] | None:
+        """The class's picks per choice that the room kept at the teacher's reveal, or None."""
         ...
 
 
@@ -146,7 +153,8 @@ def ask(settings: Settings, run: Run) -> bool:
         st.session_state.pop(CURRENT, None)
         return False
     layered = settings.kind.LEARNED  # a learned model's heads are named by layer too
-    found = questions_for(run, learned=settings.kind.LEARNED, layered=layered, context=_context(settings))
+    tap = asks_taps(settings.weights, settings.kind.LEARNED)  # learned or hand-built: a row a student can predict
+    found = questions_for(run, learned=settings.kind.LEARNED, layered=layered, context=_context(settings), tap=tap)
     if not found:
         st.session_state.pop(CURRENT, None)
         st.info(
@@ -223,6 +231,8 @@ def _revealed(room: InRoom | None, qid: str, teacher: bool, for_class: bool) -> 
 
 def _guess(question: Question, revealed: bool) -> int | None:
     """The answer picked (an index into ``question.choices``), or None before a pick; fixed once revealed."""
+    if question.kind == TAP:
+        return _tap(question, revealed)
     return st.selectbox(
         "Your answer",
         range(len(question.choices)),
@@ -234,6 +244,28 @@ def _guess(question: Question, revealed: bool) -> int | None:
         disabled=revealed,
         help="Commit to a guess before you see the map: that is what makes the reveal teach.",
     )
+
+
+def _tap(question: Question, revealed: bool) -> int | None:
+    """The tap question's choices: one button per token, in reading order, labelled as plain text (a button label
+    is Markdown: each mark escaped by ``page.plain_cell``); the tapped one is primary."""
+    key = pick_key(question)
+    chosen = st.session_state.get(key)
+    with st.container(horizontal=True, key="quiz_tap"):
+        for i, choice in enumerate(question.choices):
+            st.button(
+                plain_cell(choice),
+                key=f"quiz_tap_{i}",
+                type="primary" if chosen == i else "secondary",
+                disabled=revealed,
+                on_click=_set_pick,
+                args=(key, i),
+            )
+    return None if chosen is None else int(chosen)
+
+
+def _set_pick(key: str, i: int) -> None:
+    st.session_state[key] = i
 
 
 def _buttons(question: Question, number: int, n: int, teacher: bool, choice: int | None, revealed: bool) -> None:
@@ -275,6 +307,9 @@ def _show_answer(settings: Settings, run: Run, question: Question, choice: int |
     if question.kind in MECHANICS:  # what the mechanics decided: its own figures (dashboard/classroom/quiz_reveal.py)
         show_mechanics(settings, run, question)
         return
+    if question.kind == TAP:
+        _show_tap(settings, run, question, choice)
+        return
     layered = settings.kind.LEARNED
     where = f"layer {question.layer}, head {question.head + 1}" if layered else f"head {question.head + 1}"
     weights = run.trace.weights[question.head]  # (T, T) the map the question hid
@@ -311,3 +346,24 @@ def _show_answer(settings: Settings, run: Run, question: Question, choice: int |
             presenter=settings.presenter,
         )
     show_grid(grid, key="quiz_map")  # its own chart: a phone's whole width (dashboard/map_columns.py)
+
+
+def _show_tap(settings: Settings, run: Run, question: Question, choice: int | None) -> None:
+    """The real row as bars, and on the same axis the picks: the class's the room kept at the reveal, or outside a
+    room this page's own."""
+    room = in_room()
+    kept = room.picks(question_id(question)) if room is not None else None
+    n = len(question.choices)
+    if kept is not None:
+        picks = (list(kept) + [0] * n)[:n]
+        whose = "the class's picks"
+    else:
+        picks = [int(choice == j) for j in range(n)]
+        whose = "your pick"
+    st.caption(
+        f"Grey bars: the weights of row {position(question.row)} in head {question.head + 1}; pink: the largest. "
+        f"Orange: {whose}, as a share of all picks, with the count above."
+    )
+    row = run.trace.weights[question.head, question.row]  # (T_k,) the row the question hid
+    figure = tap_reveal_figure(row, picks, run.tokens, answer=question.answer, presenter=settings.presenter)
+    st.plotly_chart(figure, width="stretch", key="quiz_tap_bars", config=PLOTLY_CONFIG)

@@ -59,6 +59,15 @@ class RoomQuiz:
         every = None if self.revealed(qid) is not None else TALLY_SECONDS  # after the reveal the bars stand still
         st.fragment(_tally, run_every=every)(self.code, qid, tuple(question.choices), presenter)
 
+    def picks(self, qid: str) -> list[int] | None:
+        if self.revealed(qid) is None:
+            return None
+        try:
+            kept = next((r for r in store().results(self.code, held_key(self.code)) if r["id"] == qid), None)
+        except (Forbidden, RoomError):
+            return None  # a student holds no key, or the room closed: the page's own pick instead
+        return None if kept is None else [int(c) for c in kept["counts"]]
+
 
 def join_quiz(state: RoomState) -> None:
     """Before the view: the quiz of this run is the room's (``quiz_panel.ROOM``), or its own outside a room. The

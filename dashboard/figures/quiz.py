@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 
 from dashboard.figures.grid import ChartGrid
 from dashboard.figures.heads import single_map_charts
+from dashboard.figures.labels import position_labels
 from dashboard.figures.layout import axis_title, chart_fonts, chart_height, scale
 
 ANSWER_COLOUR = "#ff1f8f"
@@ -119,5 +120,58 @@ def pattern_bars_figure(
         plot_bgcolor="white",
         paper_bgcolor="rgba(0,0,0,0)",
         showlegend=False,
+    )
+    return fig
+
+
+def tap_reveal_figure(
+    row: Sequence[float],
+    picks: Sequence[int],
+    tokens: Sequence[str],
+    *,
+    answer: int,
+    presenter: bool = False,
+) -> go.Figure:
+    """The tap question's reveal: the real row ``row (T_k,)`` as bars (the answer's in the answer colour) and, on
+    the same token axis, the class's picks ``picks (T_k,)`` (counts) as narrow orange bars of their share of all
+    picks, each labelled with its count. Tokens are escaped and prefixed with their position (``labels``)."""
+    s, font = scale(presenter), chart_fonts(presenter)
+    labels = position_labels(tokens)
+    counts = [int(c) for c in picks]
+    total = sum(counts)
+    weights = [0.0 if not np.isfinite(v) else float(v) for v in row]
+    fig = go.Figure()
+    fig.add_trace(
+        go.Bar(
+            x=labels,
+            y=weights,
+            name="weight in the row",
+            marker=dict(color=[ANSWER_COLOUR if j == answer else BAR_COLOUR for j in range(len(weights))]),
+            hovertemplate="%{x}: weight %{y:.2f}<extra></extra>",
+        )
+    )
+    fig.add_trace(
+        go.Bar(
+            x=labels,
+            y=[c / total if total else 0.0 for c in counts],
+            name="share of the class's picks",
+            width=0.35,
+            marker=dict(color=PICK_COLOUR, line=dict(color="#333333", width=1 * s)),
+            text=[str(c) if c else "" for c in counts],
+            textposition="outside",
+            textfont_size=font.note,
+            customdata=counts,
+            hovertemplate="%{x}: %{customdata} picks (%{y:.0%})<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        barmode="overlay",
+        height=chart_height(260, presenter),
+        margin=dict(l=10, r=10, t=10, b=10),
+        yaxis=dict(range=[0, 1.1], title=axis_title("weight · share of picks", font), tickfont_size=font.tick),
+        xaxis=dict(tickfont_size=font.tick, type="category"),
+        plot_bgcolor="white",
+        paper_bgcolor="rgba(0,0,0,0)",
+        legend=dict(orientation="h", y=1.12, font_size=font.note),
     )
     return fig

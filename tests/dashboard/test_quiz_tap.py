@@ -1,0 +1,117 @@
+"""Predict by tapping a word (issue 34 part 4): the question kind, its buttons, its reveal figure and its CSV."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+
+import numpy as np
+import pytest
+
+from core import run, tokenize
+from dashboard.classroom.quiz_mechanics import questions_for
+from dashboard.classroom.quiz_tap import asks_taps, tap_question
+from dashboard.classroom.tally_csv import tally_csv
+from dashboard.figures.quiz import tap_reveal_figure
+from dashboard.settings import DEFAULT_CONFIG
+from tests.dashboard.conftest import make_app, no_exception
+
+SENTENCES = ("The bank of the river gave a loan", "dog bites man", "the robot opens the door and the robot closes it")
+
+
+@pytest.mark.parametrize("weights", ["identity", "previous"])
+@pytest.mark.parametrize("sentence", SENTENCES)
+def test_the_answer_is_the_argmax_of_the_real_row_and_the_choices_are_the_tokens_in_order(weights, sentence):
+    r = run(tokenize(sentence), dataclasses.replace(DEFAULT_CONFIG, weights=weights, positional="learned"))
+    q = tap_question(r, context=sentence)
+    assert q is not None
+    assert q.kind == "tap"
+    assert q.choices == tuple(f"{i}·{t}" for i, t in enumerate(r.tokens))  # every token, reading order, from 0
+    row = r.trace.weights[q.head, q.row]
+    assert q.answer == int(np.argmax(row))
+    assert q.values == tuple(float(x) for x in row)
+    runner_up = np.sort(row)[-2]
+    assert row[q.answer] - runner_up >= 0.1
+    assert f"head {q.head + 1}," in q.text and f"“{r.tokens[q.row]}” ({q.row}·" in q.text
+
+
+def test_asked_only_on_learned_or_hand_built_weights():
+    assert asks_taps("identity", False) and asks_taps("previous", False)
+    assert asks_taps("trained", True) and asks_taps("minilm", True)
+    assert not asks_taps("random", False)
+    r = run(tokenize("The bank of the river gave a loan"), dataclasses.replace(DEFAULT_CONFIG, weights="identity"))
+    assert [q.kind for q in questions_for(r, learned=False, tap=True)][-1] == "tap"
+    assert "tap" not in [q.kind for q in questions_for(r, learned=False, tap=False)]
+
+
+def test_no_clear_row_no_question():
+    r = run(tokenize("dog bites man"), dataclasses.replace(DEFAULT_CONFIG, weights="identity"))
+    flat = dataclasses.replace(r, trace=dataclasses.replace(r.trace, weights=np.full_like(r.trace.weights, 1 / 3)))
+    assert tap_question(flat) is None
+
+
+def test_the_reveal_figure_draws_the_row_and_the_picks_on_one_axis():
+    row = np.array([0.1, 0.7, 0.2])
+    fig = tap_reveal_figure(row, [1, 3, 0], ["<b>a</b>", "*b*", "c"], answer=1)
+    bars, picks = fig.data
+    assert np.allclose(bars.y, row)
+    assert list(bars.x) == list(picks.x) == ["0·&lt;b&gt;a&lt;/b&gt;", "1·*b*", "2·c"]
+    assert np.allclose(picks.y, [0.25, 0.75, 0.0]) and list(picks.customdata) == [1, 3, 0]
+    assert fig.layout.barmode == "overlay"
+
+
+def test_the_csv_has_the_picks_per_token():
+    r = run(tokenize("dog bites man"), dataclasses.replace(DEFAULT_CONFIG, weights="identity"))
+    q = tap_question(r)
+    counts = [2, 5, 1]
+    rows = list(
+        csv.reader(io.StringIO(tally_csv([dict(text=q.text, choices=q.choices, answer=q.answer, counts=counts)])))
+    )
+    assert [row[1] for row in rows[1:]] == ["0·dog", "1·bites", "2·man"]
+    assert [int(row[2]) for row in rows[1:]] == counts
+    assert [row[3] for row in rows[1:]] == ["yes" if j == q.answer else "no" for j in range(3)]
+
+
+def _to_tap(at):
+    n = int(at.number_input(key="quiz_question").max)
+    at.number_input(key="quiz_question").set_value(n).run()
+    return at.session_state["quiz_current"]
+
+
+def test_on_the_page_a_tap_picks_and_the_reveal_draws_the_row():
+    at = make_app(quiz="true", weights="identity", sentence="dog *bites* man").run()
+    no_exception(at)
+    q = _to_tap(at)
+    assert q.kind == "tap"
+    buttons = [b for b in at.button if b.key and b.key.startswith("quiz_tap_")]
+    assert [b.label for b in buttons] == [
+        "0·dog",
+        "1·\\*",
+        "2·bites",
+        "3·\\*",
+        "4·man",
+    ]  # Markdown marks escaped, in order
+    buttons[q.answer].click().run()
+    at.button(key="quiz_reveal").click().run()
+    no_exception(at)
+    assert at.text[1].value.startswith("Right: ")
+    [chart] = [c for c in at.get("plotly_chart") if c.proto.id and "quiz_tap_bars" in c.proto.id]
+    import json
+
+    data = json.loads(chart.proto.spec)["data"]
+    row = np.asarray(at.session_state["quiz_current"].values)
+    assert np.allclose(data[0]["y"], row)
+    picks = np.zeros(len(row))
+    picks[q.answer] = 1
+    assert np.allclose(data[1]["y"], picks)
+
+
+def test_random_weights_ask_no_tap_question():
+    at = make_app(quiz="true").run()
+    n = int(at.number_input(key="quiz_question").max)
+    kinds = []
+    for i in range(1, n + 1):
+        at.number_input(key="quiz_question").set_value(i).run()
+        kinds.append(at.session_state["quiz_current"].kind)
+    assert "tap" not in kinds
