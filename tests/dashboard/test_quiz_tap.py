@@ -15,7 +15,9 @@ from dashboard.classroom.quiz_tap import asks_taps, tap_question
 from dashboard.classroom.tally_csv import tally_csv
 from dashboard.figures.quiz import tap_reveal_figure
 from dashboard.settings import DEFAULT_CONFIG
-from tests.dashboard.conftest import make_app, no_exception
+from tests.dashboard.conftest import array, keyed_figures, make_app, no_exception
+from tests.dashboard.test_room_quiz import downloads  # noqa: F401  (the fixture)
+from tests.dashboard.test_rooms import start_room, tabs  # noqa: F401  (the fixture)
 
 SENTENCES = ("The bank of the river gave a loan", "dog bites man", "the robot opens the door and the robot closes it")
 
@@ -115,3 +117,39 @@ def test_random_weights_ask_no_tap_question():
         at.number_input(key="quiz_question").set_value(i).run()
         kinds.append(at.session_state["quiz_current"].kind)
     assert "tap" not in kinds
+
+
+# -- in a room ----------------------------------------------------------------------------------------------------
+def test_in_a_room_students_tap_the_teacher_reveals_and_the_bars_and_csv_count_the_picks(tabs, downloads):  # noqa: F811
+    from dashboard.classroom import quiz_panel
+
+    sentence = "dog bites man"
+    r = run(tokenize(sentence), dataclasses.replace(DEFAULT_CONFIG, weights="identity"))
+    n = len(questions_for(r, learned=False, tap=True))
+    teacher, code, _ = start_room(tabs, quiz="true", weights="identity", sentence=sentence, quiz_question=str(n))
+    question = teacher.session_state[quiz_panel.CURRENT]
+    assert question.kind == "tap"
+    assert not [b for b in teacher.button if b.key and b.key.startswith("quiz_tap_")]  # the teacher does not pick
+    chosen = {"s1": question.answer, "s2": (question.answer + 1) % 3, "s3": question.answer}
+    students = {}
+    for sid, tap in chosen.items():
+        page = tabs(make_app(room=code), sid)
+        no_exception(page)
+        assert page.session_state[quiz_panel.CURRENT] == question
+        assert [b.label for b in page.button if b.key and b.key.startswith("quiz_tap_")] == list(question.choices)
+        page.button(key=f"quiz_tap_{tap}").click()
+        students[sid] = tabs(page, sid)
+        no_exception(page)
+    teacher.button(key="quiz_reveal").click()
+    tabs(teacher, "teacher")
+    no_exception(teacher)
+    counts = [sum(t == j for t in chosen.values()) for j in range(3)]
+    data = keyed_figures(teacher)["quiz_tap_bars"]["data"]
+    assert np.allclose(array(data[0]["y"]), r.trace.weights[question.head, question.row])
+    assert np.allclose(array(data[1]["y"]), np.array(counts) / 3)
+    for sid, page in students.items():
+        tabs(page, sid)
+        no_exception(page)
+        assert "quiz_tap_bars" in keyed_figures(page)  # the teacher's reveal reaches every phone
+    rows = list(csv.DictReader(io.StringIO(downloads["room_tally_csv"][0])))
+    assert [(row["choice"], int(row["count"])) for row in rows] == list(zip(question.choices, counts, strict=True))
