@@ -365,5 +365,7 @@ def _show_tap(settings: Settings, run: Run, question: Question, choice: int | No
         f"Orange: {whose}, as a share of all picks, with the count above."
     )
     row = run.trace.weights[question.head, question.row]  # (T_k,) the row the question hid
-    figure = tap_reveal_figure(row, picks, run.tokens, answer=question.answer, presenter=settings.presenter)
+    figure = tap_reveal_figure(
+        row, picks, run.tokens, answer=question.answer, whose=whose, presenter=settings.presenter
+    )
     st.plotly_chart(figure, width="stretch", key="quiz_tap_bars", config=PLOTLY_CONFIG)

@@ -130,6 +130,7 @@ def tap_reveal_figure(
     tokens: Sequence[str],
     *,
     answer: int,
+    whose: str = "the class's picks",
     presenter: bool = False,
 ) -> go.Figure:
     """The tap question's reveal: the real row ``row (T_k,)`` as bars (the answer's in the answer colour) and, on
@@ -154,7 +155,7 @@ def tap_reveal_figure(
         go.Bar(
             x=labels,
             y=[c / total if total else 0.0 for c in counts],
-            name="share of the class's picks",
+            name=f"share of {whose}",
             width=0.35,
             marker=dict(color=PICK_COLOUR, line=dict(color="#333333", width=1 * s)),
             text=[str(c) if c else "" for c in counts],
@@ -172,6 +173,6 @@ def tap_reveal_figure(
         xaxis=dict(tickfont_size=font.tick, type="category"),
         plot_bgcolor="white",
         paper_bgcolor="rgba(0,0,0,0)",
-        legend=dict(orientation="h", y=1.12, font_size=font.note),
+        legend=dict(orientation="h", x=0, y=-0.3, yanchor="top", font_size=font.note),  # below: clear of the toolbar
     )
     return fig

@@ -60,7 +60,10 @@ def test_the_reveal_figure_draws_the_row_and_the_picks_on_one_axis():
     assert np.allclose(bars.y, row)
     assert list(bars.x) == list(picks.x) == ["0·&lt;b&gt;a&lt;/b&gt;", "1·*b*", "2·c"]
     assert np.allclose(picks.y, [0.25, 0.75, 0.0]) and list(picks.customdata) == [1, 3, 0]
-    assert fig.layout.barmode == "overlay"
+    assert fig.layout.barmode == "overlay" and picks.name == "share of the class's picks"
+    assert tap_reveal_figure(row, [0, 1, 0], ["a", "b", "c"], answer=1, whose="your pick").data[1].name == (
+        "share of your pick"
+    )
 
 
 def test_the_csv_has_the_picks_per_token():
