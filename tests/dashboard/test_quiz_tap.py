@@ -156,3 +156,16 @@ def test_in_a_room_students_tap_the_teacher_reveals_and_the_bars_and_csv_count_t
         assert "quiz_tap_bars" in keyed_figures(page)  # the teacher's reveal reaches every phone
     rows = list(csv.DictReader(io.StringIO(downloads["room_tally_csv"][0])))
     assert [(row["choice"], int(row["count"])) for row in rows] == list(zip(question.choices, counts, strict=True))
+
+
+def test_minilm_asks_the_tap_question_last_about_its_own_row():
+    from tests.conftest import require_minilm
+
+    require_minilm()
+    at = make_app(quiz="true", weights="minilm", sentence="the cat sat on the mat because it was tired", layer="6")
+    at.run()
+    no_exception(at)
+    q = _to_tap(at)
+    assert q.kind == "tap" and q.layer == 6 and q.text.startswith(f"In layer 6, head {q.head + 1}, which word")
+    assert q.answer == int(np.argmax(q.values))
+    assert next(b.label for b in at.button if b.key and b.key.startswith("quiz_tap_")) == "0·\\[CLS\\]"
