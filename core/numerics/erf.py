@@ -15,7 +15,7 @@ GELU needs it (``core.layers.gelu``); this module is the speed part, kept apart 
 
 Why the fast path is kept (``python -m bench.numerics``, one BLAS thread as the app runs): it is
 13-20x faster than the float64 path and its two casts on a training batch's GELU input (64, 24, 256)
-and on MiniLM's (128, 1536); one training step with LayerNorm and MLP takes 2.2-2.4x as long
+and on MiniLM's (128, 1536); one training step with LayerNorm and MLP takes 2.0-2.4x as long
 without it, and ``bench.pretrained`` shows what it does to the MiniLM forward. It still matches
 ``transformers`` within 1e-5.
 
