@@ -91,12 +91,11 @@ def ids_of_length(model, t: int) -> np.ndarray:
 
 def accurate_erf_forward(weights, ids):
     """Our forward with the float32 erf replaced by the float64 fdlibm one (cast in and out)."""
-    fast = erf_module._erf_float32
-    erf_module._erf_float32 = lambda x: erf_module._erf_float64(x.astype(np.float64)).astype(np.float32)
+    erf_module.FAST = False
     try:
         return bert_forward(weights, ids)
     finally:
-        erf_module._erf_float32 = fast
+        erf_module.FAST = True
 
 
 def main() -> int:

@@ -11,14 +11,8 @@ uses) on both sides. Torch runs the same model eagerly (autograd, torch.optim.Ad
 with as many threads as NumPy's BLAS: first 1 thread each, then 2.
 
 One thread is the comparison the target is read from, because it is what the app
-runs. ``core.training`` multiplies one or two sequences at a time (``row_product_sum`` pairs
-them; NumPy's ``@`` on a batch goes one sequence at a time), products small enough
-that OpenBLAS keeps each on one thread. That is deliberate: a threaded product stalls
-when the server's two cores are busy with other sessions. Measured with two busy
-processes on this 2-core machine, the weight gradient of a (64, 24, 64) -> (64, 24,
-256) layer took 0.8 ms one sequence per product and 258 ms four sequences per product
-(median of 11; 0.6 ms each when the machine is quiet); pairs measured no slower than
-single sequences (``core/numerics/matmul.py``, ``row_product_sum``). So NumPy leaves the
+runs (``dashboard/app.py`` sets OPENBLAS_NUM_THREADS=1: on the server's two shared cores a
+threaded product stalls when other sessions are busy). So NumPy leaves the
 second core unused, and the 2-thread table shows what torch gains from it. Before timing, both sides take one step from
 the same float64 weights on the same batch and must agree (loss to 1e-12, every
 parameter after the Adam update to 1e-10). Timing follows bench/core.py: interleaved rounds

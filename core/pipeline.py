@@ -102,11 +102,11 @@ class AttentionConfig:
         """``(T_q, T_k)`` the bool mask these settings apply (top-left aligned), or None when every key is seen."""
         if not (self.causal or self.window):
             return None  # a prefix alone changes nothing: every key is visible already
-        return attention_mask(t_q, t_k, causal=self.causal, window=self.window, prefix=self.prefix)
+        return attention_mask(t_q, t_k, causal=self.causal, window=self.window, prefix=self.prefix)  # (T_q, T_k)
 
     def bias(self, t_q: int, t_k: int) -> np.ndarray | None:
         """``(h, T_q, T_k)`` ALiBi's bias when ``alibi`` is on, else None."""
-        return alibi_bias(self.n_heads, t_q, t_k) if self.alibi else None
+        return alibi_bias(self.n_heads, t_q, t_k) if self.alibi else None  # (h, T_q, T_k) or None
 
 
 @dataclass(frozen=True)
@@ -182,21 +182,23 @@ def run(
     if source is not None:
         t_k = len(source)
         src_x = embed(list(source), config.d_model, config.seed)  # (T_k, d_model)
-        src_pe = model_positions(config.positional, config.weights, t_k, config.d_model, config.seed, start)
-    proj = make_projections(config.weights, config.d_model, config.n_heads, config.seed)
+        src_pe = model_positions(  # (T_k, d_model)
+            config.positional, config.weights, t_k, config.d_model, config.seed, start
+        )
+    proj = make_projections(config.weights, config.d_model, config.n_heads, config.seed)  # 4 x (d_model, d_model)
     if config.kv_head_count < config.n_heads:
         proj = proj.grouped(config.n_heads, config.kv_head_count)  # W_K, W_V (d_model, kv_heads * d_k)
     rope = config.positional == "rope"
-    trace = multi_head_attention(
-        x + pe,
+    trace = multi_head_attention(  # weights (h, T_q, T_k), output (T_q, d_model)
+        x + pe,  # (T_q, d_model)
         proj,
         config.n_heads,
         kv=None if source is None else src_x + src_pe,  # (T_k, d_model)
         mask=config.mask(t, t_k),  # (T_q, T_k), top-left aligned, or None
         scale=None if config.scaled else 1.0,
         bias=config.bias(t, t_k),  # (h, T_q, T_k) ALiBi's, or None
-        q_positions=np.arange(start, start + t) if rope else None,
-        k_positions=np.arange(start, start + t_k) if rope else None,
+        q_positions=np.arange(start, start + t) if rope else None,  # (T_q,) RoPE's positions
+        k_positions=np.arange(start, start + t_k) if rope else None,  # (T_k,)
     )
     return Run(
         tokens=tuple(tokens),
@@ -226,7 +228,7 @@ def run_batch(one: Run, batch: int) -> AttentionTrace:
         kv = np.broadcast_to(one.source_x + one.source_positions, (batch, *one.source_x.shape))  # (B, T_k, d_model)
     rope = one.trace.q_unrotated is not None
     t_q, t_k = one.trace.scores.shape[-2:]
-    return multi_head_attention(
+    return multi_head_attention(  # weights (B, h, T_q, T_k), output (B, T_q, d_model)
         x,
         one.projections,
         one.trace.n_heads,
@@ -234,8 +236,8 @@ def run_batch(one: Run, batch: int) -> AttentionTrace:
         mask=one.trace.mask,  # (T_q, T_k) broadcasts over (B, h, T_q, T_k)
         scale=one.trace.scale,
         bias=one.trace.bias,  # (h, T_q, T_k) broadcasts too, or None
-        q_positions=np.arange(one.start, one.start + t_q) if rope else None,
-        k_positions=np.arange(one.start, one.start + t_k) if rope else None,
+        q_positions=np.arange(one.start, one.start + t_q) if rope else None,  # (T_q,)
+        k_positions=np.arange(one.start, one.start + t_k) if rope else None,  # (T_k,)
     )
 
 
@@ -264,13 +266,13 @@ class PermutationResult:
 
 def realign_rows(permuted: np.ndarray, permutation: np.ndarray) -> np.ndarray:
     """Undo a permutation of the token rows: ``out[p[i]] = permuted[i]``, ``(T, d) -> (T, d)``."""
-    return permuted[np.argsort(permutation)]
+    return permuted[np.argsort(permutation)]  # (T, d): row p[i] is row i of permuted
 
 
 def realign(permuted: np.ndarray, permutation: np.ndarray) -> np.ndarray:
     """Undo a permutation of both token axes: ``out[..., p[i], p[j]] = permuted[..., i, j]``."""
-    inverse = np.argsort(permutation)
-    return permuted[..., inverse, :][..., :, inverse]
+    inverse = np.argsort(permutation)  # (T,): inverse[p[i]] = i
+    return permuted[..., inverse, :][..., :, inverse]  # (..., T, T) -> (..., T, T)
 
 
 def permutation_experiment(
@@ -281,11 +283,11 @@ def permutation_experiment(
     With no positional encoding and no mask the realigned map equals the original
     to rounding; a positional encoding or the causal mask makes the difference large.
     """
-    perm = np.asarray(permutation)
+    perm = np.asarray(permutation)  # (T,)
     if sorted(perm.tolist()) != list(range(len(tokens))):
         raise ValueError(f"{perm.tolist()} is not a permutation of positions 0..{len(tokens) - 1}")
-    original = run(tokens, config).trace
-    permuted = run([tokens[p] for p in perm], config).trace
+    original = run(tokens, config).trace  # weights (h, T, T), output (T, d_model)
+    permuted = run([tokens[p] for p in perm], config).trace  # the same shapes, in the reordered sentence's order
     realigned = realign(permuted.weights, perm)  # (h, T, T) in the original order
     output = realign_rows(permuted.output, perm)  # (T, d_model): row i is again the word at position i
     return PermutationResult(
@@ -293,8 +295,8 @@ def permutation_experiment(
         weights=original.weights,
         permuted_weights=permuted.weights,
         realigned=realigned,
-        max_abs_diff=float(np.max(np.abs(original.weights - realigned))),
+        max_abs_diff=float(np.max(np.abs(original.weights - realigned))),  # (h, T, T) -> a number
         output=original.output,
         realigned_output=output,
-        output_diff=float(np.max(np.abs(original.output - output))),
+        output_diff=float(np.max(np.abs(original.output - output))),  # (T, d_model) -> a number
     )

@@ -30,7 +30,7 @@ def rope_frequencies(d_k: int, base: float = ROPE_BASE) -> np.ndarray:
             f"RoPE rotates pairs of coordinates, so each head's width d_k must be even; got d_k = {d_k}. "
             f"Choose a head count that leaves an even d_k = d_model / h."
         )
-    return base ** (-np.arange(0, d_k, 2) / d_k)
+    return base ** (-np.arange(0, d_k, 2) / d_k)  # (d_k/2,): theta_i = base^(-2i / d_k)
 
 
 def apply_rope(x: np.ndarray, positions: np.ndarray, base: float = ROPE_BASE) -> np.ndarray:
@@ -40,18 +40,18 @@ def apply_rope(x: np.ndarray, positions: np.ndarray, base: float = ROPE_BASE) ->
     Angles are computed in float64 and cast once, so float32 stays float32 without
     losing the angle of a large position.
     """
-    x = np.asarray(x)
+    x = np.asarray(x)  # (..., T, d_k)
     if not np.issubdtype(x.dtype, np.floating):
-        x = x.astype(np.float64)
-    positions = np.asarray(positions, dtype=np.float64)
+        x = x.astype(np.float64)  # (..., T, d_k) float64
+    positions = np.asarray(positions, dtype=np.float64)  # (T,)
     if positions.shape != (x.shape[-2],):
         raise ValueError(f"positions must have shape (T,) = ({x.shape[-2]},) for x {x.shape}, got {positions.shape}")
     angles = positions[:, None] * rope_frequencies(x.shape[-1], base)  # (T, 1) * (d_k/2,) -> (T, d_k/2)
     cos = np.cos(angles).astype(x.dtype)  # (T, d_k/2)
-    sin = np.sin(angles).astype(x.dtype)
+    sin = np.sin(angles).astype(x.dtype)  # (T, d_k/2)
     even, odd = x[..., 0::2], x[..., 1::2]  # (..., T, d_k/2) each: the two coordinates of every pair
-    out = np.empty_like(x)
+    out = np.empty_like(x)  # (..., T, d_k)
     with np.errstate(under="ignore"):  # a tiny coordinate times a tiny sine rounds to 0: correct, not an error
-        out[..., 0::2] = even * cos - odd * sin
-        out[..., 1::2] = even * sin + odd * cos
-    return out
+        out[..., 0::2] = even * cos - odd * sin  # (..., T, d_k/2): a cos t - b sin t
+        out[..., 1::2] = even * sin + odd * cos  # (..., T, d_k/2): a sin t + b cos t
+    return out  # (..., T, d_k)

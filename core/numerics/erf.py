@@ -5,19 +5,19 @@ GELU needs it (``core.layers.gelu``); this module is the speed part, kept apart 
 - float64 (and any non-float32 input, computed in float64): the rational
   approximations of Sun's fdlibm ``s_erf.c`` (as in FreeBSD's msun), on four
   ranges of ``|x|``. Tested against ``math.erf`` within 2 ulp over the whole line.
-- float32: ``erf(x) = tanh(x P(x^2))``, with P of degree 6 fitted to
-  ``atanh(erf(x)) / x`` (``python -m bench.erf_fit`` shows how, and re-derives the
-  coefficients). tanh does the saturating: no clipping, and +-inf give +-1. Largest
-  error 1.4e-7 next to ``math.erf`` (tested within 2e-7), 2-3 float32 ulp near 1;
-  it steps back by an ulp in a few places (10 among the 1e8 float32 values in
-  [0.001, 5]), so unlike the float64 path it is not exactly monotonic.
-  Fifteen array passes where the odd rational ``x P(x^2) / Q(x^2)`` that Eigen and
-  XLA use took twenty-five (and was off by up to 4.1e-7): 0.58 against 0.98 ms on
-  a (64, 24, 256) array, a training batch's GELU input, and ~17x faster than the
-  float64 path plus the two casts (0.43 against 7.4 ms on a (128, 1536) array);
-  ``bench.pretrained`` shows what that does to the whole forward. This is the erf
-  the app runs: its forward is float32, and it still matches ``transformers``
-  within 1e-5.
+- float32, when ``FAST`` is on (the default, what the app runs): ``erf(x) = tanh(x P(x^2))``,
+  with P of degree 6 fitted to ``atanh(erf(x)) / x`` (``python -m bench.erf_fit`` shows how, and
+  re-derives the coefficients). tanh does the saturating: no clipping, and +-inf give +-1. Largest
+  error 1.4e-7 next to ``math.erf`` (tested within 2e-7), 2-3 float32 ulp near 1; it steps back by
+  an ulp in a few places (10 among the 1e8 float32 values in [0.001, 5]), so unlike the float64
+  path it is not exactly monotonic. ``FAST = False`` sends float32 through the float64 path and
+  back, the plain version; the two are tested equal within 2e-7.
+
+Why the fast path is kept (``python -m bench.numerics``, one BLAS thread as the app runs): it is
+13-20x faster than the float64 path and its two casts on a training batch's GELU input (64, 24, 256)
+and on MiniLM's (128, 1536); one training step with LayerNorm and MLP takes 2.0-2.4x as long
+without it, and ``bench.pretrained`` shows what it does to the MiniLM forward. It still matches
+``transformers`` within 1e-5.
 
 Both are tested against ``math.erf`` in ``tests/core/test_numerics_erf.py``.
 """
@@ -59,6 +59,9 @@ _SB = (1.0, 3.03380607434824582924e01, 3.25792512996573918826e02, 1.536729586084
        -2.24409524465858183362e01)  # fmt: skip
 
 # float32: erf(x) = tanh(x * P(x^2)), P's coefficients lowest power first (from python -m bench.erf_fit)
+FAST = True
+"""float32 input: the fitted ``tanh(x P(x^2))`` (True) or the float64 fdlibm erf and two casts (False)."""
+
 _ERF_TANH32 = (1.1283797054981699e+00, 1.0276548116037316e-01, -1.8438294415872532e-04, -6.2572028050581114e-04,
                8.9712875232807586e-05, -5.9857410610966692e-06, 1.5896328314125559e-07)  # fmt: skip
 
@@ -103,13 +106,13 @@ def _erf_float32(x: np.ndarray, p: tuple[float, ...] = _ERF_TANH32) -> np.ndarra
 def erf(x: np.ndarray) -> np.ndarray:
     """The error function, element by element, in ``x``'s float dtype (integers: float64).
 
-    float32 uses the float32 approximation tanh(x P(x^2)) (within 2e-7 of ``math.erf``), every
-    other dtype the float64 fdlibm one (within 2 ulp); see the module docstring.
+    float32 uses the float32 approximation tanh(x P(x^2)) while ``FAST`` is on (within 2e-7 of
+    ``math.erf``), every other dtype the float64 fdlibm one (within 2 ulp); see the module docstring.
     """
     x = np.asarray(x)
     if x.ndim == 0:  # a scalar: the in-place steps below need an array, so go through a 1-element one
         return erf(x.reshape(1))[0]
-    if x.dtype == np.float32:
+    if x.dtype == np.float32 and FAST:
         return _erf_float32(x)
     dtype = x.dtype if np.issubdtype(x.dtype, np.floating) else np.dtype(np.float64)
     return _erf_float64(x.astype(np.float64)).astype(dtype, copy=False)

@@ -15,17 +15,24 @@ import math
 import numpy as np
 
 from core.multihead import AttentionTrace, merge_heads, split_heads
-from core.numerics.matmul import matmul_transposed, row_product_sum
-from core.numerics.row_sums import column_sum, row_mean, row_sum
 from core.rope import apply_rope
 from core.training.model import ForwardCache, ModelConfig, Normalised
 
 
 def linear_backward(x: np.ndarray, w: np.ndarray, dy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``y = x @ w``: returns ``(dx = dy w^T (..., T, d_in), dw = x^T dy (d_in, d_out))``, dw summed over every row."""
-    dx = matmul_transposed(dy, w)  # (..., T, d_out) @ (d_out, d_in) -> (..., T, d_in)
-    dw = row_product_sum(x, dy)  # (d_in, rows) @ (rows, d_out) -> (d_in, d_out)
+    """``y = x @ w``: returns ``(dx = dy w^T (..., T, d_in), dw = x^T dy (d_in, d_out))``, dw summed over every row.
+
+    ``y = x @ w`` acts on each row alone, so the batch is stacked into one matrix of N rows first.
+    """
+    x_rows, dy_rows = x.reshape(-1, x.shape[-1]), dy.reshape(-1, dy.shape[-1])  # (N, d_in), (N, d_out)
+    dx = (dy_rows @ w.T).reshape(x.shape)  # (N, d_out) @ (d_out, d_in) -> (N, d_in) -> (..., T, d_in)
+    dw = x_rows.T @ dy_rows  # (d_in, N) @ (N, d_out) -> (d_in, d_out): summed over every row
     return dx, dw
+
+
+def sum_rows(a: np.ndarray) -> np.ndarray:
+    """``(..., T, n) -> (n,)``: a bias's (or gain's) gradient, its output's gradient summed over every row."""
+    return a.reshape(-1, a.shape[-1]).sum(axis=0)  # (N, n) -> (n,)
 
 
 def layer_norm_backward(
@@ -38,9 +45,11 @@ def layer_norm_backward(
     """
     xhat, rstd = normed.xhat, normed.rstd  # (..., T, d), (..., T, 1): kept by the forward pass
     g = dy * gamma  # (..., T, d): gradient at xhat
-    dx = rstd * (g - row_mean(g) - xhat * row_mean(g * xhat))  # (..., T, d)
-    dgamma = column_sum(dy * xhat)  # (d,): summed over every row (..., T)
-    dbeta = column_sum(dy)  # (d,)
+    mean_g = g.mean(axis=-1, keepdims=True)  # (..., T, 1)
+    mean_g_xhat = (g * xhat).mean(axis=-1, keepdims=True)  # (..., T, 1)
+    dx = rstd * (g - mean_g - xhat * mean_g_xhat)  # (..., T, d)
+    dgamma = sum_rows(dy * xhat)  # (..., T, d) -> (d,): summed over every row
+    dbeta = sum_rows(dy)  # (..., T, d) -> (d,)
     return dx, dgamma, dbeta
 
 
@@ -49,11 +58,8 @@ def gelu_backward(x: np.ndarray, cdf: np.ndarray, dy: np.ndarray) -> np.ndarray:
 
     ``cdf`` is Phi(x), the normal CDF, kept by the forward pass: its erf is the costly part of GELU.
     """
-    slope = np.exp(-0.5 * x * x)  # (..., m): sqrt(2 pi) phi(x); then in place, as in core.layers.normal_cdf
-    slope *= x * (1 / math.sqrt(2 * math.pi))  # x phi(x)
-    slope += cdf  # Phi(x) + x phi(x): GELU's slope
-    slope *= dy
-    return slope  # (..., m)
+    phi = np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)  # (..., m): the normal density
+    return dy * (cdf + x * phi)  # (..., m)
 
 
 def softmax_backward(weights: np.ndarray, dweights: np.ndarray) -> np.ndarray:
@@ -61,7 +67,7 @@ def softmax_backward(weights: np.ndarray, dweights: np.ndarray) -> np.ndarray:
 
     A masked key has ``w = 0``, so its score gets no gradient: the mask passes nothing back.
     """
-    return weights * (dweights - row_sum(dweights * weights))  # (..., h, T, T)
+    return weights * (dweights - (dweights * weights).sum(axis=-1, keepdims=True))  # (..., h, T, T)
 
 
 def attention_backward(
@@ -82,9 +88,9 @@ def attention_backward(
     dk = np.swapaxes(dscores, -1, -2) @ trace.q  # (..., h, T, T)^T @ (..., h, T, d_k) -> (..., h, T, d_k)
     if rope is not None:  # a rotation's transpose is the rotation back: turn by -position
         dq = apply_rope(dq, -rope)  # (..., h, T, d_k)
-        dk = apply_rope(dk, -rope)
+        dk = apply_rope(dk, -rope)  # (..., h, T, d_k)
     grads = {"w_o": dw_o}
-    dx = np.zeros_like(x)
+    dx = np.zeros_like(x)  # (..., T, d): the three projections' parts add up here
     for name, d_heads in (("w_q", dq), ("w_k", dk), ("w_v", dv)):
         dproj = merge_heads(d_heads)  # (..., h, T, d_k) -> (..., T, d)
         dx_part, grads[name] = linear_backward(x, w[name], dproj)  # (..., T, d), (d, d)
@@ -98,30 +104,34 @@ def backward(
     """Gradients of the loss for every parameter, from ``dlogits (..., T, V)``; same keys as ``params``."""
     grads: dict[str, np.ndarray] = {}
     t = cache.tokens.shape[-1]
-    rope = np.arange(t) if config.positional == "rope" else None
+    rope = np.arange(t) if config.positional == "rope" else None  # (T,) or None
     df, grads["unembed"] = linear_backward(cache.f, params["unembed"], dlogits)  # (..., T, d), (d, V)
     if config.layer_norm:
-        dx, grads["lnf_g"], grads["lnf_b"] = layer_norm_backward(cache.lnf, params["lnf_g"], df)
+        dx, grads["lnf_g"], grads["lnf_b"] = layer_norm_backward(
+            cache.lnf, params["lnf_g"], df
+        )  # (..., T, d), (d,), (d,)
     else:
         dx = df
     for layer in reversed(range(config.n_layers)):
-        p, c = f"l{layer}.", cache.layers[layer]
+        p, c = f"l{layer}.", cache.layers[layer]  # the names' prefix, what the layer's forward kept
         if config.mlp:  # x = x + act @ w_2 + b_2, act = gelu(mlp_in @ w_1 + b_1)
-            grads[p + "b_2"] = column_sum(dx)  # (d,)
+            grads[p + "b_2"] = sum_rows(dx)  # (..., T, d) -> (d,)
             dact, grads[p + "w_2"] = linear_backward(c.act, params[p + "w_2"], dx)  # (..., T, 4d), (4d, d)
             dhidden = gelu_backward(c.hidden, c.cdf, dact)  # (..., T, 4d)
-            grads[p + "b_1"] = column_sum(dhidden)  # (4d,)
+            grads[p + "b_1"] = sum_rows(dhidden)  # (..., T, 4d) -> (4d,)
             dmlp_in, grads[p + "w_1"] = linear_backward(c.mlp_in, params[p + "w_1"], dhidden)  # (..., T, d), (d, 4d)
             if config.layer_norm:
-                dmlp_in, grads[p + "ln2_g"], grads[p + "ln2_b"] = layer_norm_backward(
+                dmlp_in, grads[p + "ln2_g"], grads[p + "ln2_b"] = layer_norm_backward(  # (..., T, d), (d,), (d,)
                     c.ln2, params[p + "ln2_g"], dmlp_in
                 )
             dx = dx + dmlp_in  # the residual adds both paths
         w = {name: params[p + name] for name in ("w_q", "w_k", "w_v", "w_o")}
-        dattn_in, attn_grads = attention_backward(c.trace, c.attn_in, w, dx, rope)
+        dattn_in, attn_grads = attention_backward(c.trace, c.attn_in, w, dx, rope)  # (..., T, d), 4 x (d, d)
         grads.update({p + name: g for name, g in attn_grads.items()})
         if config.layer_norm:
-            dattn_in, grads[p + "ln1_g"], grads[p + "ln1_b"] = layer_norm_backward(c.ln1, params[p + "ln1_g"], dattn_in)
+            dattn_in, grads[p + "ln1_g"], grads[p + "ln1_b"] = layer_norm_backward(  # (..., T, d), (d,), (d,)
+                c.ln1, params[p + "ln1_g"], dattn_in
+            )
         dx = dx + dattn_in  # (..., T, d): residual
     dx_rows = dx.reshape(-1, dx.shape[-1])  # (N, d) with N = B * T
     v = params["embed"].shape[0]  # V: the task's vocabulary, rows of the embedding

@@ -26,7 +26,6 @@ from core.attention import causal_mask
 from core.heads import check_heads
 from core.layers import normal_cdf, normalise
 from core.multihead import AttentionTrace, Projections, linear, multi_head_attention
-from core.numerics.row_sums import row_sum
 from core.positions import POSITIONAL_KINDS, positional_encoding
 
 N_POSITIONS = 32
@@ -102,7 +101,7 @@ def init_params(
     d, v = config.d_model, vocab_size
 
     def normal(*shape: int, std: float) -> np.ndarray:
-        return rng.standard_normal(shape) * std
+        return rng.standard_normal(shape) * std  # shape, float64
 
     params = {"embed": normal(v, d, std=1.0)}  # (V, d)
     if config.positional == "learned":
@@ -110,20 +109,20 @@ def init_params(
     for layer in range(config.n_layers):
         p = f"l{layer}."
         if config.layer_norm:
-            params[p + "ln1_g"], params[p + "ln1_b"] = np.ones(d), np.zeros(d)
+            params[p + "ln1_g"], params[p + "ln1_b"] = np.ones(d), np.zeros(d)  # (d,), (d,)
         for name in ("w_q", "w_k", "w_v", "w_o"):
             params[p + name] = normal(d, d, std=1 / math.sqrt(d))  # (d, d)
         if config.mlp:
             if config.layer_norm:
-                params[p + "ln2_g"], params[p + "ln2_b"] = np.ones(d), np.zeros(d)
+                params[p + "ln2_g"], params[p + "ln2_b"] = np.ones(d), np.zeros(d)  # (d,), (d,)
             params[p + "w_1"] = normal(d, MLP_RATIO * d, std=1 / math.sqrt(d))  # (d, 4d)
-            params[p + "b_1"] = np.zeros(MLP_RATIO * d)
+            params[p + "b_1"] = np.zeros(MLP_RATIO * d)  # (4d,)
             params[p + "w_2"] = normal(MLP_RATIO * d, d, std=1 / math.sqrt(MLP_RATIO * d))  # (4d, d)
-            params[p + "b_2"] = np.zeros(d)
+            params[p + "b_2"] = np.zeros(d)  # (d,)
     if config.layer_norm:
-        params["lnf_g"], params["lnf_b"] = np.ones(d), np.zeros(d)
+        params["lnf_g"], params["lnf_b"] = np.ones(d), np.zeros(d)  # (d,), (d,)
     params["unembed"] = normal(d, v, std=1 / math.sqrt(d))  # (d, V)
-    return {name: p.astype(dtype) for name, p in params.items()}
+    return {name: p.astype(dtype) for name, p in params.items()}  # each shape kept, in dtype
 
 
 @dataclass
@@ -161,7 +160,7 @@ class ForwardCache:
 
 def attention_mask(config: ModelConfig, t: int) -> np.ndarray | None:
     """``(T, T)`` causal mask (True = may attend), or None for bidirectional attention."""
-    return causal_mask(t) if config.causal else None
+    return causal_mask(t) if config.causal else None  # (T, T) or None
 
 
 def position_table(config: ModelConfig, params: dict[str, np.ndarray], t: int) -> np.ndarray:
@@ -175,7 +174,9 @@ def position_table(config: ModelConfig, params: dict[str, np.ndarray], t: int) -
 def projections(params: dict[str, np.ndarray], layer: int) -> Projections:
     """Layer ``layer``'s attention weights as core's ``Projections``."""
     p = f"l{layer}."
-    return Projections(w_q=params[p + "w_q"], w_k=params[p + "w_k"], w_v=params[p + "w_v"], w_o=params[p + "w_o"])
+    return Projections(  # 4 x (d, d)
+        w_q=params[p + "w_q"], w_k=params[p + "w_k"], w_v=params[p + "w_v"], w_o=params[p + "w_o"]
+    )
 
 
 def pre_norm(
@@ -186,7 +187,7 @@ def pre_norm(
     if not config.layer_norm:
         return x, None
     xhat, rstd = normalise(x, LN_EPS)  # (..., T, d), (..., T, 1)
-    return xhat * params[name + "_g"] + params[name + "_b"], Normalised(xhat, rstd)
+    return xhat * params[name + "_g"] + params[name + "_b"], Normalised(xhat, rstd)  # (..., T, d)
 
 
 def forward(
@@ -199,7 +200,7 @@ def forward(
 
     ``knockout``: one head's output replaced, or several heads' together (``core.ablation``), a probe only:
     the backward pass ignores it."""
-    tokens = np.asarray(tokens)
+    tokens = np.asarray(tokens)  # (..., T) ints
     t = tokens.shape[-1]
     config.check_length(t)
     mask = attention_mask(config, t)  # (T, T) or None
@@ -209,7 +210,7 @@ def forward(
     for layer in range(config.n_layers):
         p = f"l{layer}."
         attn_in, ln1 = pre_norm(params, config, p + "ln1", x)  # (..., T, d)
-        trace = multi_head_attention(
+        trace = multi_head_attention(  # weights (..., h, T, T), output (..., T, d)
             attn_in, projections(params, layer), config.n_heads, mask=mask, q_positions=rope, k_positions=rope
         )
         trace = apply_knockout(knockout, layer, trace, projections(params, layer))  # unchanged unless knocked out
@@ -235,20 +236,20 @@ def cross_entropy(logits: np.ndarray, targets: np.ndarray, scored: np.ndarray) -
     """
     shifted = logits - logits.max(axis=-1, keepdims=True)  # (..., T, V): stable log-softmax
     e = np.exp(shifted)  # (..., T, V)
-    z = row_sum(e)  # (..., T, 1)
+    z = e.sum(axis=-1, keepdims=True)  # (..., T, V) -> (..., T, 1)
     log_p = shifted - np.log(z)  # (..., T, V)
     n = max(int(scored.sum()), 1)
     picked = np.take_along_axis(log_p, targets[..., None], axis=-1)[..., 0]  # (..., T): log p(target)
     loss = -float(picked[scored].sum()) / n
     dlogits = e / z  # (..., T, V): softmax
-    np.put_along_axis(
+    np.put_along_axis(  # (..., T, V): softmax minus the one-hot target
         dlogits, targets[..., None], np.take_along_axis(dlogits, targets[..., None], axis=-1) - 1, axis=-1
     )
-    dlogits *= scored[..., None] / n  # only scored positions carry gradient
+    dlogits *= scored[..., None] / n  # (..., T, V) * (..., T, 1): only scored positions carry gradient
     correct = (logits.argmax(axis=-1) == targets) & scored  # (..., T)
     return loss, dlogits, correct
 
 
 def traces(params: dict[str, np.ndarray], config: ModelConfig, tokens: np.ndarray) -> list[AttentionTrace]:
     """One ``AttentionTrace`` per layer for ``tokens (T,)``: weights ``(h, T, T)``, what the views draw."""
-    return [layer.trace for layer in forward(params, config, np.asarray(tokens)).layers]
+    return [layer.trace for layer in forward(params, config, np.asarray(tokens)).layers]  # weights (h, T, T) each

@@ -195,7 +195,7 @@ SEED_SURVEY = {
     ),
     "induction": SeedSurvey(
         seeds=tuple(range(2000, 2012)),
-        step99=(425, 150, 150, 375, 150, 175, 575, 150, 325, 150, 150, 425),
+        step99=(425, 150, 150, 350, 150, 175, 725, 150, 350, 150, 150, 400),
         formed=(True,) * 12,
         tuned_on=tuple(range(12)) + tuple(range(1000, 1008)),
     ),

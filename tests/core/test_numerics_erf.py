@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+import core.numerics.erf as erf_module
 from core.numerics.erf import erf
 
 SPECIAL = [0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308, 1e-300, 1e-20, 2.0**-28, 0.84375, 1.25, 1 / 0.35,
@@ -72,3 +73,19 @@ def test_erf_keeps_shape_and_dtype_and_takes_integers_and_scalars() -> None:
     assert float(erf(1.0)) == pytest.approx(math.erf(1.0), rel=1e-16)
     assert erf(np.float32(0.5)).dtype == np.float32  # a float32 scalar once failed in an in-place step
     assert float(erf(np.float32(0.5))) == pytest.approx(math.erf(0.5), abs=2e-7)
+
+
+def test_fast_flag_off_gives_the_plain_float64_path_and_on_agrees_with_it(monkeypatch) -> None:
+    """``FAST`` picks float32's path: off, the float64 fdlibm erf through two casts (the plain version);
+    on, tanh(x P(x^2)), equal to it within 2e-7 (float32's rounding at 1 is 6e-8)."""
+    x = _points(np.random.default_rng(2))
+    x = x[np.abs(x) < 3e38].astype(np.float32)
+    plain = erf(x.astype(np.float64)).astype(np.float32)  # the float64 path, from a float64 input
+    monkeypatch.setattr(erf_module, "FAST", False)
+    off = erf(x)
+    monkeypatch.setattr(erf_module, "FAST", True)
+    on = erf(x)
+    assert off.dtype == on.dtype == np.float32
+    np.testing.assert_array_equal(off, plain)
+    assert not np.array_equal(on, off)  # the flag does switch paths
+    np.testing.assert_allclose(on, off, rtol=0, atol=2e-7)
