@@ -90,7 +90,7 @@ def question_id(question: Question) -> str:
     return hashlib.sha256(json.dumps(what, ensure_ascii=True).encode()).hexdigest()[:16]
 
 
-def _where(layer: int, head: int, layered: bool) -> str:
+def head_where(layer: int, head: int, layered: bool) -> str:
     """``"head 2"``, or ``"layer 6, head 12"`` for a model with layers."""
     return f"layer {layer}, head {head + 1}" if layered else f"head {head + 1}"
 
@@ -125,7 +125,7 @@ def word_question(
     if w[best] - w[second] < CLEAR_MARGIN:
         return None
     shown = sorted(int(k) for k in order[:MAX_CHOICES])  # sentence order: the order gives nothing away
-    where = _where(layer, head, layered)
+    where = head_where(layer, head, layered)
     query = axis_label(tokens, row)
     return Question(
         kind="word",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from core import Run
-from dashboard.classroom.quiz import CLEAR_MARGIN, MIN_KEYS, Question, _where, axis_label, seeded_order
+from dashboard.classroom.quiz import CLEAR_MARGIN, MIN_KEYS, Question, axis_label, head_where, seeded_order
 from dashboard.figures.labels import position
 
 KIND = "tap"
@@ -44,7 +44,7 @@ def tap_question(run: Run, *, layered: bool = False, context: str = "") -> Quest
         best, second = int(order[0]), int(order[1])
         if w[best] - w[second] < CLEAR_MARGIN:
             continue
-        where = _where(run.layer, head, layered)
+        where = head_where(run.layer, head, layered)
         word = run.tokens[row]
         return Question(
             kind=KIND,

@@ -3,10 +3,14 @@ inside the screen; a tap picks, Reveal draws the row's bars with the pick."""
 
 from __future__ import annotations
 
+import pytest
+
 from bench.streamlit_server import wait_idle
 from tests.e2e.conftest import watched_page
 from tests.e2e.dom import horizontal_overflow
 from tests.e2e.test_projector_and_phone import PHONE
+
+pytestmark = pytest.mark.e2e
 
 TAP_PX = 40
 """Least height of a tap target (Apple's guideline is 44 pt; Streamlit's buttons are 40 px)."""
