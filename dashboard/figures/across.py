@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dashboard.figures.grid import ChartGrid, Panel, chart_grid
+from dashboard.figures.grid import ChartGrid, GridSpec, Panel, chart_grid
 from dashboard.figures.labels import one_line
 from dashboard.figures.layout import CLASS_COLUMNS, class_map_px, class_panel_px, title_chars
 
@@ -24,11 +24,10 @@ def class_charts(panels: Sequence[Panel], *, presenter: bool) -> ChartGrid:
     where the columns stack. On a projector they are small multiples without tick labels, the first
     ``layout.CLASS_ON_SCREEN`` (3 rows of 4) above the fold, titles at the presenter's size.
     """
-    return chart_grid(
-        panels,
-        CLASS_COLUMNS[presenter],
+    spec = GridSpec(
         presenter=presenter,
         width_px=class_map_px(presenter),
         panel_px=class_panel_px(len(panels), presenter=presenter),
-        labels=not presenter,
+        y_labels=not presenter,
     )
+    return chart_grid(panels, CLASS_COLUMNS[presenter], spec)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import plotly.graph_objects as go
 
-from dashboard.figures.grid import ChartGrid, Panel, chart_grid
+from dashboard.figures.grid import ChartGrid, GridSpec, Panel, chart_grid
 from dashboard.figures.steps import DIVERGING, symmetric_limit
 
 DIFFERENCE_NAME = "second − first"
@@ -35,16 +35,15 @@ def contrast_charts(first: Panel, second: Panel, difference: Panel, *, presenter
     on the aligned cells (``allowed``: where both sentences' masks let the query see the key)."""
     seen = difference.z if difference.allowed is None else np.where(difference.allowed, difference.z, 0.0)
     limit = symmetric_limit(seen)
-    weights = chart_grid([first, second], 3, presenter=presenter)
-    change = chart_grid(
-        [replace(difference, title=difference.title or DIFFERENCE_NAME)],
-        3,
-        presenter=presenter,
+    weights = chart_grid([first, second], 3, GridSpec(presenter=presenter))
+    scale = GridSpec(
         zmin=-limit,
         zmax=limit,
         value_name=DIFFERENCE_NAME,
         value_format="+.3f",
         colorscale=DIVERGING,
+        presenter=presenter,
     )
+    change = chart_grid([replace(difference, title=difference.title or DIFFERENCE_NAME)], 3, scale)
     maps = replace(weights, maps=[*weights.maps, *change.maps], note=weights.note or change.note)
     return ContrastCharts(maps, change.colour_bar, limit)

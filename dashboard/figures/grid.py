@@ -510,70 +510,53 @@ class ChartGrid:
 
 
 def chart_grid(
-    panels: Sequence[Panel],
-    ncols: int,
-    *,
-    presenter: bool = False,
-    values: bool = False,
-    zmin: float = 0.0,
-    zmax: float = 1.0,
-    value_name: str = "weight",
-    value_format: str = ".3f",
-    colorscale: str = COLORSCALE,
-    panel_px: int | None = None,
-    square: bool = True,
-    control_rows: int = 0,
-    width_px: int | None = None,
-    labels: bool = True,
-    above_px: int = 0,
+    panels: Sequence[Panel], ncols: int, spec: GridSpec = GridSpec(), *, control_rows: int = 0, above_px: int = 0
 ) -> ChartGrid:
     """One figure per panel (its own title and both axes' labels), ``ncols`` to a row of the page, and a bar.
 
-    Sizes come from ``layout``: a laptop's map is planned tall enough to be >= 250 px when a phone stacks the
-    columns (``layout.chart_panel_px``); a projector's rows of maps end above its fold, and a map above another
-    with the same keys leaves the key labels to the one below (a projector never stacks the columns).
-    ``panel_px``, ``square``: as for ``heatmap_grid`` (matrices of vectors pass their own). ``control_rows``: rows
-    of pickers the view puts above the maps, ``above_px`` whatever else it draws there (``layout.chart_fold_px``).
-    ``width_px``: a column's width when the maps take part of the page (default: ``ncols`` columns of all of it).
-    ``labels=False``: small multiples, no tick labels (the hover names both tokens), with their own ``panel_px``.
+    ``spec`` is ``heatmap_grid``'s: its colour scale, ``presenter``, ``values``, ``panel_px`` and ``square`` (matrices
+    of vectors pass their own), ``width_px`` (a column's width when the maps take part of the page; default: ``ncols``
+    columns of all of it) and ``y_labels=False`` (small multiples, no tick labels: the hover names both tokens; with
+    their own ``panel_px``). The rest of each chart's spec is planned here. Sizes come from ``layout``: a laptop's map
+    is planned tall enough to be >= 250 px when a phone stacks the columns (``layout.chart_panel_px``); a projector's
+    rows of maps end above its fold, and a map above another with the same keys leaves the key labels to the one
+    below (a projector never stacks the columns). ``control_rows``: rows of pickers the view puts above the maps,
+    ``above_px`` whatever else it draws there (``layout.chart_fold_px``).
     """
     if not panels:
         raise ValueError("chart_grid needs at least one panel")
     ncols = max(1, ncols)  # more columns than panels: a map planned for part of the page's width
     shape = max((p.z.shape for p in panels), key=max)  # (T_q, T_k) of the largest map
-    rows = -(-len(panels) // ncols)
+    presenter, labels = spec.presenter, spec.y_labels
     note = MASK_NOTE if _masked(panels) else ""
     fold_px = chart_fold_px(presenter=presenter, control_rows=control_rows, caption=bool(note), above_px=above_px)
-    colour = dict(zmin=zmin, zmax=zmax, value_name=value_name, value_format=value_format, colorscale=colorscale)
-    spec = GridSpec(
+    each = replace(
+        spec,
         ncols=1,
-        panel_px=panel_px or chart_panel_px(shape, presenter=presenter),
-        square=square,
-        presenter=presenter,
-        values=values,
+        panel_px=spec.panel_px or chart_panel_px(shape, presenter=presenter),
         colorbar=False,
-        width_px=width_px or column_px(ncols, presenter),
-        fold_px=fold_px if square and labels else None,
-        fold_rows=rows,
-        y_labels=labels,
+        width_px=spec.width_px or column_px(ncols, presenter),
+        fold_px=fold_px if spec.square and labels else None,
+        fold_rows=-(-len(panels) // ncols),
         mask_note=False,
         title_below=not labels,
         title_chars=max(len(q.title) for q in panels),
-        **colour,
     )
     # a projector's map above another with the same keys leaves the key labels to it
     below = [
         not presenter or k + ncols >= len(panels) or _cols(panels[k + ncols]) != _cols(p) for k, p in enumerate(panels)
     ]
-    maps = [heatmap_grid([p], replace(spec, x_labels=labels and shown)) for p, shown in zip(panels, below, strict=True)]
-    bar = colour_bar_figure(zmin=zmin, zmax=zmax, value_name=value_name, colorscale=colorscale, presenter=presenter)
+    maps = [heatmap_grid([p], replace(each, x_labels=labels and shown)) for p, shown in zip(panels, below, strict=True)]
+    bar = colour_bar_figure(
+        zmin=spec.zmin, zmax=spec.zmax, value_name=spec.value_name, colorscale=spec.colorscale, presenter=presenter
+    )
     return ChartGrid(maps=maps, colour_bar=bar, ncols=ncols, bar_px=bar_chart_px(presenter), note=note)
 
 
-def single_chart(panel: Panel, *, presenter: bool = False, above_px: int = 0, **colour) -> ChartGrid:
+def single_chart(panel: Panel, spec: GridSpec = GridSpec(), *, above_px: int = 0) -> ChartGrid:
     """One map in its own chart, as wide as ``layout.single_map_columns`` page columns allow, and its bar.
 
     On a laptop it takes half the page (a phone stacks the columns: the whole width); on a projector all of it.
-    ``colour``: ``zmin``, ``zmax``, ``value_name``, ``colorscale`` as for ``chart_grid``; ``above_px`` too.
+    ``spec`` and ``above_px`` as for ``chart_grid``.
     """
-    return chart_grid([panel], single_map_columns(presenter), presenter=presenter, above_px=above_px, **colour)
+    return chart_grid([panel], single_map_columns(spec.presenter), spec, above_px=above_px)

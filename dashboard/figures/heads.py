@@ -73,7 +73,7 @@ def head_charts(
     titles = [title.format(n=i + 1) for i in range(h)] if titles is None else titles
     panels = [Panel(weights[i], tokens, keys, titles[i], allowed) for i in range(h)]
     ncols = map_columns(h, presenter=presenter, values=values)
-    return chart_grid(panels, ncols, presenter=presenter, values=values, above_px=above_px)
+    return chart_grid(panels, ncols, GridSpec(presenter=presenter, values=values), above_px=above_px)
 
 
 def average_charts(
@@ -89,7 +89,7 @@ def average_charts(
     keys = tokens if key_tokens is None else key_tokens
     mean = weights.mean(axis=0)  # (h, T_q, T_k) -> (T_q, T_k)
     title = f"average over {h} head{'s' * (h > 1)}"
-    return single_chart(Panel(mean, tokens, keys, title, allowed), presenter=presenter)
+    return single_chart(Panel(mean, tokens, keys, title, allowed), GridSpec(presenter=presenter))
 
 
 def permutation_charts(
@@ -116,7 +116,7 @@ def permutation_charts(
         Panel(realigned, tokens, tokens, "reordered map, moved back", realigned_allowed),
     ]
     # side by side, under the view's row of pickers (the reordering and the head)
-    return chart_grid(panels, map_columns(3, presenter=presenter), presenter=presenter, control_rows=1)
+    return chart_grid(panels, map_columns(3, presenter=presenter), GridSpec(presenter=presenter), control_rows=1)
 
 
 def model_figure(
@@ -193,4 +193,6 @@ def single_map_charts(
 ) -> ChartGrid:
     """One head's ``(T, T)`` map, large, in its own chart with its tokens on both axes (the model view).
     ``above_px``: what the page draws above it on a projector, when it is the page's first map."""
-    return single_chart(Panel(weights, tokens, tokens, title, allowed), presenter=presenter, above_px=above_px)
+    return single_chart(
+        Panel(weights, tokens, tokens, title, allowed), GridSpec(presenter=presenter), above_px=above_px
+    )

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from dashboard.figures.grid import ChartGrid, Panel, chart_grid
+from dashboard.figures.grid import ChartGrid, GridSpec, Panel, chart_grid
 from dashboard.figures.layout import map_columns
 from dashboard.figures.steps import vector_panel, vectors_charts
 
@@ -44,7 +44,7 @@ def rows_so_far_figure(
         for k in range(h)
     ]
     ncols = map_columns(h, presenter=presenter)
-    grid = chart_grid(panels, ncols, presenter=presenter, above_px=above_px)  # one chart per head
+    grid = chart_grid(panels, ncols, GridSpec(presenter=presenter), above_px=above_px)  # one chart per head
     return replace(grid, note=MASK_AND_FUTURE)  # said once above the maps: the hatching also marks future rows
 
 

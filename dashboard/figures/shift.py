@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dashboard.figures.grid import ChartGrid, Panel, chart_grid
+from dashboard.figures.grid import ChartGrid, GridSpec, Panel, chart_grid
 from dashboard.figures.layout import map_columns
 
 
@@ -47,4 +47,4 @@ def shift_charts(
             Panel(row.shifted, tokens, tokens, f"{row.label}: positions {shifted_span}", allowed),
             Panel(diff, tokens, tokens, f"{row.label}: |difference|", allowed, hover="|difference| at %{y} → %{x}"),
         ]
-    return chart_grid(panels, map_columns(3, presenter=presenter), presenter=presenter)
+    return chart_grid(panels, map_columns(3, presenter=presenter), GridSpec(presenter=presenter))

@@ -9,6 +9,7 @@ masked cells look exactly as in the other views.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import plotly.graph_objects as go
@@ -50,20 +51,7 @@ def vectors_figure(
     Sizes from ``layout.vector_panel_px``: cells stretch across the panel, rows keep their labels.
     """
     ncols = grid_columns(len(panels), ncols, presenter=presenter)
-    t = max(p.z.shape[0] for p in panels)
-    d = max(p.z.shape[1] for p in panels)
-    limit = symmetric_limit(*(p.z for p in panels)) if limit is None else limit
-    spec = GridSpec(
-        ncols=ncols,
-        zmin=-limit,
-        zmax=limit,
-        value_name=value_name,
-        colorscale=DIVERGING,
-        panel_px=vector_panel_px(t, d, ncols, presenter=presenter),
-        square=False,
-        presenter=presenter,
-    )
-    return heatmap_grid(panels, spec)
+    return heatmap_grid(panels, replace(vectors_spec(panels, ncols, limit, value_name, presenter), ncols=ncols))
 
 
 def vectors_charts(
@@ -83,12 +71,18 @@ def vectors_charts(
     Sizes from ``layout.vector_panel_px``: cells stretch across the chart, rows keep their labels.
     """
     ncols = columns or map_columns(len(panels), presenter=presenter, at_most=at_most)
+    return chart_grid(panels, ncols, vectors_spec(panels, ncols, limit, value_name, presenter))
+
+
+def vectors_spec(
+    panels: Sequence[Panel], ncols: int, limit: float | None, value_name: str, presenter: bool
+) -> GridSpec:
+    """Matrices of vectors ``(T, d)``, ``ncols`` to a row: one diverging scale ``[-limit, limit]`` (None: their
+    largest |value|), and cells stretched across panels sized by ``layout.vector_panel_px``."""
     t = max(p.z.shape[0] for p in panels)
     d = max(p.z.shape[1] for p in panels)
     limit = symmetric_limit(*(p.z for p in panels)) if limit is None else limit
-    return chart_grid(
-        panels,
-        ncols,
+    return GridSpec(
         zmin=-limit,
         zmax=limit,
         value_name=value_name,
@@ -118,8 +112,8 @@ def scores_charts(
     """
     limit = symmetric_limit(z if allowed is None else z[allowed]) if limit is None else limit
     panel = Panel(z, rows, cols, title, allowed)
-    colour = dict(zmin=-limit, zmax=limit, value_name=value_name, colorscale=DIVERGING)
-    return single_chart(panel, presenter=presenter, above_px=above_px, **colour)
+    spec = GridSpec(zmin=-limit, zmax=limit, value_name=value_name, colorscale=DIVERGING, presenter=presenter)
+    return single_chart(panel, spec, above_px=above_px)
 
 
 PENALTY = "Blues_r"
@@ -138,8 +132,8 @@ def bias_charts(
     seen = bias if allowed is None else bias[allowed]
     panel = Panel(bias, *labels, allowed)
     limit = symmetric_limit(seen)
-    colour = dict(zmin=-limit, zmax=0.0, value_name="bias", colorscale=PENALTY)
-    return single_chart(panel, presenter=presenter, above_px=above_px, **colour)
+    spec = GridSpec(zmin=-limit, zmax=0.0, value_name="bias", colorscale=PENALTY, presenter=presenter)
+    return single_chart(panel, spec, above_px=above_px)
 
 
 def weights_charts(
@@ -153,7 +147,7 @@ def weights_charts(
     above_px: int = 0,
 ) -> ChartGrid:
     """One head's weights ``(T_q, T_k)`` in its own chart on the heads' shared 0-1 scale, masked cells marked."""
-    return single_chart(Panel(weights, rows, cols, title, allowed), presenter=presenter, above_px=above_px)
+    return single_chart(Panel(weights, rows, cols, title, allowed), GridSpec(presenter=presenter), above_px=above_px)
 
 
 def concat_charts(
@@ -231,13 +225,5 @@ def mask_conventions_charts(
         Panel(1.0 - keep, rows, cols, "lesson 3: True = hidden", hover="query %{y}, key %{x}"),
         Panel(keep, rows, cols, "this app: True = may attend", hover="query %{y}, key %{x}"),
     ]
-    return chart_grid(
-        panels,
-        map_columns(3, presenter=presenter),
-        zmin=0,
-        zmax=1,
-        value_name="entry",
-        value_format=".0f",
-        colorscale=MASK_SCALE,
-        presenter=presenter,
-    )
+    spec = GridSpec(zmin=0, zmax=1, value_name="entry", value_format=".0f", colorscale=MASK_SCALE, presenter=presenter)
+    return chart_grid(panels, map_columns(3, presenter=presenter), spec)

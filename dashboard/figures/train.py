@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core.training.train import TARGET_ACCURACY
-from dashboard.figures.grid import ChartGrid, Panel, chart_grid, title_annotation
+from dashboard.figures.grid import ChartGrid, GridSpec, Panel, chart_grid, title_annotation
 from dashboard.figures.labels import escape
 from dashboard.figures.layout import LEGEND_BELOW, MODEBAR_CLEAR_PX, axis_title, chart_fonts, chart_height, map_columns
 
@@ -42,7 +42,7 @@ def layers_charts(
         for layer in range(n_layers)
         for head in range(h)
     ]
-    return chart_grid(panels, map_columns(h, presenter=presenter, at_most=h), presenter=presenter)
+    return chart_grid(panels, map_columns(h, presenter=presenter, at_most=h), GridSpec(presenter=presenter))
 
 
 def _vline(xa: str, ya: str, step: int, top: float) -> dict:

@@ -32,7 +32,7 @@ from core.head_summary import SPECIFIC
 from core.sources import ModelSource
 from dashboard import compute, followed
 from dashboard.figures.contrast import DIFFERENCE_NAME, contrast_charts
-from dashboard.figures.grid import Panel, chart_grid
+from dashboard.figures.grid import GridSpec, Panel, chart_grid
 from dashboard.figures.labels import pair_place, pair_token, position, positions
 from dashboard.map_columns import BAR_CONFIG, chart, show_grid, show_maps
 from dashboard.page import EMPTY_SENTENCE, choose_head, opened, served, show_code, show_frame
@@ -182,7 +182,7 @@ def _draw(
     )
     if not alignment.pairs:
         st.warning("No token of one sentence is paired with one of the other: there is no change to measure.")
-        show_grid(chart_grid(list(panels), 3, presenter=settings.presenter), key="contrast_chart")
+        show_grid(chart_grid(list(panels), 3, GridSpec(presenter=settings.presenter)), key="contrast_chart")
         return
     a, b = alignment.first, alignment.second
     places = [pair_place(i, j) for i, j in alignment.pairs]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dashboard.figures.grid import MASK_NOTE, Panel, chart_grid, heatmap_grid
+from dashboard.figures.grid import MASK_NOTE, GridSpec, Panel, chart_grid, heatmap_grid
 from dashboard.figures.layout import CAPTION_ROW_PX, PRESENTER_FOLD_PX, chart_fold_px
 from tests.dashboard.conftest import make_app
 
@@ -30,10 +30,10 @@ def notes(fig) -> list[str]:
 
 @pytest.mark.parametrize("presenter", [False, True])
 def test_a_grid_of_masked_maps_says_it_once_not_in_each_chart(presenter):
-    grid = chart_grid(panels(4, 24, causal=True), 2, presenter=presenter)
+    grid = chart_grid(panels(4, 24, causal=True), 2, GridSpec(presenter=presenter))
     assert grid.note == MASK_NOTE
     assert all(notes(fig) == [] for fig in grid.maps)
-    plain = chart_grid(panels(4, 24, causal=False), 2, presenter=presenter)
+    plain = chart_grid(panels(4, 24, causal=False), 2, GridSpec(presenter=presenter))
     assert plain.note == ""
     # no chart keeps the room the note took: a masked map's top margin is an unmasked one's
     assert [f.layout.margin.t for f in grid.maps] == [f.layout.margin.t for f in plain.maps]
@@ -48,8 +48,8 @@ def test_one_figure_of_many_panels_keeps_its_own_note():
 def test_on_a_projector_the_rows_of_maps_are_planned_under_the_note():
     assert chart_fold_px(presenter=True, caption=True) == PRESENTER_FOLD_PX - CAPTION_ROW_PX
     assert chart_fold_px(presenter=False, caption=True) is None
-    masked = chart_grid(panels(2, 12, causal=True), 2, presenter=True)  # 12 tokens: the fold sets the size
-    plain = chart_grid(panels(2, 12, causal=False), 2, presenter=True)
+    masked = chart_grid(panels(2, 12, causal=True), 2, GridSpec(presenter=True))  # 12 tokens: the fold sets the size
+    plain = chart_grid(panels(2, 12, causal=False), 2, GridSpec(presenter=True))
     # the page's line above the maps is taken from their height, not pushed below the fold
     assert plain.maps[0].layout.height - masked.maps[0].layout.height == pytest.approx(CAPTION_ROW_PX, abs=2)
 
