@@ -37,7 +37,7 @@ from dashboard.link_notes import show_link_notes
 from dashboard.long_text import offer_prefix
 from dashboard.page import SHOWN_VIEW
 from dashboard.presenter import presenter_style
-from dashboard.server_memory import configure_allocator
+from dashboard.server_memory import configure_allocator, drawing
 from dashboard.settings import SHOWN_SETTINGS, Settings, settings_from, sidebar
 from dashboard.streamlit_runtime import guard_widget_states
 from dashboard.tour_export import download_button as tour_download
@@ -99,7 +99,8 @@ def body(room: RoomState, settings: Settings) -> None:
     show_link_notes(link, settings)
     show_weights_note(settings.weights, settings.sentence, settings.config)
     join_quiz(room)  # in a room, the quiz is the teacher's: it reveals for the class, students pick
-    view.render(settings)
+    with drawing():  # a few views draw at once, whatever the number of pages (dashboard/server_memory.py)
+        view.render(settings)
     offer_prefix(settings)  # a sentence too long for the weights: under the view's refusal, one click keeps its start
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from dashboard import followed, server_memory
+from dashboard import followed
 from dashboard.settings import Settings
 from dashboard.views import (
     class_heads,
@@ -39,15 +39,10 @@ class View:
     slug: str
     """The selector's label and the URL value of ``view``;
     short, lower case, and never changed once links are shared."""
-    draw: Callable[[Settings], None]
-    """The view's module's ``render``."""
+    render: Callable[[Settings], None]
+    """The view's module's ``render``: the page calls it in one of the server's turns (``server_memory.drawing``)."""
     teaches: str
     """One line under the view selector: what this view is for."""
-
-    def render(self, settings: Settings) -> None:
-        """Draw the view, in one of the server's turns (``server_memory.drawing``: a few views at once)."""
-        with server_memory.drawing():
-            self.draw(settings)
 
 
 VIEWS: dict[str, View] = {

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import subprocess
 import sys
 import threading
@@ -10,34 +12,64 @@ import time
 import pytest
 
 from dashboard import server_memory
-from dashboard.views import View
+from dashboard.views import VIEWS
 from tests.conftest import ROOT
+from tests.dashboard.conftest import make_app, no_exception
 
 
 def test_no_more_views_draw_at_once_than_the_turns():
-    """Ten pages asking at once: at most ``DRAWING_AT_ONCE`` are inside their view's drawing together, and every
-    one draws (the old ``View.render`` was the view's function itself: all ten at once)."""
+    """Ten pages asking at once: at most ``DRAWING_AT_ONCE`` are inside ``drawing()`` together, and every one draws
+    (without the turns: all ten at once)."""
     inside, most, done = 0, 0, []
     lock = threading.Lock()
 
-    def draw(settings: object) -> None:
+    def draw(settings: int) -> None:
         nonlocal inside, most
-        with lock:
-            inside += 1
-            most = max(most, inside)
-        time.sleep(0.05)
-        with lock:
-            inside -= 1
+        with server_memory.drawing():
+            with lock:
+                inside += 1
+                most = max(most, inside)
+            time.sleep(0.05)
+            with lock:
+                inside -= 1
         done.append(settings)
 
-    view = View("test", draw, "a view that takes a while")
-    threads = [threading.Thread(target=view.render, args=(i,)) for i in range(10)]
+    threads = [threading.Thread(target=draw, args=(i,)) for i in range(10)]
     for t in threads:
         t.start()
     for t in threads:
         t.join(10)
     assert sorted(done) == list(range(10))
     assert 1 < most <= server_memory.DRAWING_AT_ONCE
+
+
+@pytest.mark.parametrize("view", ["heads", "steps"])
+def test_the_page_draws_its_view_inside_a_turn(monkeypatch, view):
+    """The page (``app.py``) calls the chosen view's ``render`` inside ``drawing()``, once, with the turn held
+    from its first line to its last."""
+    held, seen = [False], []
+    real_drawing, real_render = server_memory.drawing, VIEWS[view].render
+
+    @contextlib.contextmanager
+    def watched():
+        with real_drawing() as turn:
+            held[0] = True
+            try:
+                yield turn
+            finally:
+                held[0] = False
+
+    def render(settings):
+        seen.append(("start", held[0]))
+        real_render(settings)
+        seen.append(("end", held[0]))
+
+    monkeypatch.setattr(server_memory, "drawing", watched)
+    monkeypatch.setitem(VIEWS, view, dataclasses.replace(VIEWS[view], render=render))
+    at = make_app(view=view).run()
+    no_exception(at)
+    assert seen == [("start", True), ("end", True)]
+    assert at.get("plotly_chart"), "the view drew its charts"
 
 
 def test_a_view_that_waited_too_long_draws_anyway(monkeypatch):
@@ -62,6 +94,7 @@ ALLOCATOR = """
 import ctypes, sys
 sys.path.insert(0, {root!r})
 from dashboard import server_memory
+from dashboard.views import VIEWS
 if {configure}:
     server_memory.configure_allocator()
 libc = ctypes.CDLL("libc.so.6")
