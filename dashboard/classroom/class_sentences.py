@@ -60,7 +60,8 @@ def sentences_panel(state: RoomState, presenter: bool) -> None:
 def sentence_count(state: RoomState, presenter: bool) -> None:
     """Presenter mode, on the teacher's page: how many sentences wait, redrawn every ``TALLY_SECONDS``."""
     if presenter and state.teacher and state.code and state.room is not None:
-        st.fragment(_count, run_every=TALLY_SECONDS)(state.code)
+        with st.container(width="content", key="class_count"):  # a fragment alone stretches: a row of its own
+            st.fragment(_count, run_every=TALLY_SECONDS)(state.code)
 
 
 def _pending(code: str) -> list[Sent] | None:
@@ -72,8 +73,18 @@ def _pending(code: str) -> list[Sent] | None:
 
 
 def _count(code: str) -> None:
+    """A pill in the projector's heading row (or the tour's): the number and the list's icon, its words on hover.
+    A caption of the words ("12 sentences from the class") wrapped to two lines beside the room's buttons and
+    pushed the maps down 22 px (48 px beside a 10-step tour's bar) each time the first sentence arrived."""
     if pending := _pending(code):  # none yet: the projector's heading row stays as it was
-        st.caption(count_line(len(pending)), width="content")
+        n = len(pending)
+        st.badge(
+            str(n),
+            icon=":material/forum:",
+            color="violet",
+            help=f"{count_line(n)} wait{'s' * (n == 1)}. Their text shows only where you open the list: on a page "
+            "out of presenter mode, such as the teacher link on your phone.",
+        )
 
 
 def _send(code: str) -> None:

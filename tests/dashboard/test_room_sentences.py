@@ -376,11 +376,13 @@ def test_every_bad_input_case_the_list_takes_is_shown_as_typed_in_plain_text(tab
 
 def test_presenter_mode_shows_the_count_and_no_sentence(tabs):
     teacher, code, _ = start_room(tabs, presenter="true")
-    assert not [c for c in teacher.caption if "from the class" in c.value]  # none yet: the heading row as before
+    assert not [m for m in teacher.markdown if "badge[" in m.value]  # none yet: the heading row as before
     sent_by(code, ("s1", "the cat sat"), ("s2", HOSTILE))
     tabs(teacher, "teacher")
     no_exception(teacher)
-    assert "2 sentences from the class" in [c.value for c in teacher.caption]
+    [badge] = [m for m in teacher.markdown if "badge[" in m.value]  # a pill: the words wrapped beside the buttons
+    assert badge.value == ":violet-badge[:material/forum: 2]"
+    assert badge.proto.help.startswith("2 sentences from the class wait.")
     assert not lazy_expanders(teacher, class_sentences.LIST_LABEL)
     assert not [s for s in strings(teacher) if "the cat sat" in s or "bold" in s]
 
