@@ -1,7 +1,7 @@
 """The rules that keep the code easy to change, checked on the import graph of core/, dashboard/ and bench/.
 
 core never imports the UI; no two modules import each other (directly or round a longer loop); a view
-never imports another view (shared page helpers live in dashboard/page.py); the app never imports the
+never imports another view (shared page helpers live in dashboard/page/common.py); the app never imports the
 benchmarks that measure it (bench/ reaches into core/ and dashboard/, never the other way); no module of the app
 imports another's private (``_``) name: a piece two modules share is public, named for what it does.
 """
@@ -98,7 +98,7 @@ def test_views_do_not_import_views():
         if path.name == "__init__.py":
             continue
         views = {m for m in imports(path) if m.startswith("dashboard.views.")}
-        assert not views, f"{path.name} imports {views}: shared helpers belong in dashboard/page.py"
+        assert not views, f"{path.name} imports {views}: shared helpers belong in dashboard/page/common.py"
 
 
 def private_imports(path: Path) -> list[str]:
@@ -134,8 +134,8 @@ def test_every_browser_test_file_is_marked_e2e():
     assert not unmarked, unmarked
 
 
-# -- Streamlit's private names live in dashboard/streamlit_runtime.py alone (issue 33 part 3) -----------------------
-STREAMLIT_RUNTIME = ROOT / "dashboard" / "streamlit_runtime.py"
+# -- Streamlit's private names live in serve/streamlit_runtime.py alone (issue 33 part 3) -----------------------
+STREAMLIT_RUNTIME = ROOT / "dashboard" / "serve" / "streamlit_runtime.py"
 PUBLIC_STREAMLIT = {
     "streamlit": None,
     "streamlit.components.v1": None,
@@ -297,7 +297,7 @@ def test_only_streamlit_runtime_touches_streamlits_private_names():
         if path != STREAMLIT_RUNTIME
         for use in private_streamlit_uses(path, ours)
     ]
-    assert not found, "Streamlit's internals outside dashboard/streamlit_runtime.py:\n" + "\n".join(found)
+    assert not found, "Streamlit's internals outside dashboard/serve/streamlit_runtime.py:\n" + "\n".join(found)
 
 
 MAX_FUNCTION_LINES = 60

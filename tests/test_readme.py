@@ -20,8 +20,6 @@ from bench.streamlit_server import APP, PAGE
 from core.pretrained.locate import FIX_COMMAND
 from core.training.pretrain import PLACE_ACCURACY, accepted_lengths
 from core.training.train import SEED_SURVEY, load_trained, recommended
-from dashboard.bounded_cache import CACHE_BUDGET, MB
-from dashboard.bounded_cache import IDLE_SECONDS as CACHE_IDLE_SECONDS
 from dashboard.classroom.push import WATCH_SECONDS
 from dashboard.classroom.room_page import CHECK_SECONDS, TALLY_SECONDS
 from dashboard.classroom.rooms import (
@@ -34,10 +32,9 @@ from dashboard.classroom.rooms import (
     ROOMS_PER_BROWSER,
     SEAT_SECONDS,
 )
-from dashboard.figures.layout import CELL_PX, PRESENTER_MIN_TICK, PRESENTER_MIN_TITLE
-from dashboard.presenter import PAGE_TEXT_PX
-from dashboard.server_memory import DRAWING_AT_ONCE, MALLOC_ARENAS
-from dashboard.training_jobs import (
+from dashboard.compute.bounded_cache import CACHE_BUDGET, MB
+from dashboard.compute.bounded_cache import IDLE_SECONDS as CACHE_IDLE_SECONDS
+from dashboard.compute.training_jobs import (
     JOBS_PER_ADDRESS,
     KEEP_BYTES,
     MAX_JOBS,
@@ -45,6 +42,9 @@ from dashboard.training_jobs import (
     WAIT_LOOK_SECONDS,
     formation,
 )
+from dashboard.figures.layout import CELL_PX, PRESENTER_MIN_TICK, PRESENTER_MIN_TITLE
+from dashboard.page.presenter import PAGE_TEXT_PX
+from dashboard.serve.server_memory import DRAWING_AT_ONCE, MALLOC_ARENAS
 from tests.conftest import ROOT, skip_or_fail
 from tests.e2e.test_projector_and_phone import CHART_TEXT_PX, LESSON_2, PHONE, PHONE_MAP_PX, PROJECTOR
 from tests.e2e.test_room_in_browser import FOLLOW_S, REDRAW_S
