@@ -339,3 +339,38 @@ def test_the_speed_claim_names_what_it_is_compared_with_and_quotes_the_recorded_
     )
     assert claim in prose(BENCH_README)
     assert float(mha_quiet) <= 0.5 and float(sdpa_now) > 1 and float(sdpa_range[0]) > 1  # the words match the numbers
+
+
+def architecture_tree() -> dict[str, set[str]]:
+    """The README's architecture drawing, below ``dashboard/``: folder ("" for the root) -> the ``.py`` names it
+    draws there. An entry is a line indented 2 (dashboard/'s) or 4 (a folder's); its names come before the first
+    run of spaces; a deeper line continues the one above."""
+    section = README.read_text().split("### Architecture", 1)[1].split("```", 2)[1]
+    drawn: dict[str, set[str]] = {}
+    folder = None  # None: outside dashboard/
+    for line in section.splitlines():
+        indent = len(line) - len(line.lstrip(" "))
+        names = re.split(r"\s{2,}", line.strip())[0]
+        if indent == 0:
+            folder = "" if names == "dashboard/" else None
+        elif folder is not None and indent == 2:
+            folder = names.removesuffix("/") if names.endswith("/") else ""
+            drawn.setdefault(folder, set()).update(re.findall(r"\w+\.py", names))
+        elif folder is not None and indent == 4:
+            drawn.setdefault(folder, set()).update(re.findall(r"\w+\.py", names))
+    return drawn
+
+
+def test_the_architecture_drawing_is_the_tree():
+    """Issue 33 part 4: the README draws dashboard/ as it is: each folder it draws exists, each module it names is
+    there, and the folders of modules it lists one by one (the root, serve, state, compute, page) name every one."""
+    drawn = architecture_tree()
+    assert {"", "serve", "figures", "state", "compute", "page", "views", "classroom"} <= drawn.keys()
+    root = ROOT / "dashboard"
+    assert set(drawn) - {""} == {p.name for p in root.iterdir() if (p / "__init__.py").is_file()}
+    for folder, names in drawn.items():
+        for name in names:
+            assert (root / folder / name).is_file(), f"the README draws dashboard/{folder}/{name}: it is not there"
+    for folder in ("", "serve", "state", "compute", "page"):
+        there = {p.name for p in (root / folder).glob("*.py")} - {"__init__.py"}
+        assert drawn[folder] >= there, f"dashboard/{folder}: the README does not draw {sorted(there - drawn[folder])}"
