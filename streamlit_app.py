@@ -1,5 +1,5 @@
 """Attention Lab's server: the page (``dashboard/app.py``) on Streamlit's own server, with Streamlit's JavaScript
-and CSS compressed once and served compressed (``dashboard/precompressed.py``).
+and CSS compressed once and served compressed (``dashboard/serve/precompressed.py``).
 
     streamlit run streamlit_app.py
 
@@ -12,6 +12,6 @@ run the whole page.
 import streamlit as st
 from starlette.middleware import Middleware
 
-from dashboard.precompressed import PrecompressedStatic
+from dashboard.serve.precompressed import PrecompressedStatic
 
 app = st.App("dashboard/app.py", middleware=[Middleware(PrecompressedStatic)])

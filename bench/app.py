@@ -7,7 +7,7 @@
 (a) Server side, with AppTest (the real script, the real Streamlit runtime, no
     browser): the median wall time of one full rerun at the defaults, after
     changing each control, and at the largest settings. "cold" clears
-    ``dashboard.compute``'s caches before every rerun, so the engine runs as it does the first
+    ``dashboard.compute.computations``'s caches before every rerun, so the engine runs as it does the first
     time a setting is chosen: that is the number held against the target.
     "warm" alternates between two settings already cached (figures and page only).
 (b) The Plotly figure JSON the browser receives (sum over the charts on the page).
@@ -60,7 +60,7 @@ from bench.streamlit_server import (
     watch_runs,
 )
 from core import MAX_TOKENS, tokenize
-from dashboard.settings import D_MODELS, DEFAULTS, MAX_HEADS
+from dashboard.state.settings import D_MODELS, DEFAULTS, MAX_HEADS
 
 FIRST_CHART_S = 1.0
 FIRST_HEATMAP_S = 3.0
@@ -137,9 +137,12 @@ def run_once(at: AppTest, cold: bool, cpu: list[float] | None = None) -> float:
     machine it also contains the other processes' turns.
     """
     if cold:  # every cached computation; the loaded model and the training registry stay, as on a server
-        from dashboard import bounded_cache, compute  # here: importing them builds caches, which logs outside a run
+        from dashboard.compute import (  # here: importing them builds caches, which logs outside a run
+            bounded_cache,
+            computations,
+        )
 
-        for cached in vars(compute).values():  # the computations (the code shown and the tours stay read)
+        for cached in vars(computations).values():  # the computations (the code shown and the tours stay read)
             if isinstance(getattr(cached, "cache", None), bounded_cache.BoundedCache):
                 cached.clear()
     start, start_cpu = time.perf_counter(), time.process_time()

@@ -60,7 +60,7 @@ from bench.page_assets import GZIP_ONLY, AssetPlan, fetch, wait_compressed
 from bench.protocol import NoRun, Page, Tab, decode_array
 from bench.streamlit_server import ROOT, redis_server, streamlit_server
 from dashboard.classroom.room_page import CHECK_SECONDS
-from dashboard.settings import kv_head_options, nearest_heads
+from dashboard.state.settings import kv_head_options, nearest_heads
 
 WORDS = ("a", "cat", "sat", "on", "the", "mat", "by", "river", "bank", "dog")
 FOLLOWED = ("sentence", "d_model", "n_heads", "causal", "positional", "seed", "quiz")

@@ -38,7 +38,7 @@ IDLE_S = 10.0
 """Seconds nobody changes anything, at the end: what idle students cost."""
 FRAGMENT_RUN = ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY
 FOLLOWER_RUN = "_followed_body"
-"""The function every run of a following page's body calls (``dashboard.follower_page``): ``--profile`` keeps the
+"""The function every run of a following page's body calls (``classroom.follower_page``): ``--profile`` keeps the
 runs that called it, a student's redraws, not the teacher's."""
 POLLING = 1.0
 """A page whose fragment reruns itself this often (or faster) follows by polling; a slower one is pushed."""
@@ -86,7 +86,7 @@ def main_thread_cpu(pid: int) -> float:
 
 def shows_seed(page: Page, tab: Tab, seed: int) -> bool:
     """The student's page follows the teacher's seed: its seed widget, or on a following page (which draws no
-    settings widgets, ``dashboard/follower_page.py``) the teacher's settings line."""
+    settings widgets, ``dashboard/classroom/follower_page.py``) the teacher's settings line."""
     if "seed" in tab.values:
         return tab.values["seed"] == seed
     return any(re.search(rf"\bseed {seed}\b", e.markdown.body) for e in page.of("markdown"))

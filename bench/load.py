@@ -53,7 +53,7 @@ from bench.page_assets import BROWSER, GZIP_ONLY
 from bench.protocol import Page, Tab
 from bench.streamlit_server import CHROMIUM, CHROMIUM_ARGS, checkout, streamlit_server
 from core.training import TASK_NAMES
-from dashboard.settings import D_MODELS, MAX_SEED, head_options
+from dashboard.state.settings import D_MODELS, MAX_SEED, head_options
 
 _WORDS = """the bank of river gave a loan money water boat fish teacher student reads book cat dog sat on mat
 attention head query key value word order matters rope sine learned mask future past token"""

@@ -6,7 +6,7 @@
     python -m bench.memory --cycle --against 49a21bd   # the same rows for that commit's app first: before/after
 
 Community Cloud gives an app 690 MB to 2.7 GB. What can grow without bound in this app:
-the caches (bounded only if every one is bounded by bytes, ``dashboard.bounded_cache``,
+the caches (bounded only if every one is bounded by bytes, ``dashboard.compute.bounded_cache``,
 or holds one value: checked here by reading dashboard/, and printed), per-session state (sessions
 come and go: students leave, so the run uses a new session every 50 reruns), and
 whatever Streamlit keeps per message. Each rerun changes one control (as a browser
@@ -46,7 +46,7 @@ from bench.expected import check_page
 from bench.measure import PeakRss
 from bench.protocol import Tab
 from bench.streamlit_server import ROOT, streamlit_server
-from dashboard.settings import D_MODELS, MAX_SEED, head_options
+from dashboard.state.settings import D_MODELS, MAX_SEED, head_options
 
 LEVEL_MB = 15.0
 """Allowed growth from the second to the last quarter of the run, compared as means: single reruns at the
@@ -66,7 +66,7 @@ CYCLE_WORDS = 62
 
 
 CACHE_DECORATORS = ("cache_data", "cache_resource", "lru_cache", "cache")
-"""Decorators that keep a function's values: Streamlit's, functools' and ``dashboard.bounded_cache.cache``."""
+"""Decorators that keep a function's values: Streamlit's, functools' and ``dashboard.compute.bounded_cache.cache``."""
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ One server process (``bench.streamlit_server``); every page is a ``bench.protoco
 starts a room, and changes the sentence (8 sentences, each a new MiniLM run of 6 layers), the layer or the view
 (heads, model: 72 maps, summary, steps) every 2-4 s; the students open the room's link and read every run the server
 pushes. Meanwhile one more tab trains the induction task on a seed with no pre-trained file (a real training job,
-``dashboard.training_jobs``). ``--download`` runs ``tests/dashboard/fresh_server_app.py`` (the package hidden) with
+``compute.training_jobs``). ``--download`` runs ``tests/dashboard/fresh_server_app.py`` (the package hidden) with
 ``HF_ENDPOINT`` on a local stand-in hub (``tests.hub_server``) serving the installed files: the page downloads them
 first, into a fresh cache.
 

@@ -188,7 +188,7 @@ def wait_compressed(url: str, paths: list[str], timeout: float = 600, every: flo
     for an app that compresses none of them (main before ``streamlit_app.py``: nothing to wait for).
 
     Why: the brotli is made in the background after the server starts, pausing while requests come
-    (``dashboard.precompressed``), so a bench that starts a class right after the server measures it half-made;
+    (``dashboard.serve.precompressed``), so a bench that starts a class right after the server measures it half-made;
     a lecture starts on a server up for minutes. It looks every ``every`` s, at one file after another, and at
     the first still without brotli stops looking until the next time, so its requests leave most seconds quiet.
     """

@@ -81,8 +81,8 @@ def laptop() -> AppTest:
 
 def follower() -> AppTest:
     """A page following a room opened (in this process's store) with ``n_heads=HEADS``."""
-    from dashboard import bounded_cache
     from dashboard.classroom import room_page
+    from dashboard.compute import bounded_cache
 
     teacher = laptop()
     teacher.run()

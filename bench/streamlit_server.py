@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # playwright is a dev dependency: only the browser helpers ne
 ROOT = Path(__file__).resolve().parents[1]
 APP = "streamlit_app.py"
 """The server's entry, as README's run command names it: the page behind Streamlit's server, its static files
-served compressed (``dashboard/precompressed.py``)."""
+served compressed (``dashboard/serve/precompressed.py``)."""
 PAGE = "dashboard/app.py"
 """The page's script itself (what AppTest runs, and the entry of a checkout from before ``streamlit_app.py``)."""
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")

@@ -3,7 +3,7 @@
 Run from the repository root: ``streamlit run streamlit_app.py``, which serves this file as its page.
 
 One page, one view at a time, chosen by a selector written to the ``view`` query
-parameter (by ``dashboard/address.py``: each view change is a history entry): a link
+parameter (by ``dashboard/state/address.py``: each view change is a history entry): a link
 carries the whole state, and only the chosen view computes. Why not ``st.navigation``: it works in the browser, but
 ``AppTest.switch_page`` reaches file-based pages only, so each ``render(settings)``
 view would need a stub script plus a Session State hand-off of the settings, and
@@ -25,28 +25,28 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `core` lives at 
 
 import streamlit as st
 
-from dashboard.address import drawn_keys
-from dashboard.address import hold as hold_address
-from dashboard.address import send as send_address
 from dashboard.classroom.class_sentences import sentence_count, sentences_panel
+from dashboard.classroom.follower_page import follow_room, follower_settings, room_address
 from dashboard.classroom.room_page import RoomState, class_bar, enter_room, follow_line, publish_room, room_panel
 from dashboard.classroom.room_quiz import join_quiz
+from dashboard.classroom.tour_export import download_button as tour_download
 from dashboard.classroom.tours import open_tour_link, presenting, tour_bar, tour_picker
-from dashboard.follower_page import follow_room, follower_settings, room_address
-from dashboard.link_notes import show_link_notes
-from dashboard.long_text import offer_prefix
-from dashboard.page import SHOWN_VIEW
-from dashboard.presenter import presenter_style
-from dashboard.server_memory import configure_allocator, drawing
-from dashboard.settings import SHOWN_SETTINGS, Settings, settings_from, sidebar
-from dashboard.streamlit_runtime import guard_widget_states
-from dashboard.tour_export import download_button as tour_download
-from dashboard.url_state import finish, read_address, remember_address, settle
+from dashboard.page.common import SHOWN_VIEW
+from dashboard.page.long_text import offer_prefix
+from dashboard.page.presenter import presenter_style
+from dashboard.page.weight_notes import show_weights_note
+from dashboard.page.welcome import open_on_first_visit, welcome, welcome_button
+from dashboard.serve.server_memory import configure_allocator, drawing
+from dashboard.serve.streamlit_runtime import guard_widget_states
+from dashboard.state.address import drawn_keys
+from dashboard.state.address import hold as hold_address
+from dashboard.state.address import send as send_address
+from dashboard.state.link_notes import show_link_notes
+from dashboard.state.settings import SHOWN_SETTINGS, Settings, settings_from, sidebar
+from dashboard.state.url_state import finish, read_address, remember_address, settle
 from dashboard.views import choose_view
-from dashboard.weight_notes import show_weights_note
-from dashboard.welcome import open_on_first_visit, welcome, welcome_button
 
-configure_allocator()  # two malloc arenas, a fixed mmap threshold: freed memory leaves (dashboard/server_memory.py)
+configure_allocator()  # two malloc arenas, a fixed mmap threshold: freed memory leaves (serve/server_memory.py)
 st.set_page_config(page_title="Attention Lab", page_icon="🔎", layout="wide")
 
 guard_widget_states()  # once per process: a widget value no control of the page could hold is dropped on arrival
@@ -72,7 +72,7 @@ joining = welcome(room)  # a bare address: what this is, three ways in and the r
 with st.sidebar:
     room_panel(room, settings.presenter, with_code_box=not joining)  # the code, start a room, follow the teacher
 if settings.presenter:
-    presenter_style()  # larger page text: the project's constant style sheet (dashboard/presenter.py says why)
+    presenter_style()  # larger page text: the project's constant style sheet (dashboard/page/presenter.py says why)
 top = st.container()  # the view bar, a tour's bar and the view's heading: drawn by the body, above the follow line
 follow_line(room)  # a student who follows: says so in the page, under the heading row
 sentences_panel(room, settings.presenter)  # a student's "Send a sentence", the teacher's list (not presenting)
@@ -99,7 +99,7 @@ def body(room: RoomState, settings: Settings) -> None:
     show_link_notes(link, settings)
     show_weights_note(settings.weights, settings.sentence, settings.config)
     join_quiz(room)  # in a room, the quiz is the teacher's: it reveals for the class, students pick
-    with drawing():  # a few views draw at once, whatever the number of pages (dashboard/server_memory.py)
+    with drawing():  # a few views draw at once, whatever the number of pages (serve/server_memory.py)
         view.render(settings)
     offer_prefix(settings)  # a sentence too long for the weights: under the view's refusal, one click keeps its start
 

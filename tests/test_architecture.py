@@ -1,7 +1,8 @@
 """The rules that keep the code easy to change, checked on the import graph of core/, dashboard/ and bench/.
 
-core never imports the UI; no two modules import each other (directly or round a longer loop); a view
-never imports another view (shared page helpers live in dashboard/page.py); the app never imports the
+core never imports the UI; dashboard/'s folders import only the layers below them (``LAYERS``, issue 33 part 4); no
+two modules import each other (directly or round a longer loop); a view never imports another view (shared page
+helpers live in dashboard/page/common.py); the app never imports the
 benchmarks that measure it (bench/ reaches into core/ and dashboard/, never the other way); no module of the app
 imports another's private (``_``) name: a piece two modules share is public, named for what it does.
 """
@@ -98,7 +99,96 @@ def test_views_do_not_import_views():
         if path.name == "__init__.py":
             continue
         views = {m for m in imports(path) if m.startswith("dashboard.views.")}
-        assert not views, f"{path.name} imports {views}: shared helpers belong in dashboard/page.py"
+        assert not views, f"{path.name} imports {views}: shared helpers belong in dashboard/page/common.py"
+
+
+# -- dashboard/'s folders, as layers (issue 33 part 4) ---------------------------------------------------------------
+LAYERS = {
+    "serve": set(),  # the server under the page: Streamlit's internals, compressed statics, clients, memory bounds
+    "figures": set(),  # pure figure builders: core and plotly only
+    "state": {"serve"},  # the address, the settings read from it, link notes, the page's role (followed)
+    "compute": {"serve", "state"},  # the model source, cached runs, caches' bounds, training jobs, MiniLM's files
+    "page": {"serve", "state", "compute", "figures"},  # what every view shares, and the page around the views
+    "views": {"serve", "state", "compute", "figures", "page"},  # one module per view, never each other
+    "classroom": {"serve", "state", "compute", "figures", "page", "views"},  # rooms, following, quiz, tours
+    "app": {"serve", "state", "compute", "figures", "page", "views", "classroom"},  # the entry file: routes
+}
+"""Folder -> the folders of dashboard/ its modules may import, besides its own (and core/, which every one may).
+Read bottom to top, each row only reaches the rows above it."""
+LAYER_EXCEPTIONS = {
+    ("state.url_state", "views"): "SPECS declares every URL key with the limits and default its owner declares: a "
+    "view's own (MAX_STEP, DEFAULT_SHIFT, the view list), read from the view rather than copied into state/",
+    ("state.url_state", "page"): "the same for the probes' keys: KNOCKOUT_CHOICES, TEMPERATURES (page/probes.py)",
+    ("state.url_state", "classroom"): "the same for a tour's keys and steps, and the teacher key's claim parameter",
+    ("state.address", "classroom"): "the teacher key's claim parameter, which the address writes in place",
+    ("state.settings", "page"): "WEIGHT_PROMISES, the sidebar's help for each weights choice, kept beside the notes "
+    "that check each promise on the drawn run (page/weight_notes.py)",
+    ("figures.plain", "compute"): "the plain figures are kept in a bounded_cache, the one cache type (no Streamlit)",
+    ("page.welcome", "classroom"): "the first screen offers a lesson's tour and a room's code box (room_page.code_box)",
+    ("views.heads", "classroom"): "quiz_panel.ask: the room's question drawn beside the maps it is about",
+    ("views.model", "classroom"): "quiz_panel.ask: the room's question drawn beside the maps it is about",
+}
+"""(module below dashboard/, folder) -> why that module imports a folder its layer may not: edges of the real
+graph that break the layering, each kept for the reason given."""
+
+
+def folder(module: str) -> str | None:
+    """The layer of a dashboard module: its folder, ``app`` for the entry file; None outside dashboard/."""
+    parts = module.split(".")
+    if parts[0] != "dashboard" or len(parts) < 2:
+        return None
+    return parts[1]
+
+
+def layer_breaks(edges: dict[str, set[str]]) -> dict[tuple[str, str], list[str]]:
+    """(module, folder) -> the imported modules of that folder, for each import a module's layer may not make."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for name, imported in edges.items():
+        mine = folder(name)
+        if mine is None:
+            continue
+        for other in sorted(imported):
+            theirs = folder(other)
+            if theirs is not None and theirs != mine and theirs not in LAYERS.get(mine, set()):
+                found.setdefault((name.removeprefix("dashboard."), theirs), []).append(other)
+    return found
+
+
+def test_the_layers_are_an_order():
+    """Each layer reaches only layers listed before it: no two folders may import each other, round any loop."""
+    order = list(LAYERS)
+    for layer, below in LAYERS.items():
+        assert all(order.index(b) < order.index(layer) for b in below), layer
+
+
+def test_every_module_of_dashboard_is_in_a_layer():
+    """A new folder (or a module put back at dashboard/'s root) needs its row in ``LAYERS``."""
+    homeless = sorted({name for name in graph() if folder(name) not in (None, *LAYERS)})
+    assert homeless == [], f"modules in no layer of LAYERS: {homeless}"
+
+
+def test_the_layer_check_finds_an_import_upwards():
+    """Guard: a state module importing a view, and a figure builder importing Streamlit's internals, break it."""
+    edges = {
+        "dashboard.state.settings": {"dashboard.views.heads", "dashboard.serve.streamlit_runtime", "core"},
+        "dashboard.figures.grid": {"dashboard.serve.streamlit_runtime", "dashboard.figures.labels"},
+        "dashboard.app": {"dashboard.classroom.room_page", "dashboard.views"},
+        "bench.load": {"dashboard.app"},
+    }
+    assert layer_breaks(edges) == {
+        ("state.settings", "views"): ["dashboard.views.heads"],
+        ("figures.grid", "serve"): ["dashboard.serve.streamlit_runtime"],
+    }
+
+
+def test_dashboards_folders_import_only_the_layers_below():
+    """Issue 33 part 4: the folders show the architecture, and the import graph keeps to it; an edge that breaks
+    the layering is listed in ``LAYER_EXCEPTIONS`` with its reason, and an exception nothing uses any more goes."""
+    found = layer_breaks(graph())
+    unlisted = {edge: modules for edge, modules in found.items() if edge not in LAYER_EXCEPTIONS}
+    assert not unlisted, f"imports that break the layering (LAYERS): {unlisted}"
+    stale = sorted(set(LAYER_EXCEPTIONS) - set(found))
+    assert not stale, f"exceptions no import needs any more: {stale}"
 
 
 def private_imports(path: Path) -> list[str]:
@@ -134,8 +224,8 @@ def test_every_browser_test_file_is_marked_e2e():
     assert not unmarked, unmarked
 
 
-# -- Streamlit's private names live in dashboard/streamlit_runtime.py alone (issue 33 part 3) -----------------------
-STREAMLIT_RUNTIME = ROOT / "dashboard" / "streamlit_runtime.py"
+# -- Streamlit's private names live in serve/streamlit_runtime.py alone (issue 33 part 3) -----------------------
+STREAMLIT_RUNTIME = ROOT / "dashboard" / "serve" / "streamlit_runtime.py"
 PUBLIC_STREAMLIT = {
     "streamlit": None,
     "streamlit.components.v1": None,
@@ -297,7 +387,7 @@ def test_only_streamlit_runtime_touches_streamlits_private_names():
         if path != STREAMLIT_RUNTIME
         for use in private_streamlit_uses(path, ours)
     ]
-    assert not found, "Streamlit's internals outside dashboard/streamlit_runtime.py:\n" + "\n".join(found)
+    assert not found, "Streamlit's internals outside dashboard/serve/streamlit_runtime.py:\n" + "\n".join(found)
 
 
 MAX_FUNCTION_LINES = 60

@@ -497,7 +497,7 @@ def test_the_follower_profile_keeps_the_runs_of_a_function_the_following_page_ca
     import inspect
 
     from bench.follower import FOLLOWER_RUN
-    from dashboard import follower_page
+    from dashboard.classroom import follower_page
 
     assert inspect.isfunction(getattr(follower_page, FOLLOWER_RUN, None))
     assert f"st.fragment({FOLLOWER_RUN})" in inspect.getsource(follower_page.follow_room)

@@ -20,8 +20,6 @@ from bench.streamlit_server import APP, PAGE
 from core.pretrained.locate import FIX_COMMAND
 from core.training.pretrain import PLACE_ACCURACY, accepted_lengths
 from core.training.train import SEED_SURVEY, load_trained, recommended
-from dashboard.bounded_cache import CACHE_BUDGET, MB
-from dashboard.bounded_cache import IDLE_SECONDS as CACHE_IDLE_SECONDS
 from dashboard.classroom.push import WATCH_SECONDS
 from dashboard.classroom.room_page import CHECK_SECONDS, TALLY_SECONDS
 from dashboard.classroom.rooms import (
@@ -34,10 +32,9 @@ from dashboard.classroom.rooms import (
     ROOMS_PER_BROWSER,
     SEAT_SECONDS,
 )
-from dashboard.figures.layout import CELL_PX, PRESENTER_MIN_TICK, PRESENTER_MIN_TITLE
-from dashboard.presenter import PAGE_TEXT_PX
-from dashboard.server_memory import DRAWING_AT_ONCE, MALLOC_ARENAS
-from dashboard.training_jobs import (
+from dashboard.compute.bounded_cache import CACHE_BUDGET, MB
+from dashboard.compute.bounded_cache import IDLE_SECONDS as CACHE_IDLE_SECONDS
+from dashboard.compute.training_jobs import (
     JOBS_PER_ADDRESS,
     KEEP_BYTES,
     MAX_JOBS,
@@ -45,6 +42,9 @@ from dashboard.training_jobs import (
     WAIT_LOOK_SECONDS,
     formation,
 )
+from dashboard.figures.layout import CELL_PX, PRESENTER_MIN_TICK, PRESENTER_MIN_TITLE
+from dashboard.page.presenter import PAGE_TEXT_PX
+from dashboard.serve.server_memory import DRAWING_AT_ONCE, MALLOC_ARENAS
 from tests.conftest import ROOT, skip_or_fail
 from tests.e2e.test_projector_and_phone import CHART_TEXT_PX, LESSON_2, PHONE, PHONE_MAP_PX, PROJECTOR
 from tests.e2e.test_room_in_browser import FOLLOW_S, REDRAW_S
@@ -339,3 +339,38 @@ def test_the_speed_claim_names_what_it_is_compared_with_and_quotes_the_recorded_
     )
     assert claim in prose(BENCH_README)
     assert float(mha_quiet) <= 0.5 and float(sdpa_now) > 1 and float(sdpa_range[0]) > 1  # the words match the numbers
+
+
+def architecture_tree() -> dict[str, set[str]]:
+    """The README's architecture drawing, below ``dashboard/``: folder ("" for the root) -> the ``.py`` names it
+    draws there. An entry is a line indented 2 (dashboard/'s) or 4 (a folder's); its names come before the first
+    run of spaces; a deeper line continues the one above."""
+    section = README.read_text().split("### Architecture", 1)[1].split("```", 2)[1]
+    drawn: dict[str, set[str]] = {}
+    folder = None  # None: outside dashboard/
+    for line in section.splitlines():
+        indent = len(line) - len(line.lstrip(" "))
+        names = re.split(r"\s{2,}", line.strip())[0]
+        if indent == 0:
+            folder = "" if names == "dashboard/" else None
+        elif folder is not None and indent == 2:
+            folder = names.removesuffix("/") if names.endswith("/") else ""
+            drawn.setdefault(folder, set()).update(re.findall(r"\w+\.py", names))
+        elif folder is not None and indent == 4:
+            drawn.setdefault(folder, set()).update(re.findall(r"\w+\.py", names))
+    return drawn
+
+
+def test_the_architecture_drawing_is_the_tree():
+    """Issue 33 part 4: the README draws dashboard/ as it is: each folder it draws exists, each module it names is
+    there, and the folders of modules it lists one by one (the root, serve, state, compute, page) name every one."""
+    drawn = architecture_tree()
+    assert {"", "serve", "figures", "state", "compute", "page", "views", "classroom"} <= drawn.keys()
+    root = ROOT / "dashboard"
+    assert set(drawn) - {""} == {p.name for p in root.iterdir() if (p / "__init__.py").is_file()}
+    for folder, names in drawn.items():
+        for name in names:
+            assert (root / folder / name).is_file(), f"the README draws dashboard/{folder}/{name}: it is not there"
+    for folder in ("", "serve", "state", "compute", "page"):
+        there = {p.name for p in (root / folder).glob("*.py")} - {"__init__.py"}
+        assert drawn[folder] >= there, f"dashboard/{folder}: the README does not draw {sorted(there - drawn[folder])}"

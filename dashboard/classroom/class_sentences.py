@@ -26,7 +26,7 @@ from core import MAX_CHARS, MAX_TOKENS
 from dashboard.classroom import room_page
 from dashboard.classroom.room_page import TALLY_SECONDS, RoomState, held_key, store
 from dashboard.classroom.rooms import SEND_SECONDS, RoomError, Sent
-from dashboard.page import opened
+from dashboard.page.common import opened
 from dashboard.views.class_heads import list_text
 
 SEND_LABEL = "Send a sentence to your teacher"

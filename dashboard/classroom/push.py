@@ -32,8 +32,8 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 
-from dashboard import clients, streamlit_runtime
 from dashboard.classroom.rooms import RoomStore
+from dashboard.serve import clients, streamlit_runtime
 
 WATCH_SECONDS = 0.5
 """The watcher reads each followed room's version this often (a change on another process shows within it)."""

@@ -29,7 +29,7 @@ from core.pipeline import realign
 from dashboard.classroom.quiz import Question, axis_label, questions, seeded_order
 from dashboard.classroom.quiz_tap import tap_question
 from dashboard.figures.labels import position
-from dashboard.mask_words import sees_order
+from dashboard.page.mask_words import sees_order
 
 KINDS = ("zero", "row-sum", "d_k", "reorder", "width")
 """The mechanics questions' kinds, in the order they are asked."""

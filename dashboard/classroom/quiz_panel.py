@@ -22,7 +22,6 @@ import streamlit as st
 
 from core import PATTERNS, Run
 from core.head_summary import ROW_WEIGHT
-from dashboard import followed
 from dashboard.classroom.quiz import METRIC_WORDS, Question, question_id, verdict
 from dashboard.classroom.quiz_mechanics import KINDS as MECHANICS
 from dashboard.classroom.quiz_mechanics import questions_for
@@ -32,9 +31,10 @@ from dashboard.classroom.quiz_tap import asks_taps
 from dashboard.figures.heads import single_map_charts
 from dashboard.figures.labels import position
 from dashboard.figures.quiz import marked_map_charts, pattern_bars_figure, tap_reveal_figure
-from dashboard.map_columns import show_grid
-from dashboard.page import PLOTLY_CONFIG, plain_cell
-from dashboard.settings import Settings
+from dashboard.page.common import PLOTLY_CONFIG, plain_cell
+from dashboard.page.map_columns import show_grid
+from dashboard.state import followed
+from dashboard.state.settings import Settings
 
 NUMBER = "quiz_question"
 """Key and query parameter of the question number (1-based): in the URL, so a room's students get the
@@ -345,7 +345,7 @@ def _show_answer(settings: Settings, run: Run, question: Question, choice: int |
             pick=None if choice is None else question.options[choice],
             presenter=settings.presenter,
         )
-    show_grid(grid, key="quiz_map")  # its own chart: a phone's whole width (dashboard/map_columns.py)
+    show_grid(grid, key="quiz_map")  # its own chart: a phone's whole width (dashboard/page/map_columns.py)
 
 
 def _show_tap(settings: Settings, run: Run, question: Question, choice: int | None) -> None:

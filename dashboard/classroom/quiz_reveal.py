@@ -18,8 +18,8 @@ from dashboard.classroom.quiz_mechanics import reordered_weights, reordering, wi
 from dashboard.figures.grid import ChartGrid
 from dashboard.figures.heads import single_map_charts
 from dashboard.figures.layout import single_map_columns
-from dashboard.map_columns import show_charts, show_colour_bar, show_grid
-from dashboard.settings import Settings
+from dashboard.page.map_columns import show_charts, show_colour_bar, show_grid
+from dashboard.state.settings import Settings
 
 
 def show_mechanics(settings: Settings, run: Run, question: Question) -> None:

@@ -47,8 +47,6 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from dashboard import clients, streamlit_runtime
-from dashboard.address import onto_room_link
 from dashboard.classroom import push, quiz_panel, teacher_key
 from dashboard.classroom.quiz import question_id
 from dashboard.classroom.rooms import (
@@ -69,10 +67,12 @@ from dashboard.classroom.rooms import (
 )
 from dashboard.classroom.share import Base, base_note, public_base, share_button, show_link, with_query
 from dashboard.classroom.tally_csv import tally_csv
-from dashboard.compute import secret
-from dashboard.page import session_id
-from dashboard.settings import LINK_KEYS, Settings
-from dashboard.training_jobs import TEACHER_TRAINING, registry, training_state
+from dashboard.compute.computations import secret
+from dashboard.compute.training_jobs import TEACHER_TRAINING, registry, training_state
+from dashboard.page.common import session_id
+from dashboard.serve import clients, streamlit_runtime
+from dashboard.state.address import onto_room_link
+from dashboard.state.settings import LINK_KEYS, Settings
 
 REDIS_URL = "ATTENTION_LAB_REDIS_URL"
 """Environment variable (or Streamlit secret) with a Redis URL: rooms then live there, shared by every process."""
@@ -175,7 +175,7 @@ def store() -> RoomStore:
 
 
 def client() -> Client:
-    """This page as the room's limits count it: its address, its tab and its browser (``dashboard.clients``)."""
+    """This page as the room's limits count it: its address, its tab and its browser (``dashboard.serve.clients``)."""
     return Client(clients.address(), session_id(), clients.browser())
 
 
@@ -592,7 +592,7 @@ def _room_dialog(code: str, with_key: bool) -> None:
         st.warning(str(err), icon=":material/cloud_off:")
         return
     with show_link(student, "the room: students follow your view"):
-        with st.container(key="room_code"):  # presenter mode draws the code large (dashboard/presenter.py)
+        with st.container(key="room_code"):  # presenter mode draws the code large (dashboard/page/presenter.py)
             st.subheader(f"Room code: {code}", anchor=False)  # our alphabet only: safe as a heading
         base_note(base)
         if with_key:
@@ -688,7 +688,7 @@ def follow_line(state: RoomState) -> None:
 def code_box(state: RoomState) -> None:
     """The room code's box, bound to the address (a reload stays in the room). A student's page cannot leave the
     room while the teacher's question is open (``question_open``): out of the room, the page's own quiz would
-    reveal it. One box per page: the sidebar's, or the welcome's on a first visit (``dashboard.welcome``)."""
+    reveal it. One box per page: the sidebar's, or the welcome's on a first visit (``dashboard.page.welcome``)."""
     locked = state.following and question_open(state.room)
     st.text_input(
         "Room code",

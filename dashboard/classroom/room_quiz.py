@@ -21,7 +21,7 @@ from dashboard.classroom.quiz import Question, question_id
 from dashboard.classroom.room_page import TALLY_SECONDS, RoomState, held_key, store
 from dashboard.classroom.rooms import Forbidden, RoomError, Snapshot
 from dashboard.figures.tally import tally_figure
-from dashboard.page import PLOTLY_CONFIG
+from dashboard.page.common import PLOTLY_CONFIG
 
 
 @dataclass(frozen=True)

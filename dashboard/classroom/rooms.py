@@ -15,7 +15,7 @@ the current question, the revealed answers with the class's counts at each revea
 choices, computed from the teacher's settings, for the teacher's download), how often the teacher called
 everyone back, and when a teacher's page last showed the room with that page's session id (``held``,
 ``holder``). Who started the room is kept as salted hashes of the connection's address and of the browser
-(``dashboard.clients.browser``), only to count rooms per address and per browser, and to list a browser's rooms
+(``dashboard.serve.clients.browser``), only to count rooms per address and per browser, and to list a browser's rooms
 for it. Each student's one pending sentence for the teacher (``send_sentence``: the text, when, and a salted hash
 of its tab), until the teacher uses or dismisses it, and when each tab and each address (hashed) sent last, for the
 send limits. No name, no address in the clear. Everything goes with the room: 3 hours after the teacher's last
@@ -195,12 +195,12 @@ def normal_code(raw: str) -> str | None:
 
 @dataclass(frozen=True)
 class Client:
-    """Who asks: the connection's address, the browser tab's session id, and the browser (``dashboard.clients``)."""
+    """Who asks: the connection's address, the browser tab's session id, and the browser (``serve.clients``)."""
 
     address: str
     session: str
     browser: str = ""
-    """This browser's id (``dashboard.clients.browser``); "" when it has none: the tab then stands for it."""
+    """This browser's id (``dashboard.serve.clients.browser``); "" when it has none: the tab then stands for it."""
 
 
 @dataclass

@@ -22,8 +22,8 @@ import segno
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from dashboard.compute import secret
-from dashboard.settings import LINK_KEYS
+from dashboard.compute.computations import secret
+from dashboard.state.settings import LINK_KEYS
 
 PUBLIC_URL_ENV = "ATTENTION_LAB_PUBLIC_URL"
 PUBLIC_URL_SECRET = "public_url"

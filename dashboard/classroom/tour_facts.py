@@ -1,7 +1,7 @@
 """The numbers a tour note states, read from what the step's page computed, never from the tour file.
 
 A note names a fact in braces (``"K and V are {k_shape}"``); the tour bar fills it from the runs the
-page draws (``dashboard.compute``'s cached ones, so nothing is computed twice), for the settings on the
+page draws (``dashboard.compute.computations``'s cached ones, so nothing is computed twice), for the settings on the
 page now: a student who moves a control mid-step reads the numbers of what is drawn. A note without
 braces is shown as it is. A fact is a number or a shape, never a token: the note is Markdown, and the
 tokens are what the student typed. Every name is one of ``FACTS``; ``tours.parse_tour`` callers check that with
@@ -17,11 +17,11 @@ import numpy as np
 import streamlit as st
 
 from core.kv_cache import MODEL_SHAPES, cache_bytes_per_token, multi_head_cache_bytes
-from dashboard import compute
+from dashboard.compute import computations
 from dashboard.figures.labels import position, positions
-from dashboard.mask_words import mask_rule
-from dashboard.page import byte_size, shape_text
-from dashboard.settings import Settings
+from dashboard.page.common import byte_size, shape_text
+from dashboard.page.mask_words import mask_rule
+from dashboard.state.settings import Settings
 
 MISSING = "…"
 """What a fact reads when the page has nothing to read it from (no tokens: the view says why)."""
@@ -35,7 +35,7 @@ class _Page:
 
     @property
     def run(self):
-        return compute.attention_run(self.tokens, self.settings.config)
+        return computations.attention_run(self.tokens, self.settings.config)
 
     def control(self, key: str, default: int, top: int) -> int:
         """A view control's value as the page holds it (the view's own default if unset), within 1..top."""
@@ -44,7 +44,7 @@ class _Page:
 
     @property
     def cache_step(self):
-        result = compute.cache_run(self.tokens, self.settings.config)
+        result = computations.cache_run(self.tokens, self.settings.config)
         n = len(result.steps)
         return result, result.steps[self.control("cache_step", n, n) - 1]  # the view's default: the last step
 
@@ -53,7 +53,7 @@ class _Page:
         t = len(self.tokens)
         block = self.control("block_size", max(1, t // 4), t) if t > 1 else 1  # the view's default: T // 4
         head = self.control("flash_head", 1, self.settings.config.n_heads) - 1
-        return compute.tiled_run(self.tokens, self.settings.config, head, block), block
+        return computations.tiled_run(self.tokens, self.settings.config, head, block), block
 
 
 def _visible_keys(page: _Page) -> str:
@@ -132,7 +132,7 @@ def fill(note: str, settings: Settings, state: Mapping[str, object] | None = Non
         return note
     state = st.session_state if state is None else state
     try:
-        tokens = compute.tokens_of(settings.sentence) if settings.sentence.strip() else ()
+        tokens = computations.tokens_of(settings.sentence) if settings.sentence.strip() else ()
     except ValueError:
         tokens = ()
     page = _Page(settings, tokens, state)

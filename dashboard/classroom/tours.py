@@ -26,7 +26,7 @@ The page: a "Guided tour" picker near the top of the sidebar, by title; while a 
 view with the step's title and note, its steps, **Back** and **Next** (in presenter mode, in place of the view bar
 and the view's line: ``tour_bar``). The buttons apply a step in their
 callback, which runs before the widgets are created, so every widget starts from the step (and the address
-takes the step as one history entry: ``dashboard/address.py``).
+takes the step as one history entry: ``dashboard/state/address.py``).
 """
 
 from __future__ import annotations
@@ -39,13 +39,14 @@ from pathlib import Path
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from dashboard import bounded_cache, followed
-from dashboard.address import replace
-from dashboard.bounded_cache import MB
 from dashboard.classroom.share import url_value
 from dashboard.classroom.tour_facts import fill
-from dashboard.presenter import TOUR_LINE_KEY
-from dashboard.settings import LINK_KEYS, Settings
+from dashboard.compute import bounded_cache
+from dashboard.compute.bounded_cache import MB
+from dashboard.page.presenter import TOUR_LINE_KEY
+from dashboard.state import followed
+from dashboard.state.address import replace
+from dashboard.state.settings import LINK_KEYS, Settings
 
 TOURS_DIR = Path(__file__).with_name("tours")
 TOUR_KEYS = ("tour", "tour_step")

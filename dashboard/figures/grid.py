@@ -422,7 +422,7 @@ def colour_bar_figure(
 ) -> go.Figure:
     """Only a colour bar ``[zmin, zmax]``: the key to maps drawn one per chart, ``layout.bar_chart_px`` wide.
 
-    A chart per map lets the page lay maps out by the screen's width (``dashboard/map_columns.py``); they
+    A chart per map lets the page lay maps out by the screen's width (``dashboard/page/map_columns.py``); they
     share this one bar instead of drawing one each. It is itself a heatmap, a (1, BAR_STEPS) strip of the
     values from zmin (left) to zmax, its values as tick labels underneath and its name on the left.
     """
@@ -495,7 +495,7 @@ def title_annotation(
 class ChartGrid:
     """Maps drawn one per chart, ``ncols`` to a row, and the one colour bar they share.
 
-    The page puts them in ``st.columns`` (``dashboard/map_columns.py``): side by side on a laptop or projector,
+    The page puts them in ``st.columns`` (``dashboard/page/map_columns.py``): side by side on a laptop or projector,
     one per row on a phone, where Streamlit stacks columns. The server cannot know the screen's width;
     the browser's columns can.
     """

@@ -1,9 +1,9 @@
 """One layout for every figure: what a figure holds and the mode in; sizes, positions and font sizes out.
 
 Two modes. Normal is a laptop: a 1400 px window with the sidebar open. Presenter is a 1280 x 720 projector
-read from the back of a hall: its link opens with the sidebar collapsed (``dashboard/presenter.py``).
+read from the back of a hall: its link opens with the sidebar collapsed (``dashboard/page/presenter.py``).
 The server cannot know a screen's width (Streamlit sends it none), so a phone is not a third mode: it is
-served by one chart per panel in ``st.columns`` (``dashboard/map_columns.py``), which Streamlit stacks
+served by one chart per panel in ``st.columns`` (``dashboard/page/map_columns.py``), which Streamlit stacks
 below 640 px, each chart then as wide as the phone. A chart planned here is therefore at least
 ``PHONE_PANEL_PX`` tall when it has the cells for it, so a stacked map is >= 250 px wide.
 
@@ -61,7 +61,7 @@ QUIZ_SWITCH_PX = SWITCH_ROW_PX
 """The quiz switch's row, part of the 192 px above a presenter view's maps; a view without it starts that much
 higher."""
 PRESENTER_GAP_PX = 8
-"""Space between the page's elements on a projector (``dashboard/presenter.py``; Streamlit's own is 16 px)."""
+"""Space between the page's elements on a projector (``dashboard/page/presenter.py``; Streamlit's own is 16 px)."""
 COLUMN_GAP_PX = 16
 """Streamlit's gap between columns ("small", 1 rem)."""
 PHONE_MAP_PX = 200

@@ -21,8 +21,8 @@ from __future__ import annotations
 import plotly.colors
 import plotly.graph_objects as go
 
-from dashboard import bounded_cache
-from dashboard.bounded_cache import MB
+from dashboard.compute import bounded_cache
+from dashboard.compute.bounded_cache import MB
 
 
 def plain_figure(data: list[dict], layout: dict) -> go.Figure:

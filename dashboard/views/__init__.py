@@ -1,7 +1,7 @@
 """The views: one module per view, each a ``render(settings)`` function.
 
 To add a view: write ``dashboard/views/<slug>.py`` with ``render(settings: Settings) -> None``
-(read numbers through ``dashboard.compute``, draw them with ``dashboard.figures``),
+(read numbers through ``dashboard.compute.computations``, draw them with ``dashboard.figures``),
 then add one ``View`` line to ``VIEWS`` below. Its slug becomes the value of the
 ``view`` query parameter, so ``?view=<slug>`` opens it.
 """
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from dashboard import followed
-from dashboard.settings import Settings
+from dashboard.state import followed
+from dashboard.state.settings import Settings
 from dashboard.views import (
     class_heads,
     contrast,
@@ -79,7 +79,7 @@ DEFAULT_VIEW = "heads"
 def choose_view(*, drawn: bool = True) -> View:
     """The view selector (key and query parameter ``view``); returns the chosen view.
 
-    Not bound to the URL: the page writes ``view`` itself (``dashboard/address.py``), so that each view change is
+    Not bound to the URL: the page writes ``view`` itself (``dashboard/state/address.py``), so that each view change is
     an entry in the browser's history and Back returns to the view before. ``drawn=False`` (a tour's bar stands in
     for it on a projector): no selector, the view the session holds, kept for the next run that draws one.
     """

@@ -20,14 +20,15 @@ from core import MAX_CHARS, MAX_TOKENS
 from core.across import OneMap, PooledPattern, pooled_patterns
 from core.head_summary import NAMED_SHARE, ROW_WEIGHT
 from core.sources import ModelSource
-from dashboard import compute, followed
+from dashboard.compute import computations
+from dashboard.compute.source import weights_source
 from dashboard.figures.across import class_charts, sentence_title
 from dashboard.figures.grid import Panel
 from dashboard.figures.layout import CLASS_ON_SCREEN, CLASS_SPLIT
-from dashboard.map_columns import show_charts, show_colour_bar
-from dashboard.page import choose_head, show_code, show_frame
-from dashboard.settings import Settings
-from dashboard.source import weights_source
+from dashboard.page.common import choose_head, show_code, show_frame
+from dashboard.page.map_columns import show_charts, show_colour_bar
+from dashboard.state import followed
+from dashboard.state.settings import Settings
 
 BUILT_IN = (
     "The bank of the river gave a loan",
@@ -53,7 +54,7 @@ MAX_TEXT = MAX_SENTENCES * 100
 EXAMPLES = CLASS_ON_SCREEN
 """A trained model's held-out sequences shown (it reads no typed text)."""
 HEAD_HELP = "The head drawn on every sentence, in the layer chosen in the sidebar."
-Read = tuple[int, str, compute.SentenceMaps]
+Read = tuple[int, str, computations.SentenceMaps]
 """An input read: its number (from 1, as listed), its text (a title shows its beginning) and its maps."""
 NOUNS = {True: ("sentence", "sentences"), False: ("sequence", "sequences")}
 """What the inputs are called: typed sentences, or a trained model's sequences."""
@@ -84,7 +85,7 @@ def show_class(settings: Settings, sentences: Sequence[str] | None = None) -> No
         if typed:
             read = _read(source, sentences or ())
         else:  # a trained model: its task's held-out sequences
-            read = [(i + 1, " ".join(m.tokens), m) for i, m in enumerate(compute.example_maps(source, EXAMPLES))]
+            read = [(i + 1, " ".join(m.tokens), m) for i, m in enumerate(computations.example_maps(source, EXAMPLES))]
             st.caption(f"{source.supports('sentences').reason} Here: {len(read)} sequences of its held-out set.")
         if not read:
             return
@@ -137,7 +138,7 @@ def _read(source: ModelSource, sentences: Sequence[str]) -> list[Read]:
     read, refused = [], []
     for number, text in enumerate(sentences[:MAX_SENTENCES], 1):
         try:
-            read.append((number, text, compute.sentence_maps(source, text)))
+            read.append((number, text, computations.sentence_maps(source, text)))
         except ValueError as err:  # core's message names numbers only, never the text
             refused.append(f"Sentence {number} is left out: {err}")
     if len(sentences) > MAX_SENTENCES:

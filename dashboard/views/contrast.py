@@ -30,14 +30,15 @@ from core.contrast import (
 )
 from core.head_summary import SPECIFIC
 from core.sources import ModelSource
-from dashboard import compute, followed
+from dashboard.compute import computations
+from dashboard.compute.source import weights_source
 from dashboard.figures.contrast import DIFFERENCE_NAME, contrast_charts
 from dashboard.figures.grid import GridSpec, Panel, chart_grid
 from dashboard.figures.labels import pair_place, pair_token, position, positions
-from dashboard.map_columns import BAR_CONFIG, chart, show_grid, show_maps
-from dashboard.page import EMPTY_SENTENCE, choose_head, opened, served, show_code, show_frame
-from dashboard.settings import DEFAULTS, Settings
-from dashboard.source import weights_source
+from dashboard.page.common import EMPTY_SENTENCE, choose_head, opened, served, show_code, show_frame
+from dashboard.page.map_columns import BAR_CONFIG, chart, show_grid, show_maps
+from dashboard.state import followed
+from dashboard.state.settings import DEFAULTS, Settings
 
 DEFAULT_SECOND = "The bank of the city gave a loan"
 """The second sentence's default: the sidebar's default sentence with "river" made "city" (the bank's other sense)."""
@@ -132,13 +133,13 @@ def _open_pair(pair: Pair) -> None:
     st.session_state.update(sentence=pair.first, second=pair.second)
 
 
-def _maps(source: ModelSource, text: str, empty: str) -> compute.SentenceMaps | None:
+def _maps(source: ModelSource, text: str, empty: str) -> computations.SentenceMaps | None:
     """``text`` read through the weights, or None after saying why not (``empty`` for blank text)."""
     if not text.strip():
         st.info(empty)
         return None
     try:
-        return compute.sentence_maps(source, text)
+        return computations.sentence_maps(source, text)
     except ValueError as err:  # core's message names numbers only, never the text
         st.error(str(err))
         return None
@@ -165,8 +166,8 @@ def alignment_words(alignment: Alignment, t_first: int, t_second: int) -> str:
 
 def _draw(
     settings: Settings,
-    first: compute.SentenceMaps,
-    second: compute.SentenceMaps,
+    first: computations.SentenceMaps,
+    second: computations.SentenceMaps,
     layer: int,
     head: int,
     second_text: str,

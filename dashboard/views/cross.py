@@ -13,14 +13,11 @@ import pandas as pd
 import streamlit as st
 
 from core import MAX_CHARS, MAX_TOKENS, Run, multi_head_attention
-from dashboard import compute
-from dashboard.downloads import download_buttons
+from dashboard.compute import computations
 from dashboard.figures.grid import ChartGrid
 from dashboard.figures.heads import head_charts
 from dashboard.figures.layout import COLOUR_BAR_ROW_PX, INPUT_ROW_PX, QUIZ_SWITCH_PX
-from dashboard.map_columns import show_grid
-from dashboard.mask_words import plain_causal, rule_words
-from dashboard.page import (
+from dashboard.page.common import (
     run_call,
     scaled,
     served,
@@ -29,7 +26,10 @@ from dashboard.page import (
     show_frame,
     tokens_or_message,
 )
-from dashboard.settings import Settings
+from dashboard.page.downloads import download_buttons
+from dashboard.page.map_columns import show_grid
+from dashboard.page.mask_words import plain_causal, rule_words
+from dashboard.state.settings import Settings
 
 DEFAULT_SOURCE = "Die Bank am Fluss gab einen Kredit"
 """The default sentence in German: a translation decoder writing the English reads it. 7 tokens against
@@ -140,7 +140,7 @@ def render(settings: Settings) -> None:
     if tokens is None or source is None:
         return
     try:
-        run = compute.cross_run(tokens, source, settings.config)
+        run = computations.cross_run(tokens, source, settings.config)
     except ValueError as err:
         st.error(str(err))
         return

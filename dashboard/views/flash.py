@@ -1,6 +1,6 @@
 """Flash: the same attention, tiled. Keys in blocks of B_c; each query row keeps a running max, sum and accumulator.
 
-Everything drawn is read from ``compute.tiled_run``: ``core.tiled.tiles`` on the chosen head of
+Everything drawn is read from ``computations.tiled_run``: ``core.tiled.tiles`` on the chosen head of
 the sidebar's run, beside the plain run's output it must equal.
 """
 
@@ -14,13 +14,13 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from core.tiled import FLASH_BLOCK, FLASH_HEAD_DIM, MEMORY_LENGTHS, Tile, score_memory, tiles
-from dashboard import compute
+from dashboard.compute import computations
 from dashboard.figures.flash import block_figure, state_figure
 from dashboard.figures.grid import MASK_NOTE
 from dashboard.figures.labels import span
 from dashboard.figures.layout import INPUT_ROW_PX, QUIZ_SWITCH_PX, chart_fold_px
 from dashboard.figures.steps import symmetric_limit
-from dashboard.page import (
+from dashboard.page.common import (
     PLOTLY_CONFIG,
     byte_size,
     chart_config,
@@ -30,7 +30,7 @@ from dashboard.page import (
     show_code,
     show_frame,
 )
-from dashboard.settings import Settings
+from dashboard.state.settings import Settings
 
 EXACT = 1e-12
 """The tiled output must equal plain softmax attention to this (float64 rounding is ~1e-16)."""
@@ -55,7 +55,7 @@ def render(settings: Settings) -> None:
         container=controls[0],
     )
     block = _block_size(controls[1], t)
-    result = compute.tiled_run(tokens, settings.config, head, block)
+    result = computations.tiled_run(tokens, settings.config, head, block)
     n_blocks = len(result.tiles)
     b = _block(controls[2], n_blocks)
     tile = result.tiles[b - 1]

@@ -5,17 +5,14 @@ from __future__ import annotations
 import streamlit as st
 
 from core import Run
-from dashboard import compute, followed
 from dashboard.classroom.quiz_panel import ask
-from dashboard.downloads import download_buttons
+from dashboard.compute import computations
 from dashboard.figures import average_charts
 from dashboard.figures.grid import ChartGrid
 from dashboard.figures.heads import head_charts
 from dashboard.figures.labels import position
 from dashboard.figures.layout import ALERT_ROW_PX, VALUES_MAX_CELLS
-from dashboard.map_columns import show_charts, show_colour_bar, show_maps
-from dashboard.mask_words import bias_words, group_words, head_title, rule_words
-from dashboard.page import (
+from dashboard.page.common import (
     computed_by,
     pretrained_examples,
     run_call,
@@ -23,8 +20,12 @@ from dashboard.page import (
     source_or_message,
     unscaled_warning,
 )
-from dashboard.settings import Settings
-from dashboard.shared_figures import charts_of
+from dashboard.page.downloads import download_buttons
+from dashboard.page.map_columns import show_charts, show_colour_bar, show_maps
+from dashboard.page.mask_words import bias_words, group_words, head_title, rule_words
+from dashboard.page.shared_figures import charts_of
+from dashboard.state import followed
+from dashboard.state.settings import Settings
 
 
 def _repeats(tokens: tuple[str, ...]) -> list[list[int]]:
@@ -63,7 +64,7 @@ def render(settings: Settings) -> None:
     warned = unscaled_warning(run)  # the run's scores were not divided by √d_k: say so above the maps
     on_top = st.container()  # presenter mode: the maps, first
     switches = st.container(horizontal=True, vertical_alignment="center")  # with the colour bar: maps start higher
-    with switches:  # a following page: the teacher's switches, not drawn (dashboard.followed)
+    with switches:  # a following page: the teacher's switches, not drawn (dashboard.state.followed)
         show_average, values = _switches(t)
     charts = charts_of(  # built once per run and mode: a room's followers all draw these
         run,
@@ -112,7 +113,7 @@ def _notice(run: Run) -> None:
         points.append(f"{rule_words(run.trace.mask)} Masked cells are hatched grey: their weight is 0.")
     if run.trace.bias is not None:
         points.append(bias_words(run.trace.bias))
-    peak = compute.mean_row_peak(weights)
+    peak = computations.mean_row_peak(weights)
     if len(tokens) > 1:
         points.append(f"The largest weight in a row is {peak:.2f} on average (1.00 = one-hot, 1/{len(tokens)} = flat).")
     st.markdown("\n".join(f"- {p}" for p in points))
@@ -120,7 +121,7 @@ def _notice(run: Run) -> None:
 
 def _switches(t: int) -> tuple[bool, bool]:
     """(average over heads?, values in the cells?): the teacher's switches, or on a following page the teacher's
-    choice (``dashboard.followed``); values are offered up to ``VALUES_MAX_CELLS`` tokens."""
+    choice (``dashboard.state.followed``); values are offered up to ``VALUES_MAX_CELLS`` tokens."""
     show_average = followed.choice(
         "average",
         False,

@@ -1,6 +1,6 @@
 """KV cache: generation one token at a time. Step t computes q_t, k_t, v_t, appends k_t, v_t, attends over the cache.
 
-Everything drawn is read from ``compute.cache_run``: ``core.kv_cache.decode`` on the sidebar's
+Everything drawn is read from ``computations.cache_run``: ``core.kv_cache.decode`` on the sidebar's
 sentence and weights, beside the full causal run it must equal.
 """
 
@@ -22,12 +22,11 @@ from core.kv_cache import (
     decode,
     multi_head_cache_bytes,
 )
-from dashboard import compute
+from dashboard.compute import computations
 from dashboard.figures.kv_cache import cache_figure, rows_so_far_figure
 from dashboard.figures.labels import position, positions
 from dashboard.figures.layout import COLOUR_BAR_ROW_PX, INPUT_ROW_PX, QUIZ_SWITCH_PX
-from dashboard.map_columns import show_grid
-from dashboard.page import (
+from dashboard.page.common import (
     byte_size,
     choose_head,
     served_tokens,
@@ -35,7 +34,8 @@ from dashboard.page import (
     show_code,
     show_frame,
 )
-from dashboard.settings import Settings
+from dashboard.page.map_columns import show_grid
+from dashboard.state.settings import Settings
 
 EXACT = 1e-12
 """The stacked rows must equal the full causal map to this (float64 rounding is ~1e-16)."""
@@ -52,7 +52,7 @@ def render(settings: Settings) -> None:
     if setup is None:
         return
     settings, tokens = setup
-    result = compute.cache_run(tokens, settings.config)
+    result = computations.cache_run(tokens, settings.config)
     steps, full = result.steps, result.full
     t = _step(len(steps))
     step = steps[t]

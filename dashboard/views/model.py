@@ -12,14 +12,13 @@ import streamlit as st
 
 from core import head_summary
 from core.head_summary import named_shares, pattern_label
-from dashboard import followed
 from dashboard.classroom.quiz_panel import ask
+from dashboard.compute.source import source_or_message
 from dashboard.figures import model_figure, single_map_charts
 from dashboard.figures.heads import head_charts
 from dashboard.figures.layout import PICKER_ROW_PX, SWITCH_ROW_PX
 from dashboard.figures.train import layers_charts
-from dashboard.map_columns import show_charts, show_colour_bar, show_grid
-from dashboard.page import (
+from dashboard.page.common import (
     PLOTLY_CONFIG,
     chart_config,
     choose_head,
@@ -28,9 +27,10 @@ from dashboard.page import (
     run_call,
     show_code,
 )
-from dashboard.probes import ablation_panel, induction_panel
-from dashboard.settings import Settings
-from dashboard.source import source_or_message
+from dashboard.page.map_columns import show_charts, show_colour_bar, show_grid
+from dashboard.page.probes import ablation_panel, induction_panel
+from dashboard.state import followed
+from dashboard.state.settings import Settings
 
 LARGE_MAPS = 8
 """Up to this many maps in all (a trained model's 2 layers of 1 to 4 heads), the overview draws each as large as

@@ -16,13 +16,11 @@ import streamlit as st
 from core import POSITIONAL_KINDS, AttentionConfig, PermutationResult, Run
 from core.pipeline import realign_rows
 from core.sources import ModelSource
-from dashboard import compute
+from dashboard.compute import computations
 from dashboard.figures import permutation_charts
 from dashboard.figures.grid import ChartGrid
 from dashboard.figures.steps import vector_panel, vectors_charts
-from dashboard.map_columns import show_grid
-from dashboard.mask_words import moved, plain_causal, rule_words, sees_order
-from dashboard.page import (
+from dashboard.page.common import (
     choose_head,
     permutation_code,
     served,
@@ -31,7 +29,9 @@ from dashboard.page import (
     source_or_message,
     tokens_or_message,
 )
-from dashboard.settings import MAX_SEED, Settings, head_options
+from dashboard.page.map_columns import show_grid
+from dashboard.page.mask_words import moved, plain_causal, rule_words, sees_order
+from dashboard.state.settings import MAX_SEED, Settings, head_options
 
 TOLERANCE = 1e-9
 """Float64 rounding leaves ~1e-16; any real dependence on order is many orders of magnitude larger."""
@@ -125,10 +125,10 @@ def reordering(
     ``seed``; retype ``text``, split as ``source`` splits its input), or None for a retyping that is not one (pure:
     the page's controls and the tour's download read it)."""
     if mode == "shuffle":
-        return compute.random_permutation(len(tokens), seed)
+        return computations.random_permutation(len(tokens), seed)
     if mode == "retype":  # as the model splits it: words, or the pieces between [CLS] and [SEP]
-        return compute.typed_permutation(tokens, source.tokens_of(text))
-    return compute.reverse_permutation(len(tokens))
+        return computations.typed_permutation(tokens, source.tokens_of(text))
+    return computations.reverse_permutation(len(tokens))
 
 
 def _pickers(tokens: tuple[str, ...], source: ModelSource) -> tuple[int, tuple[int, ...] | None]:
@@ -217,7 +217,7 @@ def _breakers(tokens: tuple[str, ...], perm: tuple[int, ...], config: AttentionC
     cases += [("causal mask", replace(bare, causal=True)), ("ALiBi's bias", replace(bare, alibi=True))]
     rows = []
     for label, cfg in cases:
-        diff = compute.permutation_run(tokens, perm, cfg).max_abs_diff
+        diff = computations.permutation_run(tokens, perm, cfg).max_abs_diff
         rows.append((label, f"{diff:.2e}", "yes" if diff > TOLERANCE else "no"))
     return pd.DataFrame(rows, columns=["setting", "max |difference|", "order visible?"])
 
@@ -237,7 +237,7 @@ def render(settings: Settings) -> None:
         return
     if perm == tuple(range(stop - first)):
         st.info("This reordering leaves every word in place: pick another one to see anything move.")
-    results = compute.permutation_runs(source, perm)  # one per layer
+    results = computations.permutation_runs(source, perm)  # one per layer
     run, result = source.run(settings.layer), results[min(settings.layer, len(results)) - 1]
     _maps(result, k, tokens, settings, run.trace.mask)
     whole = (*range(first), *(first + p for p in perm), *range(stop, len(tokens)))  # of all T positions

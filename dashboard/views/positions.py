@@ -14,11 +14,12 @@ import pandas as pd
 import streamlit as st
 
 from core import POSITIONAL_KINDS, causal_mask, shift_experiment
-from dashboard import compute, followed
+from dashboard.compute import computations
 from dashboard.figures.shift import ShiftRow, shift_charts
-from dashboard.map_columns import show_grid
-from dashboard.page import choose_head, served, show_code, show_frame, tokens_or_message
-from dashboard.settings import Settings, head_options
+from dashboard.page.common import choose_head, served, show_code, show_frame, tokens_or_message
+from dashboard.page.map_columns import show_grid
+from dashboard.state import followed
+from dashboard.state.settings import Settings, head_options
 
 TOLERANCE = 1e-9
 """Float64 rounding of RoPE's angles leaves ~1e-15; a real dependence on absolute position is far larger."""
@@ -83,7 +84,7 @@ def render(settings: Settings) -> None:
         return
     shift, k = _controls(settings)
     kinds = _available(settings)
-    results = {kind: compute.shift_run(tokens, shift, replace(settings.config, positional=kind)) for kind in kinds}
+    results = {kind: computations.shift_run(tokens, shift, replace(settings.config, positional=kind)) for kind in kinds}
     _verdicts(settings, tokens, results)
     shown = [
         ShiftRow(kind, results[kind].weights[k], results[kind].shifted_weights[k]) for kind in SHOWN if kind in results

@@ -14,12 +14,11 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import Run, SpreadResult, scaling_experiment, score_spread
-from dashboard import compute, followed
+from dashboard.compute import computations
 from dashboard.figures.layout import HEADING_ROW_PX, QUIZ_SWITCH_PX, chart_fold_px
 from dashboard.figures.scaling import scaling_figures
 from dashboard.figures.spread import CLAIM, spread_figure
-from dashboard.map_columns import show_charts
-from dashboard.page import (
+from dashboard.page.common import (
     PLOTLY_CONFIG,
     chart_config,
     served,
@@ -28,7 +27,9 @@ from dashboard.page import (
     tokens_or_message,
     unscaled_warning,
 )
-from dashboard.settings import Settings
+from dashboard.page.map_columns import show_charts
+from dashboard.state import followed
+from dashboard.state.settings import Settings
 
 
 def render(settings: Settings) -> None:
@@ -36,7 +37,7 @@ def render(settings: Settings) -> None:
     settings = served(settings, "scaling", "turns the 1/√d_k scaling off on your sentence")
     _spread(settings.presenter)  # first the cause, the raw scores' spread; then what it does to the softmax
     st.subheader("What the spread does to the softmax", anchor=False)
-    result = compute.scaling_curves()
+    result = computations.scaling_curves()
     st.caption(
         f"For each head width d_k, {result.n_seeds} random draws of {result.t} queries and {result.t} keys with "
         "unit-variance entries; each curve is the mean over draws and rows. A dot product of two such vectors "
@@ -76,14 +77,14 @@ def spread_text(result: SpreadResult) -> str:
 def curve_figures(settings: Settings) -> list[go.Figure]:
     """Largest weight and entropy against d_k, with and without ÷√d_k, the settings' d_k marked (pure: the page and
     the tour's download draw these)."""
-    return scaling_figures(compute.scaling_curves(), settings.config.d_k, presenter=settings.presenter)
+    return scaling_figures(computations.scaling_curves(), settings.config.d_k, presenter=settings.presenter)
 
 
 def spread_chart(presenter: bool) -> go.Figure:
     """The raw scores' spread against d_k, the view's first chart: on a projector, as tall as its first screen leaves
     (``layout.chart_fold_px``) under the heading above it (pure: the page and the tour's download draw it)."""
     fold_px = chart_fold_px(presenter=presenter, above_px=HEADING_ROW_PX - QUIZ_SWITCH_PX)
-    return spread_figure(compute.score_spreads(), presenter=presenter, fold_px=fold_px)
+    return spread_figure(computations.score_spreads(), presenter=presenter, fold_px=fold_px)
 
 
 def _spread(presenter: bool) -> None:
@@ -91,7 +92,7 @@ def _spread(presenter: bool) -> None:
     st.subheader("How large do raw scores get?", anchor=False)
     config = chart_config(PLOTLY_CONFIG, "spread_chart")
     st.plotly_chart(spread_chart(presenter), width="stretch", key="spread_chart", config=config)
-    st.caption(spread_text(compute.score_spreads()))
+    st.caption(spread_text(computations.score_spreads()))
     show_code(score_spread, "result = score_spread()  # d_k = 16, 64, 512; 20,000 pairs q, k each")
 
 
@@ -111,12 +112,12 @@ def _current_sentence(settings: Settings, toggle_works: bool = True) -> Run | No
         return None
     rows = []
     for scaled in (True, False):
-        run = compute.attention_run(tokens, replace(settings.config, scaled=scaled))
-        summary = compute.summary_of(run)
+        run = computations.attention_run(tokens, replace(settings.config, scaled=scaled))
+        summary = computations.summary_of(run)
         rows.append(
             (
                 "with ÷√d_k" if scaled else "without ÷√d_k",
-                compute.mean_row_peak(run.trace.weights),
+                computations.mean_row_peak(run.trace.weights),
                 float(summary.normalized_entropy.mean()),
             )
         )
@@ -137,4 +138,4 @@ def _current_sentence(settings: Settings, toggle_works: bool = True) -> Run | No
             + (followed.hint(": choose random weights in the sidebar to flip it") + ".")
         )
     )
-    return compute.attention_run(tokens, c)
+    return computations.attention_run(tokens, c)

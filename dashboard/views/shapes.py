@@ -14,9 +14,9 @@ import streamlit as st
 
 from core import AttentionTrace, Run, run_batch
 from core.pipeline import EMBEDDED
-from dashboard.mask_words import group_words, plain_causal, rule_words
-from dashboard.page import input_words, run_call, run_or_message, scaled, shape_frame, show_code, show_frame
-from dashboard.settings import Settings
+from dashboard.page.common import input_words, run_call, run_or_message, scaled, shape_frame, show_code, show_frame
+from dashboard.page.mask_words import group_words, plain_causal, rule_words
+from dashboard.state.settings import Settings
 
 WEIGHT_WORDS = {
     "random": "learned projections (random here, fixed by the seed), shared by all heads",

@@ -1,6 +1,6 @@
 """Step by step: one head from X to its place in concat -> W_O, each step with its shape, equation and code.
 
-Every number is read from the one cached trace (``compute.attention_run``), the
+Every number is read from the one cached trace (``computations.attention_run``), the
 same arrays the heads view draws: this view slices them, it never recomputes
 them another way. Each step is described by a ``Step`` (title, figure, shape,
 equation, and the lines of core that perform it) and one loop draws them all.
@@ -28,7 +28,7 @@ from core import (
 )
 from core.attention import alibi_bias, attention_mask
 from core.pipeline import EMBEDDED
-from dashboard import compute, followed
+from dashboard.compute import computations
 from dashboard.figures.grid import ChartGrid
 from dashboard.figures.layout import (
     CAPTION_ROW_PX,
@@ -49,9 +49,7 @@ from dashboard.figures.steps import (
     vectors_charts,
     weights_charts,
 )
-from dashboard.map_columns import show_figure, show_grid
-from dashboard.mask_words import bias_slopes, bias_words, group_words, mask_rule, rule_words
-from dashboard.page import (
+from dashboard.page.common import (
     EQUATION_GAP,
     choose_head,
     input_code,
@@ -64,8 +62,11 @@ from dashboard.page import (
     source_lines,
     unscaled_warning,
 )
-from dashboard.probes import score_probe
-from dashboard.settings import Settings
+from dashboard.page.map_columns import show_figure, show_grid
+from dashboard.page.mask_words import bias_slopes, bias_words, group_words, mask_rule, rule_words
+from dashboard.page.probes import score_probe
+from dashboard.state import followed
+from dashboard.state.settings import Settings
 
 NO_MASK = (
     "No mask: the causal mask is off, so every query may attend to every key and the scores go to the "
@@ -227,7 +228,7 @@ def step_builders(head: Head) -> list[tuple[str, Callable[[Head], Step]]]:
     """The eight steps of one head (nine with ALiBi's bias) as (the picker's name for it, what builds it): the page
     builds those from the first it shows, the tour's download all of them (``steps_of``)."""
     tr = head.run.trace
-    limit = symmetric_limit(compute.unscaled_scores(tr.scores[head.k], tr.scale))  # steps 3-5 share one range
+    limit = symmetric_limit(computations.unscaled_scores(tr.scores[head.k], tr.scale))  # steps 3-5 share one range
     return [
         ("X", x_step),
         ("Q K V", qkv_step),
@@ -251,7 +252,7 @@ def steps_of(head: Head, start: int = 1) -> list[Step]:
 
 def x_step(head: Head) -> Step:
     run = head.run
-    x, source_x = compute.attention_input(run)
+    x, source_x = computations.attention_input(run)
     name = "X + P" if run.positions_added else "X"
     panels = [vector_panel(x, run.tokens, name)]
     if source_x is not None:
@@ -369,7 +370,7 @@ def scores_step(head: Head, limit: float) -> Step:
     rope = tr.q_unrotated is not None
     t_q, t_k, d_k = tr.scores.shape[-2], tr.scores.shape[-1], head.d_k
     q_name, k_name = (r"\tilde Q", r"\tilde K") if rope else ("Q", "K")
-    raw = compute.unscaled_scores(tr.scores[head.k], tr.scale)  # (T_q, T_k)
+    raw = computations.unscaled_scores(tr.scores[head.k], tr.scale)  # (T_q, T_k)
     return Step(
         "QKᵀ: every query against every key",
         scores_charts(
@@ -558,7 +559,7 @@ def _has_biases(run: Run) -> bool:
 def _heads_sum(head: Head) -> None:
     """Each head's contribution Z_h · W_O[rows of h], and the output as their sum: lesson 3's per-head form."""
     tr, h, d_k = head.run.trace, head.run.trace.n_heads, head.d_k
-    parts = compute.head_parts(head.run)  # (h, T, d_model)
+    parts = computations.head_parts(head.run)  # (h, T, d_model)
     bias = head.run.projections.b_o if _has_biases(head.run) else 0.0
     gap = float(abs(parts.sum(axis=0) + bias - tr.output).max())
     st.subheader("The same output, head by head", anchor=False)

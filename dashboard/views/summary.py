@@ -16,9 +16,9 @@ import streamlit as st
 from core import PATTERNS, HeadSummary, Run, head_summary
 from core.head_summary import NAMED_SHARE, ROW_WEIGHT, named_shares
 from core.sources import ModelSource
-from dashboard import compute, followed
+from dashboard.compute import computations
 from dashboard.figures.summary import NA, summary_figure
-from dashboard.page import (
+from dashboard.page.common import (
     PLOTLY_CONFIG,
     chart_config,
     run_call,
@@ -27,7 +27,8 @@ from dashboard.page import (
     source_or_message,
     unscaled_warning,
 )
-from dashboard.settings import Settings
+from dashboard.state import followed
+from dashboard.state.settings import Settings
 
 EVEN = 0.9
 """Spread at least this close to uniform (1) reads as "spreads its weight evenly" (a head with no named pattern)."""
@@ -91,7 +92,7 @@ def render(settings: Settings) -> None:
     if source is None:
         return
     run = source.run(settings.layer)
-    summary = compute.summary_of(run)
+    summary = computations.summary_of(run)
     t = len(run.tokens)
     on_top = st.container()  # a projector: the table first, under the view's line (the heads view's order)
     st.caption(_columns_line(t))

@@ -11,9 +11,9 @@ import streamlit as st
 
 from core import MAX_TOKENS
 from core.pretrained import Encoding
-from dashboard import compute
-from dashboard.page import shape_text, source_or_message, table_height
-from dashboard.settings import Settings
+from dashboard.compute import computations
+from dashboard.page.common import shape_text, source_or_message, table_height
+from dashboard.state.settings import Settings
 
 
 def token_table(tokens: tuple[str, ...]) -> pd.DataFrame:
@@ -60,7 +60,7 @@ def split_words(encoding: Encoding) -> list[str]:
 
 def render_pieces(settings: Settings) -> None:
     """The pretrained model's view of the sentence: WordPiece pieces between [CLS] and [SEP], with their ids."""
-    encoding = compute.minilm_encoding(settings.sentence)
+    encoding = computations.minilm_encoding(settings.sentence)
     t = len(encoding.tokens)
     st.caption(
         f"{t} pieces, [CLS] and [SEP] included: MiniLM lower-cases the text, strips accents, splits off "

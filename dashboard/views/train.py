@@ -2,7 +2,7 @@
 
 The model is core.training's tiny transformer, with the sidebar's d_model, heads,
 causal mask, positions and seed plus the task's controls (``Settings.training``).
-Jobs live in ``dashboard.training_jobs``: identical settings train once for the
+Jobs live in ``dashboard.compute.training_jobs``: identical settings train once for the
 whole server, recommended settings come pre-trained, and each session has a
 training-time budget. While a job runs, a fragment redraws its progress every
 ``LIVE_SECONDS``; while the replay plays, another fragment moves the step slider. A student's page that follows
@@ -25,14 +25,7 @@ from core.training import TrainSettings, head_patterns, recommended, seed_note, 
 from core.training.model import forward
 from core.training.patterns import head_roles
 from core.training.train import snapshot
-from dashboard import clients, followed
-from dashboard.figures.layout import CAPTION_ROW_PX, QUIZ_SWITCH_PX, chart_fold_px
-from dashboard.figures.train import curves_figures, formation_figure, layers_charts
-from dashboard.map_columns import show_charts, show_grid
-from dashboard.page import PLOTLY_CONFIG, chart_config, plain_cell, session_id, show_code, table_height
-from dashboard.probes import ablation_panel, predictions_panel
-from dashboard.settings import Settings, recommended_state, widget_state
-from dashboard.training_jobs import (
+from dashboard.compute.training_jobs import (
     CANCELLED,
     MAX_RUNNING,
     SESSION_SECONDS,
@@ -46,6 +39,14 @@ from dashboard.training_jobs import (
     registry,
     result_npz,
 )
+from dashboard.figures.layout import CAPTION_ROW_PX, QUIZ_SWITCH_PX, chart_fold_px
+from dashboard.figures.train import curves_figures, formation_figure, layers_charts
+from dashboard.page.common import PLOTLY_CONFIG, chart_config, plain_cell, session_id, show_code, table_height
+from dashboard.page.map_columns import show_charts, show_grid
+from dashboard.page.probes import ablation_panel, predictions_panel
+from dashboard.serve import clients
+from dashboard.state import followed
+from dashboard.state.settings import Settings, recommended_state, widget_state
 
 LIVE_SECONDS = 0.5
 """How often a running job's progress is redrawn."""

@@ -30,7 +30,7 @@ from core.head_summary import (
 from core.pretrained import MiniLM, load_minilm
 from core.sources import MiniLMSource
 from dashboard.classroom.tours import load_tours
-from dashboard.page import PRETRAINED_EXAMPLES
+from dashboard.page.common import PRETRAINED_EXAMPLES
 from tests.conftest import ROOT, require_minilm
 
 

@@ -51,7 +51,7 @@ def app():
 def figures(at: AppTest) -> list[dict]:
     """Every Plotly chart on the page as its figure JSON, in page order.
 
-    A grid of maps drawn one chart each (``dashboard/map_columns.py``: keys ``<grid>_1``, ``<grid>_2``, ...,
+    A grid of maps drawn one chart each (``dashboard/page/map_columns.py``: keys ``<grid>_1``, ``<grid>_2``, ...,
     and its colour bar ``<grid>_bar``) counts as ONE figure: its maps' traces in order, the first map's layout.
     """
     return list(keyed_figures(at).values())

@@ -1,4 +1,4 @@
-"""The address the page sends once per run (``dashboard/address.py``; the Streamlit internals it goes through are
+"""The address the page sends once per run (``dashboard/state/address.py``; the Streamlit internals it goes through are
 contract-tested in ``tests/dashboard/test_streamlit_runtime.py``): what the address holds after a view change and a
 tour step (chromium counts the history entries: tests/e2e/test_history_and_welcome.py)."""
 
@@ -10,9 +10,9 @@ import pytest
 from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
 from streamlit.runtime.state.query_params import QueryParams
 
-from dashboard import address
-from dashboard.address import sends
 from dashboard.classroom.teacher_key import CLAIM_PARAM, IN_PLACE
+from dashboard.state import address
+from dashboard.state.address import sends
 from tests.dashboard.conftest import make_app, no_exception
 from tests.dashboard.test_rooms import start_room, tabs  # noqa: F401  (tabs: the fixture)
 

@@ -1,4 +1,4 @@
-"""``dashboard.bounded_cache``: every cache of the dashboard bounded by bytes, within one budget, and each entry
+"""``dashboard.compute.bounded_cache``: every cache of the dashboard bounded by bytes, within one budget, and each entry
 measured by what it really keeps alive."""
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ import dashboard
 from bench.memory import cache_bounds
 from core import AttentionConfig, run
 from core.kv_cache import decode
-from dashboard import bounded_cache, compute, training_jobs
-from dashboard.bounded_cache import CACHE_BUDGET, MB, BoundedCache, held_bytes
+from dashboard.compute import bounded_cache, computations, training_jobs
+from dashboard.compute.bounded_cache import CACHE_BUDGET, MB, BoundedCache, held_bytes
 from tests.conftest import ROOT
 
 DASHBOARD = ROOT / "dashboard"
 SINGLETONS = {
-    "compute.py:minilm_or_error": "the loaded model: part of the process at rest, its arrays resident (in no cache)",
+    "computations.py:minilm_or_error": "the loaded model: part of the process at rest, arrays resident (in no cache)",
     "streamlit_runtime.py:_chart_internals": "st.plotly_chart's imported functions, one namespace: no data",
     "room_page.py:store": "the room store: what it holds is bounded by the room limits",
     "training_jobs.py:registry": "finished trainings, at most KEEP_BYTES: counted in CACHE_BUDGET below",
@@ -73,14 +73,14 @@ def test_the_caches_together_fit_the_budget():
 
 def distinct_largest_runs(n: int) -> None:
     for seed in range(n):  # each seed its own W matrices: nothing shared between entries
-        compute.attention_run(TOKENS, dataclasses.replace(LARGEST, seed=1000 + seed))
+        computations.attention_run(TOKENS, dataclasses.replace(LARGEST, seed=1000 + seed))
 
 
 def test_largest_runs_keep_no_more_memory_than_the_bound():
-    """Twelve largest runs (11 MB each) through ``compute.attention_run``: the memory the cache keeps, as the
+    """Twelve largest runs (11 MB each) through ``computations.attention_run``: the memory the cache keeps, as the
     allocator counts it (tracemalloc, NumPy's buffers included), stays within its bound, the newest kept. The
     old ``st.cache_resource(max_entries=32)`` kept all twelve: 132 MB."""
-    kept = compute.attention_run.cache
+    kept = computations.attention_run.cache
     kept.clear()
     gc.collect()
     tracemalloc.start()
@@ -115,9 +115,9 @@ def test_an_entrys_bytes_are_what_it_keeps_alive():
 def test_minilm_runs_count_their_own_arrays_not_the_models():
     """The six layers' runs read the model's W matrices (14 MB, held by the model anyway): an entry counts the
     runs' own arrays only."""
-    if isinstance(compute.minilm(), str):
+    if isinstance(computations.minilm(), str):
         pytest.skip("MiniLM is not installed here")  # it is in CI and on the dev machine (README)
-    runs = compute.minilm_runs("the bank of the river", False)
+    runs = computations.minilm_runs("the bank of the river", False)
     weights = {id(r.projections.w_q) for r in runs}
     own = sum(a.nbytes for r in runs for a in (r.x, r.positions, r.trace.weights, r.trace.scores, r.trace.context))
     assert len(weights) == 6 and own < held_bytes(runs) < 14 * MB / 10
@@ -127,7 +127,7 @@ def test_the_kv_cache_view_keeps_one_cache_with_the_same_numbers():
     """Each step's K and V are kept as the first t + 1 rows of the last step's: the numbers ``decode`` computed for
     that step, exactly; at the largest settings the steps keep 1.8 MB instead of 18 MB."""
     config = AttentionConfig(d_model=512, n_heads=16, positional="rope")
-    cached = compute.cache_run(TOKENS, config)
+    cached = computations.cache_run(TOKENS, config)
     full = cached.full
     fresh = decode(
         full.x + full.positions, full.projections, 16, rope=True, scale=full.trace.scale
@@ -136,7 +136,7 @@ def test_the_kv_cache_view_keeps_one_cache_with_the_same_numbers():
         for name in ("q", "k_cache", "v_cache", "mask", "weights", "output"):
             a, b = getattr(kept, name), getattr(made, name)
             assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b), name
-    assert held_bytes(compute._decoded(TOKENS, config)) < 2.5 * MB < 16 * MB < held_bytes(fresh)
+    assert held_bytes(computations._decoded(TOKENS, config)) < 2.5 * MB < 16 * MB < held_bytes(fresh)
 
 
 # --- the cache itself ---------------------------------------------------------------------------------------------
@@ -188,13 +188,13 @@ def test_one_computation_per_key_however_many_ask_at_once():
     calls = []
     gate = threading.Event()
 
-    def compute() -> np.ndarray:
+    def computations() -> np.ndarray:
         calls.append(1)
         gate.wait(5)
         return np.zeros(10)
 
     got: list[np.ndarray] = []
-    threads = [threading.Thread(target=lambda: got.append(kept.get("k", compute))) for _ in range(8)]
+    threads = [threading.Thread(target=lambda: got.append(kept.get("k", computations))) for _ in range(8)]
     for t in threads:
         t.start()
     time.sleep(0.2)

@@ -19,7 +19,7 @@ from core.across import OneMap, pooled_patterns
 from core.training import load_trained
 from core.training.probes import probe_set
 from core.training.runs import runs_of
-from dashboard.settings import DEFAULT_CONFIG
+from dashboard.state.settings import DEFAULT_CONFIG
 from dashboard.views.class_heads import BUILT_IN, DEFAULT_TEXT, MAX_SENTENCES
 from tests.conftest import require_minilm
 from tests.dashboard.conftest import array, heatmaps, make_app, no_exception
@@ -233,7 +233,7 @@ def test_on_a_projector_the_maps_are_small_multiples_with_their_tokens_in_the_ho
 def _class_of_a_room():
     from dataclasses import replace
 
-    from dashboard.settings import Settings
+    from dashboard.state.settings import Settings
     from dashboard.views.class_heads import show_class
 
     config = replace(Settings().config, weights="previous", positional="learned")

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import run, tokenize
 from core.head_summary import SPECIFIC, specificity
-from dashboard.settings import DEFAULT_CONFIG, DEFAULTS
+from dashboard.state.settings import DEFAULT_CONFIG, DEFAULTS
 from dashboard.views.contrast import DEFAULT_SECOND, EMPTY_SECOND, PAIRS
 from tests.conftest import require_minilm
 from tests.dashboard.conftest import array, heatmaps, make_app, no_exception
@@ -231,7 +231,7 @@ def test_a_pair_button_sets_both_sentences_and_the_address():
 
 
 def _contrast_with_a_student():
-    from dashboard.settings import Settings
+    from dashboard.state.settings import Settings
     from dashboard.views.contrast import show_contrast
 
     show_contrast(Settings(), "The bank of the sea gave a loan")

@@ -9,7 +9,7 @@ import pytest
 from core import MAX_TOKENS, run, tokenize
 from dashboard.figures import heads_figure
 from dashboard.figures.layout import CELL_PX
-from dashboard.settings import DEFAULTS
+from dashboard.state.settings import DEFAULTS
 from dashboard.views.cross import DEFAULT_SOURCE
 from tests.dashboard.conftest import array, figures, heatmaps, make_app, no_exception
 from tests.dashboard.test_hostile_app import CANARY, MARKUP, check_figure_escapes_tokens, labels, user_text_leaks

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from core import AttentionConfig, AttentionTrace, run, tokenize
-from dashboard.exports import (
+from dashboard.page.exports import (
     CSV_COLUMNS,
     FORMULA_STARTS,
     cell_from_token,
@@ -27,7 +27,7 @@ from dashboard.exports import (
     weights_csv,
     weights_frame,
 )
-from dashboard.settings import DEFAULTS
+from dashboard.state.settings import DEFAULTS
 from tests.conftest import ROOT
 from tests.dashboard.conftest import make_app, no_exception
 
@@ -200,7 +200,7 @@ def test_file_names_carry_the_short_settings_never_the_sentence():
 
 def test_exports_module_is_pure():
     """No Streamlit in the builders: they are testable (and reusable) without a server."""
-    tree = ast.parse((ROOT / "dashboard" / "exports.py").read_text(encoding="utf-8"))
+    tree = ast.parse((ROOT / "dashboard" / "page" / "exports.py").read_text(encoding="utf-8"))
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     assert not any(name and name.startswith("streamlit") for name in imported)

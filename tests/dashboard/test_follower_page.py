@@ -7,11 +7,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import AttentionConfig
-from dashboard import follower_page
-from dashboard.classroom import room_page
+from dashboard.classroom import follower_page, room_page
 from dashboard.classroom.tours import load_tours
-from dashboard.settings import SETTING_KEYS, Settings
-from dashboard.url_state import address_text, read, settings_at
+from dashboard.state.settings import SETTING_KEYS, Settings
+from dashboard.state.url_state import address_text, read, settings_at
 from dashboard.views import VIEWS
 from tests.conftest import require_minilm
 from tests.dashboard.conftest import keyed_figures, make_app, no_exception
@@ -238,19 +237,19 @@ def test_a_line_made_while_minilm_failed_gets_its_facts_after_try_again(monkeypa
     """The line was cached on the settings: made while MiniLM could not load, it stayed without facts for good."""
     require_minilm()
     from core.pretrained import WeightsNotFound
-    from dashboard import compute
+    from dashboard.compute import computations
 
     settings = settings_of_values({"weights": "minilm", "layer": 3, "sentence": "the cat sat"})
 
     def offline(_directory, **_):
         raise WeightsNotFound("offline")
 
-    compute.minilm_or_error.clear()
+    computations.minilm_or_error.clear()
     with monkeypatch.context() as patched:
-        patched.setattr(compute, "load_minilm", offline)
-        assert isinstance(compute.minilm(), str)
+        patched.setattr(computations, "load_minilm", offline)
+        assert isinstance(computations.minilm(), str)
         assert "d_model" not in follower_page.settings_line(settings)  # the choices only: no run to read
-    compute.minilm_or_error.clear()  # what "Try again" does
+    computations.minilm_or_error.clear()  # what "Try again" does
     line = follower_page.settings_line(settings)
     assert "12 heads of d_k 32" in line and "layer 3" in line
 
@@ -415,7 +414,7 @@ def test_try_one_on_a_following_page_opens_the_example_to_explore(tabs):  # noqa
     """The example's sentence and layer were overwritten by the teacher's as the page stopped following: the student
     got the teacher's sentence at the example's head, a map showing no such pattern."""
     require_minilm()
-    from dashboard.page import PRETRAINED_EXAMPLES
+    from dashboard.page.common import PRETRAINED_EXAMPLES
 
     _, code, _ = start_room(tabs, weights="minilm", sentence="the cat sat", layer="1")
     student = tabs(make_app(room=code), "s1")
@@ -474,7 +473,7 @@ def test_a_following_page_has_no_train_button_and_shows_the_teachers_run(tabs): 
     import time
 
     from core.training import recommended
-    from dashboard.training_jobs import registry
+    from dashboard.compute.training_jobs import registry
 
     registry.clear()
     try:

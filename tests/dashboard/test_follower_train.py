@@ -17,7 +17,7 @@ import pytest
 
 from core.training import recommended, train
 from dashboard.classroom import push, room_page
-from dashboard.training_jobs import PROCESS, TEACHER_TRAINING, TeacherTraining, read_teacher_training, registry
+from dashboard.compute.training_jobs import PROCESS, TEACHER_TRAINING, TeacherTraining, read_teacher_training, registry
 from tests.dashboard.conftest import keyed_figures, make_app, no_exception
 from tests.dashboard.test_rooms import start_room, tabs  # noqa: F401  (tabs: the fixture)
 

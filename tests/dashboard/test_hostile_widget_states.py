@@ -21,8 +21,8 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.testing.v1 import element_tree
 from streamlit.testing.v1.element_tree import Widget
 
-from dashboard.streamlit_runtime import readable
-from dashboard.url_state import SPECS
+from dashboard.serve.streamlit_runtime import readable
+from dashboard.state.url_state import SPECS
 from tests.dashboard.conftest import figures, make_app, no_exception
 
 HOSTILE: list[tuple[str | None, object]] = [

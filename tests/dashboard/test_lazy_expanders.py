@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from core import scaled_dot_product_attention
 from dashboard.classroom import room_page
-from dashboard.downloads import DOWNLOADS_LABEL
-from dashboard.page import CODE_LABEL, code_key, source_lines
+from dashboard.page.common import CODE_LABEL, code_key, source_lines
+from dashboard.page.downloads import DOWNLOADS_LABEL
 from tests.dashboard.conftest import keyed_figures, lazy_expanders, make_app, no_exception
 from tests.dashboard.test_rooms import start_room, tabs  # noqa: F401  (tabs: the fixture)
 

@@ -16,8 +16,8 @@ from hypothesis import strategies as hyp
 from streamlit.runtime import Runtime
 
 from core.training import recommended, train
-from dashboard import clients, streamlit_runtime
-from dashboard.training_jobs import CANCELLED, JOBS_PER_ADDRESS, MAX_JOBS, WAIT_LOOK_SECONDS, Registry
+from dashboard.compute.training_jobs import CANCELLED, JOBS_PER_ADDRESS, MAX_JOBS, WAIT_LOOK_SECONDS, Registry
+from dashboard.serve import clients, streamlit_runtime
 
 WAIT = 60
 HALL = "198.51.100.4"
@@ -207,7 +207,7 @@ def test_the_servers_registry_counts_a_forgotten_tab_as_gone(monkeypatch):
     """Every session that asks the registry for a job ran on this process, so one Streamlit no longer knows has
     closed (``clients.alive(..., here=True)``); asked without ``here``, such a tab read as "cannot tell", and a job
     whose every asker had gone trained on."""
-    from dashboard import training_jobs
+    from dashboard.compute import training_jobs
 
     asked = []
     monkeypatch.setattr(training_jobs, "alive", lambda session, here=False: asked.append((session, here)) or False)

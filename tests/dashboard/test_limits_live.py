@@ -18,8 +18,8 @@ from bench.protocol import Tab
 from bench.streamlit_server import streamlit_server
 from dashboard.classroom.room_page import REDIS_URL, TALLY_SECONDS
 from dashboard.classroom.rooms import ROOMS_PER_BROWSER, RedisRoomStore
-from dashboard.clients import FORWARDED_ALLOW_IPS, LOCAL, XSRF_COOKIE
-from dashboard.training_jobs import JOBS_PER_ADDRESS
+from dashboard.compute.training_jobs import JOBS_PER_ADDRESS
+from dashboard.serve.clients import FORWARDED_ALLOW_IPS, LOCAL, XSRF_COOKIE
 from tests.dashboard.test_rooms_live import HEAVY, alerts, start_room
 
 pytestmark = pytest.mark.servers  # real servers: the full CI pass runs them, the light one leaves them

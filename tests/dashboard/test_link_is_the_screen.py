@@ -26,9 +26,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from dashboard.classroom.tours import load_tours
-from dashboard.exports import trace_npz
-from dashboard.settings import SHOWN_SETTINGS
-from dashboard.url_state import address_text
+from dashboard.page.exports import trace_npz
+from dashboard.state.settings import SHOWN_SETTINGS
+from dashboard.state.url_state import address_text
 from dashboard.views import DEFAULT_VIEW, VIEWS
 from dashboard.views import cross as cross_view
 from dashboard.views import heads as heads_view

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from core import AttentionConfig
-from dashboard.link_notes import link_notes
-from dashboard.settings import DEFAULTS, LINK_KEYS, OWNED_KEYS, SETTING_KEYS, Settings
+from dashboard.state.link_notes import link_notes
+from dashboard.state.settings import DEFAULTS, LINK_KEYS, OWNED_KEYS, SETTING_KEYS, Settings
 from tests.dashboard.conftest import array, figures, heatmaps, make_app, no_exception
 
 

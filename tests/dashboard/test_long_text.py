@@ -136,20 +136,20 @@ def test_a_beginning_found_while_minilm_failed_is_found_again_after_try_again(mo
     sentence and offered no beginning to keep."""
     require_minilm()
     from core.pretrained import WeightsNotFound
-    from dashboard import compute
+    from dashboard.compute import computations
 
     def offline(_directory, **_):
         raise WeightsNotFound("offline")
 
-    compute.minilm_or_error.clear()
+    computations.minilm_or_error.clear()
     with monkeypatch.context() as patched:
-        patched.setattr(compute, "load_minilm", offline)
+        patched.setattr(computations, "load_minilm", offline)
         at = make_app(weights="minilm", sentence=PIECES).run()
         no_exception(at)
-        assert isinstance(compute.minilm(), str)
+        assert isinstance(computations.minilm(), str)
         assert not any(b.key == "sentence_keep" for b in at.button)  # by its words it fits
-    compute.minilm_or_error.clear()  # what "Try again" does
+    computations.minilm_or_error.clear()  # what "Try again" does
     at, label = _keep(at.run(), PIECES)
     kept = at.text_input(key="sentence").value
-    assert label == f"Keep the first {len(compute.minilm().encode(kept).ids)} tokens" and kept != PIECES
+    assert label == f"Keep the first {len(computations.minilm().encode(kept).ids)} tokens" and kept != PIECES
     assert not at.error

@@ -18,7 +18,7 @@ from core.pretrained import FIX_COMMAND, load_minilm
 from core.pretrained.hub import Download, Repository
 from core.pretrained.locate import MINILM_FILES
 from core.pretrained.runs import layer_runs
-from dashboard import compute, minilm_files
+from dashboard.compute import computations, minilm_files
 from tests.conftest import require_minilm
 from tests.dashboard.charts import charts, grids
 from tests.dashboard.conftest import make_app, no_exception
@@ -30,9 +30,9 @@ SENTENCE = "The bank of the river."
 @pytest.fixture
 def fresh_server(no_minilm_here):
     """MiniLM not loaded in this process, and nothing on this server to load it from."""
-    compute.minilm_or_error.clear()
+    computations.minilm_or_error.clear()
     yield no_minilm_here
-    compute.minilm_or_error.clear()
+    computations.minilm_or_error.clear()
 
 
 def _free_url() -> str:
@@ -111,7 +111,7 @@ def test_the_first_use_downloads_the_pinned_files_and_draws_the_heads(
     _assert_the_heads_are_minilms(at, installed)
     assert served_minilm.gets == {"model.safetensors": 1, "vocab.txt": 1}
     assert sorted(p.name for p in fresh_server.iterdir()) == ["model.safetensors", "vocab.txt"]
-    assert compute.minilm().directory == fresh_server
+    assert computations.minilm().directory == fresh_server
     at.run()  # the next run: the model is loaded, nothing is fetched again
     assert served_minilm.gets == {"model.safetensors": 1, "vocab.txt": 1}
 

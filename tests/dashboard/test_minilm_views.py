@@ -13,7 +13,7 @@ from core import head_summary
 from core.head_summary import NAMED_SHARE, SPECIFIC, specificity
 from core.pretrained import load_minilm
 from core.pretrained.runs import layer_runs
-from dashboard.page import PRETRAINED_EXAMPLES
+from dashboard.page.common import PRETRAINED_EXAMPLES
 from dashboard.views import VIEWS as ALL_VIEWS
 from tests.conftest import require_minilm
 from tests.dashboard.charts import charts, grids
@@ -101,9 +101,9 @@ def test_causal_experiment_hides_the_future(model):
 
 def test_missing_weights_say_so_with_the_fix_and_the_rest_works(monkeypatch, tmp_path):
     monkeypatch.setenv("ATTENTION_LAB_MINILM_DIR", str(tmp_path))  # an empty directory: nothing to load
-    from dashboard import compute
+    from dashboard.compute import computations
 
-    compute.minilm_or_error.clear()
+    computations.minilm_or_error.clear()
     try:
         at = page()
         assert any("MiniLM" in e.value or "model.safetensors" in e.value for e in at.error), [e.value for e in at.error]
@@ -112,7 +112,7 @@ def test_missing_weights_say_so_with_the_fix_and_the_rest_works(monkeypatch, tmp
         at.button_group(key="weights").set_value("random").run()  # the rest of the app keeps working
         assert not at.error and len(grids(charts(at)["heads_chart"])) == 4
     finally:
-        compute.minilm_or_error.clear()
+        computations.minilm_or_error.clear()
 
 
 @pytest.mark.parametrize("example", PRETRAINED_EXAMPLES, ids=[e[3] for e in PRETRAINED_EXAMPLES])

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from core import AttentionConfig, run, tokenize
-from dashboard.exports import trace_npz
+from dashboard.page.exports import trace_npz
 from tests.conftest import require_minilm
 
 SENTENCE = "The bank of the river gave a loan"

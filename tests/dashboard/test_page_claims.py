@@ -29,7 +29,7 @@ from core import tokenize
 from core.pipeline import EMBEDDED, layer_output
 from core.sources import EXPERIMENTS, SOURCES, ConfigSource, MiniLMSource, TrainedSource
 from core.training import load_trained
-from dashboard.settings import DEFAULT_CONFIG, DEFAULTS
+from dashboard.state.settings import DEFAULT_CONFIG, DEFAULTS
 from dashboard.views import VIEWS
 from tests.conftest import require_minilm
 from tests.dashboard.conftest import array, heatmaps, keyed_figures, make_app, no_exception
@@ -110,7 +110,7 @@ class Facts:
 
 
 def mask_facts(mask) -> dict:
-    """What a mask does, read from its cells (independently of dashboard.mask_words)."""
+    """What a mask does, read from its cells (independently of dashboard.page.mask_words)."""
     if mask is None:
         return {}
     t_q, t_k = mask.shape

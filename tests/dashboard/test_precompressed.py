@@ -1,4 +1,4 @@
-"""dashboard/precompressed.py: Streamlit's static files compressed once, served from memory, everything else passed on.
+"""serve/precompressed.py: Streamlit's static files compressed once, served from memory, everything else passed on.
 
 The middleware is driven as uvicorn drives it (an ASGI scope, ``receive`` and ``send``), in front of an app that
 stands for Streamlit and says what reached it. The encodings are decoded with the standard gzip module and brotli's
@@ -22,8 +22,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from starlette.responses import FileResponse
 
-from dashboard import precompressed
-from dashboard.precompressed import ENCODINGS, PrecompressedStatic, accepted, choose, static_dir, url_prefix
+from dashboard.serve import precompressed
+from dashboard.serve.precompressed import ENCODINGS, PrecompressedStatic, accepted, choose, static_dir, url_prefix
 
 FILES = {
     "js/app.ABC123.js": b"export const attention = 'softmax(QK^T / sqrt(d_k)) V';\n" * 400,

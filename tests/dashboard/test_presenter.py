@@ -16,7 +16,7 @@ from dashboard.figures.layout import (
     PRESENTER_MIN_TITLE,
     PRESENTER_SCALE,
 )
-from dashboard.page import plain_cell
+from dashboard.page.common import plain_cell
 from dashboard.views import VIEWS
 from tests.dashboard.conftest import array, figures, heatmaps, make_app, no_exception
 

@@ -14,9 +14,9 @@ from core.neuron import score_terms
 from core.training import load_trained
 from core.training.model import forward
 from core.training.probes import ablation_table, predictions, repeated_token_scores
+from dashboard.compute.training_jobs import registry
 from dashboard.figures.probes import head_bars_figure, head_grid_figure, predictions_figure, score_terms_figure
-from dashboard.settings import DEFAULT_CONFIG, LINK_KEYS
-from dashboard.training_jobs import registry
+from dashboard.state.settings import DEFAULT_CONFIG, LINK_KEYS
 from tests.dashboard.charts import charts
 from tests.dashboard.conftest import array, escaped, make_app, no_exception
 

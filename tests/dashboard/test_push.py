@@ -16,9 +16,9 @@ import pytest
 from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.runtime import Runtime
 
-from dashboard import streamlit_runtime
 from dashboard.classroom import push
 from dashboard.classroom.rooms import Client, MemoryRoomStore, RedisRoomStore
+from dashboard.serve import streamlit_runtime
 from tests.dashboard.conftest import subscribed
 
 

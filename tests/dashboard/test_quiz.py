@@ -22,7 +22,7 @@ from dashboard.classroom.quiz import (
     verdict,
     word_question,
 )
-from dashboard.settings import DEFAULT_CONFIG
+from dashboard.state.settings import DEFAULT_CONFIG
 from tests.conftest import ROOT, require_minilm
 from tests.dashboard.conftest import array, heatmaps, keyed_figures, make_app, no_exception
 
@@ -158,7 +158,7 @@ def test_question_id_is_stable_and_does_not_hold_the_answer():
     assert question_id(q) == question_id(dataclasses.replace(q, answer=(q.answer + 1) % len(q.choices)))
     assert question_id(q) != question_id(dataclasses.replace(q, context="other settings"))
     code = (
-        "from core import run, tokenize; from dashboard.settings import DEFAULT_CONFIG; "
+        "from core import run, tokenize; from dashboard.state.settings import DEFAULT_CONFIG; "
         "from dashboard.classroom.quiz import questions, question_id; "
         f"r = run(tuple(tokenize({SENTENCE!r})), DEFAULT_CONFIG); "
         "print(question_id(questions(r.trace.weights, r.trace.mask, r.tokens, context='ctx')[0]))"

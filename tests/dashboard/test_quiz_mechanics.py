@@ -22,7 +22,7 @@ from dashboard.classroom.quiz_mechanics import (
     questions_for,
     reordering,
 )
-from dashboard.settings import DEFAULT_CONFIG
+from dashboard.state.settings import DEFAULT_CONFIG
 from tests.conftest import require_minilm
 from tests.dashboard.conftest import keyed_figures, make_app, no_exception
 

@@ -14,7 +14,7 @@ from dashboard.classroom.quiz_mechanics import questions_for
 from dashboard.classroom.quiz_tap import asks_taps, tap_question
 from dashboard.classroom.tally_csv import tally_csv
 from dashboard.figures.quiz import tap_reveal_figure
-from dashboard.settings import DEFAULT_CONFIG
+from dashboard.state.settings import DEFAULT_CONFIG
 from tests.dashboard.conftest import array, keyed_figures, make_app, no_exception
 from tests.dashboard.test_room_quiz import downloads  # noqa: F401  (the fixture)
 from tests.dashboard.test_rooms import start_room, tabs  # noqa: F401  (the fixture)

@@ -4,7 +4,7 @@ sets is kept, choosing another task fills in that task's, and a link elsewhere i
 from __future__ import annotations
 
 from core.training import recommended
-from dashboard.settings import DEFAULTS
+from dashboard.state.settings import DEFAULTS
 from tests.dashboard.conftest import make_app, no_exception
 
 

@@ -15,7 +15,7 @@ import pytest
 from dashboard.classroom import quiz_panel, room_page
 from dashboard.classroom.quiz import question_id
 from dashboard.classroom.tally_csv import COLUMNS, tally_csv
-from dashboard.presenter import PRESENTER_CSS, ROOM_CODE_PX
+from dashboard.page.presenter import PRESENTER_CSS, ROOM_CODE_PX
 from tests.dashboard.conftest import array, keyed_figures, make_app, no_exception
 from tests.dashboard.test_rooms import start_room, tabs  # noqa: F401  (tabs: the fixture)
 

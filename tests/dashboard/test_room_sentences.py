@@ -30,8 +30,8 @@ from dashboard.classroom.rooms import (
     Forbidden,
     RoomError,
 )
-from dashboard.page import SHOWN_VIEW
-from dashboard.settings import SHOWN_SETTINGS
+from dashboard.page.common import SHOWN_VIEW
+from dashboard.state.settings import SHOWN_SETTINGS
 from dashboard.views import class_heads
 from tests.dashboard.conftest import lazy_expanders, make_app, no_exception
 from tests.dashboard.test_bad_input import DRAWN

@@ -1,6 +1,6 @@
 """Rooms on real servers, spoken to over Streamlit's websocket protocol (``bench.protocol``): two app processes on
 one real redis-server serve one room and keep it across a restart; a closed socket frees its seat (which pins the
-runtime API ``dashboard.clients.alive`` reads, on a running server), and a socket that never reads holds none after
+runtime API ``serve.clients.alive`` reads, on a running server), and a socket that never reads holds none after
 30 s; a full room's refused tab runs at most twice in 10 s and gets in by itself when a seat frees; with Redis hung
 or killed, the pages say so and come back on their own timers.
 """
@@ -162,7 +162,7 @@ def test_seven_sockets_flooding_heavy_runs_are_cancelled_and_memory_returns():
     past the address's 3 (``tests/dashboard/test_limits_live.py``)."""
     import psutil
 
-    from dashboard.training_jobs import KEEP_BYTES
+    from dashboard.compute.training_jobs import KEEP_BYTES
 
     async def flood(url: str, rss) -> tuple[int, list[str], float, int, str]:
         async with Tab(url) as first:

@@ -18,12 +18,12 @@ REACHED = {"dashboard/app.py", "core/multihead.py", "dashboard/figures/plain.py"
 
 def test_a_laptop_page_s_head_count_reaches_its_maps_through_at_most_12_files():
     files = route(laptop())
-    assert REACHED | {"dashboard/settings.py"} <= files, sorted(files)  # settings.py draws the heads control
+    assert REACHED | {"dashboard/state/settings.py"} <= files, sorted(files)  # settings.py draws the heads control
     assert len(files) <= LAPTOP_FILES, sorted(files)
 
 
 def test_a_following_student_s_head_count_reaches_its_maps_through_at_most_14_files():
     files = route(follower())
-    assert REACHED | {"dashboard/follower_page.py"} <= files, sorted(files)  # it followed the room
-    assert "dashboard/settings.py" not in files, "a following page draws no heads control"
+    assert REACHED | {"dashboard/classroom/follower_page.py"} <= files, sorted(files)  # it followed the room
+    assert "dashboard/state/settings.py" not in files, "a following page draws no heads control"
     assert len(files) <= FOLLOWER_FILES, sorted(files)

@@ -1,4 +1,4 @@
-"""``dashboard.server_memory``: a few views draw at once, and the process keeps two malloc arenas."""
+"""``dashboard.serve.server_memory``: a few views draw at once, and the process keeps two malloc arenas."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from dashboard import server_memory
+from dashboard.serve import server_memory
 from dashboard.views import VIEWS
 from tests.conftest import ROOT
 from tests.dashboard.conftest import make_app, no_exception
@@ -93,8 +93,7 @@ def test_a_view_that_waited_too_long_draws_anyway(monkeypatch):
 ALLOCATOR = """
 import ctypes, sys
 sys.path.insert(0, {root!r})
-from dashboard import server_memory
-from dashboard.views import VIEWS
+from dashboard.serve import server_memory
 if {configure}:
     server_memory.configure_allocator()
 libc = ctypes.CDLL("libc.so.6")

@@ -16,7 +16,7 @@ from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 
 from dashboard.classroom import share
 from dashboard.classroom.share import LEFT_OUT, SHARED_KEYS, clean_base, qr_png, view_link, view_query
-from dashboard.settings import LINK_KEYS
+from dashboard.state.settings import LINK_KEYS
 from tests.dashboard.conftest import make_app, no_exception
 
 

@@ -1,4 +1,4 @@
-"""Figures built once per run and shared (``dashboard.shared_figures``): the plain figure's chart on the wire (less
+"""Figures built once per run and shared (``dashboard.page.shared_figures``): the plain figure's chart on the wire (less
 the theme's defaults for trace types it has not), built once per run and mode, forgotten with the run, and pinned
 to how ``st.plotly_chart`` reads a figure."""
 
@@ -13,9 +13,9 @@ import plotly.tools
 from streamlit.elements import plotly_chart
 from streamlit.testing.v1 import AppTest
 
-from dashboard import shared_figures
 from dashboard.figures.heads import head_charts
-from dashboard.shared_figures import SharedFigure, charts_of
+from dashboard.page import shared_figures
+from dashboard.page.shared_figures import SharedFigure, charts_of
 
 TOKENS = ("<b>x</b>", "the", "bank", "the")
 
@@ -29,8 +29,8 @@ def draw_both() -> None:
     """An app: the same map drawn plain and shared, as the heads view draws it."""
     import streamlit as st
 
-    from dashboard.map_columns import MAP_CONFIG
-    from dashboard.shared_figures import SharedFigure
+    from dashboard.page.map_columns import MAP_CONFIG
+    from dashboard.page.shared_figures import SharedFigure
     from tests.dashboard.test_shared_figures import grid
 
     figure = grid(values=True).maps[1]

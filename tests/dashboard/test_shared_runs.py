@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 
 from core import AttentionConfig
-from dashboard import compute
+from dashboard.compute import computations
 
 
 def test_one_shared_run_whose_arrays_are_read_only():
     config = AttentionConfig(d_model=512, n_heads=8)
-    first = compute.attention_run(("the", "cat", "sat"), config)
-    again = compute.attention_run(("the", "cat", "sat"), config)
-    assert first is again  # dashboard.bounded_cache: the same object, not an unpickled copy
+    first = computations.attention_run(("the", "cat", "sat"), config)
+    again = computations.attention_run(("the", "cat", "sat"), config)
+    assert first is again  # dashboard.compute.bounded_cache: the same object, not an unpickled copy
     for array in (first.x, first.trace.weights, first.trace.output, first.projections.w_q):
         with pytest.raises(ValueError, match="read-only"):
             array[..., 0] = 1.0
@@ -24,7 +24,7 @@ def test_one_shared_run_whose_arrays_are_read_only():
 
 def test_why_not_cache_data_each_entry_would_copy_the_projections():
     """A pickled run (what st.cache_data stores and copies back on every rerun) is mostly its W matrices."""
-    run = compute.attention_run(("the", "cat", "sat"), AttentionConfig(d_model=512, n_heads=8))
+    run = computations.attention_run(("the", "cat", "sat"), AttentionConfig(d_model=512, n_heads=8))
     p = run.projections
     weights = sum(w.nbytes for w in (p.w_q, p.w_k, p.w_v, p.w_o))
     assert len(pickle.dumps(run)) > weights > 20 * run.trace.weights.nbytes
@@ -35,17 +35,19 @@ def test_a_live_run_is_found_by_sentence_and_config_and_a_changed_one_is_not_ser
     version) is its own run; once the run is gone (a cleared cache), the next ask computes again."""
     import gc
 
-    from dashboard import bounded_cache, source
+    from dashboard.compute import bounded_cache, source
 
     bounded_cache.clear_all()
     asked = []
-    lookup = compute.attention_run
-    monkeypatch.setattr(compute, "attention_run", lambda tokens, config: asked.append(config) or lookup(tokens, config))
+    lookup = computations.attention_run
+    monkeypatch.setattr(
+        computations, "attention_run", lambda tokens, config: asked.append(config) or lookup(tokens, config)
+    )
     config = AttentionConfig(d_model=64, n_heads=2, seed=11)
     first = source._config_run("the cat sat", config)
     again = source._config_run("the cat sat", config)
     assert again is first and asked == [config]  # looked up once
-    assert first.tokens == compute.tokens_of("the cat sat") and first.trace.weights.shape == (2, 3, 3)
+    assert first.tokens == computations.tokens_of("the cat sat") and first.trace.weights.shape == (2, 3, 3)
     other = source._config_run("the cat sat", AttentionConfig(d_model=64, n_heads=2, seed=12))
     assert other is not first and len(asked) == 2
     assert not np.array_equal(other.trace.weights, first.trace.weights)  # the new seed's maps, not the old ones

@@ -23,8 +23,8 @@ import streamlit as st
 from core import head_contributions, scaled_dot_product_attention
 from core.attention import attention_mask
 from core.neuron import score_terms
-from dashboard import bounded_cache
-from dashboard.page import CODE_LABEL, source_lines
+from dashboard.compute import bounded_cache
+from dashboard.page.common import CODE_LABEL, source_lines
 from tests.conftest import ROOT
 from tests.dashboard.conftest import figures, make_app, no_exception, open_all
 

@@ -1,4 +1,4 @@
-"""The contract of each entry point of ``dashboard/streamlit_runtime.py`` with the installed Streamlit.
+"""The contract of each entry point of ``dashboard/serve/streamlit_runtime.py`` with the installed Streamlit.
 
 Each test drives Streamlit's own objects the way the app's entry point does and checks what comes out, so a
 Streamlit upgrade that renames or reshapes what the module relies on fails here, by name, never silently on a page.
@@ -25,9 +25,9 @@ from streamlit.runtime.state.common import WidgetMetadata
 from streamlit.runtime.state.session_state import SessionState
 from streamlit.testing.v1 import AppTest
 
-from dashboard import clients, streamlit_runtime
-from dashboard.shared_figures import SharedFigure, without_unused_templates
-from dashboard.streamlit_runtime import guard_widget_states, spec_of
+from dashboard.page.shared_figures import SharedFigure, without_unused_templates
+from dashboard.serve import clients, streamlit_runtime
+from dashboard.serve.streamlit_runtime import guard_widget_states, spec_of
 from tests.dashboard.test_address import to_browser  # noqa: F401  (the fixture: every address sent)
 from tests.dashboard.test_shared_figures import grid
 
@@ -84,7 +84,7 @@ SEEN: list[dict] = []
 """What each run of ``SCRIPT`` saw through the entry points, in order."""
 SCRIPT = """
 import streamlit as st
-from dashboard import streamlit_runtime as rt
+from dashboard.serve import streamlit_runtime as rt
 from tests.dashboard import test_streamlit_runtime as t
 
 def body():
@@ -220,7 +220,7 @@ def test_apptests_stand_in_runtime_has_no_sessions():
 def _sessions_in_apptest() -> None:
     import streamlit as st
 
-    from dashboard import clients, streamlit_runtime
+    from dashboard.serve import clients, streamlit_runtime
 
     st.markdown(f"{streamlit_runtime.sessions()} {clients.alive('any')}")
 
@@ -243,7 +243,7 @@ def test_a_runtime_that_moved_its_session_manager_fails_loudly(monkeypatch):
 def _address_app(send: bool) -> None:
     import streamlit as st
 
-    from dashboard import streamlit_runtime as rt
+    from dashboard.serve import streamlit_runtime as rt
 
     rt.hold_query_params()
     rt.hold_query_params()  # once per session
@@ -280,7 +280,7 @@ def test_sent_query_params_keeps_the_last_few():
 def _many_sends() -> None:
     import streamlit as st
 
-    from dashboard import streamlit_runtime as rt
+    from dashboard.serve import streamlit_runtime as rt
 
     rt.hold_query_params()
     for i in range(6 + rt.KEPT_SENDS):
@@ -300,9 +300,9 @@ def draw(way: str, width: str | int = "stretch", plain: bool = False) -> None:
     import streamlit as st
     from streamlit.delta_generator import DeltaGenerator
 
-    from dashboard.map_columns import MAP_CONFIG
-    from dashboard.shared_figures import SharedFigure
-    from dashboard.streamlit_runtime import enqueue_chart
+    from dashboard.page.map_columns import MAP_CONFIG
+    from dashboard.page.shared_figures import SharedFigure
+    from dashboard.serve.streamlit_runtime import enqueue_chart
     from tests.dashboard.test_shared_figures import grid
     from tests.dashboard.test_streamlit_runtime import CALLS, record, small_figure
 
@@ -382,7 +382,7 @@ def test_a_shared_figure_is_turned_into_json_once_not_per_chart(monkeypatch):
 
 
 def _draw_three(shared) -> None:
-    from dashboard.map_columns import MAP_CONFIG, chart
+    from dashboard.page.map_columns import MAP_CONFIG, chart
     from tests.dashboard.test_shared_figures import grid
 
     chart(shared, width="stretch", key="a", config=MAP_CONFIG)

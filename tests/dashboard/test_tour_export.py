@@ -1,4 +1,4 @@
-"""Download this tour (dashboard/tour_export.py): one HTML file, every step's note and charts, plotly.js once.
+"""Download this tour (dashboard/classroom/tour_export.py): one HTML file, every step's note and charts, plotly.js once.
 
 The charts are checked against the page's own: for every step of lesson 2 the figures in the file are the JSON of
 the charts the page drew at that step's address (AppTest, the real script), so the file cannot drift from the view.
@@ -17,8 +17,7 @@ from functools import cache
 import plotly.offline
 import pytest
 
-from dashboard import tour_export
-from dashboard.classroom import tours
+from dashboard.classroom import tour_export, tours
 from dashboard.classroom.tours import Step, Tour, load_tours, step_address
 from tests.dashboard.conftest import make_app
 

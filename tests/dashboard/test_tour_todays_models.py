@@ -11,7 +11,7 @@ import pytest
 from core import tokenize
 from dashboard.classroom.tour_facts import MISSING, names
 from dashboard.classroom.tours import load_tours
-from dashboard.url_state import step_state
+from dashboard.state.url_state import step_state
 from tests.dashboard.conftest import make_app, no_exception
 
 SLUG = "todays-models"

@@ -14,8 +14,8 @@ from core.sources import MiniLMSource, source_class
 from dashboard.classroom.quiz import questions
 from dashboard.classroom.tour_facts import unknown_facts
 from dashboard.classroom.tours import TOUR_KEYS, TOURS_DIR, load_tours, parse_tour
-from dashboard.settings import DEFAULT_CONFIG, LINK_KEYS, Settings
-from dashboard.url_state import step_state
+from dashboard.state.settings import DEFAULT_CONFIG, LINK_KEYS, Settings
+from dashboard.state.url_state import step_state
 from dashboard.views import VIEWS
 from tests.conftest import require_minilm
 from tests.dashboard.conftest import heatmaps, keyed_figures, make_app, no_exception
@@ -58,7 +58,7 @@ def test_every_step_is_a_valid_link_that_renders(slug, number):
     assert set(step.settings) <= LINK_KEYS - set(TOUR_KEYS)
     at = make_app(tour=slug, tour_step=str(number), **{k: _url(v) for k, v in step.settings.items()}).run()
     no_exception(at)
-    link_notes = [w.value for w in at.warning if w.icon == ":material/link:"]  # dashboard/link_notes.py
+    link_notes = [w.value for w in at.warning if w.icon == ":material/link:"]  # dashboard/state/link_notes.py
     assert not link_notes  # no link value was dropped
     assert not at.error, [e.value for e in at.error]
     for key, value in step.settings.items():
@@ -161,7 +161,7 @@ def _runs(state: dict):
         from core.pretrained import load_minilm
 
         return MiniLMSource.of(load_minilm(), state["sentence"], causal=bool(state["causal"])).runs()
-    from dashboard import training_jobs
+    from dashboard.compute import training_jobs
 
     shape = {k: state[k] for k in ("d_model", "n_heads", "positional")}
     config = AttentionConfig(**shape, causal=state["causal"], seed=state["seed"], scaled=True)

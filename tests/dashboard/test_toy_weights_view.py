@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from core import POSITIONAL_KINDS, head_counts, tokenize
-from dashboard.settings import D_MODELS, DEFAULTS, MAX_HEADS
-from dashboard.weight_notes import FIX_LABEL
+from dashboard.page.weight_notes import FIX_LABEL
+from dashboard.state.settings import D_MODELS, DEFAULTS, MAX_HEADS
 from tests.dashboard.conftest import array, figures, heatmaps, make_app, no_exception
 
 

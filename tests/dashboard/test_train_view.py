@@ -18,7 +18,7 @@ import pytest
 
 from core import head_summary
 from core.training import SEED_SURVEY, TASK_NAMES, load_trained, recommended, seed_note, train
-from dashboard.training_jobs import SESSION_SECONDS, Registry, registry
+from dashboard.compute.training_jobs import SESSION_SECONDS, Registry, registry
 from dashboard.views import train as train_view
 from tests.dashboard.charts import charts, grids
 from tests.dashboard.conftest import figures, make_app, no_exception

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dashboard.settings import SETTING_KEYS
-from dashboard.url_state import BAD, SPEC, address_text, read
+from dashboard.state.settings import SETTING_KEYS
+from dashboard.state.url_state import BAD, SPEC, address_text, read
 from dashboard.views import VIEWS
 from tests.dashboard.conftest import make_app, no_exception
 

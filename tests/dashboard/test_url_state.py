@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from core.training import recommended
 from dashboard.classroom.tours import load_tours
-from dashboard.settings import DEFAULT_CONFIG, DEFAULTS, LINK_KEYS, widget_state
-from dashboard.url_state import SPEC, SPECS, address_text, notes, read
+from dashboard.state.settings import DEFAULT_CONFIG, DEFAULTS, LINK_KEYS, widget_state
+from dashboard.state.url_state import SPEC, SPECS, address_text, notes, read
 
 MINILM_SHAPE = {"d_model": 384, "n_heads": 12, "positional": "learned"}
 """What all-MiniLM-L6-v2 was trained with (its config.json): the weights fix it."""

@@ -7,7 +7,7 @@ import pytest
 
 from dashboard.figures.heads import head_charts
 from dashboard.figures.layout import VALUES_COLUMNS, VALUES_MAX_CELLS
-from dashboard.settings import LINK_KEYS
+from dashboard.state.settings import LINK_KEYS
 from tests.dashboard.conftest import figures, heatmaps, make_app, no_exception
 
 

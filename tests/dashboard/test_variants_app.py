@@ -118,11 +118,11 @@ def test_steps_name_the_shared_kv_head_in_every_step():
 
 def test_kv_cache_view_decodes_with_the_window_alibi_and_grouped_heads_exactly():
     from core import tokenize
-    from dashboard import compute
-    from dashboard.settings import DEFAULTS
+    from dashboard.compute import computations
+    from dashboard.state.settings import DEFAULTS
 
     config = replace(DEFAULTS.config, kv_heads=2, window=3, prefix=2, alibi=True)
-    cached = compute.cache_run(tuple(tokenize(DEFAULTS.sentence)), config)
+    cached = computations.cache_run(tuple(tokenize(DEFAULTS.sentence)), config)
     assert cached.steps[-1].k_cache.shape == (2, 8, 16) and cached.max_diff <= 1e-12
     assert cached.full.trace.bias is not None and not cached.full.trace.mask[0, 1]  # causal, no prefix
     at = make_app(view="kv_cache", kv_heads="2", window="3", alibi="true").run()

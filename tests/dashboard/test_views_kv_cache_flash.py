@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from core import run, tokenize
-from dashboard.settings import DEFAULTS
+from dashboard.state.settings import DEFAULTS
 from tests.dashboard.charts import charts, grids, masked
 from tests.dashboard.conftest import make_app, no_exception
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from core import AttentionConfig, run, tokenize
-from dashboard.settings import DEFAULTS
+from dashboard.state.settings import DEFAULTS
 from tests.dashboard.charts import charts, grids
 from tests.dashboard.conftest import make_app, no_exception
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dashboard.page import CODE_LABEL
+from dashboard.page.common import CODE_LABEL
 from tests.conftest import require_minilm
 from tests.dashboard.conftest import make_app, no_exception, open_all
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from core import run, tokenize
-from dashboard.settings import DEFAULTS
+from dashboard.state.settings import DEFAULTS
 from tests.conftest import require_minilm
 from tests.dashboard.charts import charts, grids, masked, softmax_rows
 from tests.dashboard.conftest import make_app, no_exception
@@ -25,7 +25,7 @@ STEPS = [
     "step_qkv_chart",
     "step_qk_chart",
     "step_scaled_chart",
-    "score_probe_chart",  # after the scaling step: "Why a score is high" (dashboard/probes.py)
+    "score_probe_chart",  # after the scaling step: "Why a score is high" (dashboard/page/probes.py)
     "step_weights_chart",
     "step_context_chart",
     "step_concat_chart",

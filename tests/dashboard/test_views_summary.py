@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from core import head_summary, run, tokenize
-from dashboard.settings import DEFAULTS
+from dashboard.state.settings import DEFAULTS
 from dashboard.views.summary import COLUMNS
 from tests.conftest import require_minilm
 from tests.dashboard.charts import charts, shown_table

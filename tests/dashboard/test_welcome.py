@@ -9,7 +9,7 @@ import pytest
 
 from dashboard.classroom import room_page
 from dashboard.classroom.tours import TOURS_DIR
-from dashboard.url_state import read
+from dashboard.state.url_state import read
 from tests.dashboard.conftest import figures, make_app, no_exception
 from tests.dashboard.test_rooms import start_room, tabs  # noqa: F401  (tabs: the fixture)
 

@@ -40,7 +40,7 @@ def flip_toggle(page: Page, key: str) -> None:
 
 def open_expander(page: Page, label: str) -> Locator:
     """Open the first expander labelled ``label`` and wait for the run that opening it causes (the code and the
-    downloads are drawn only while open, ``dashboard.page.opened``); the expander."""
+    downloads are drawn only while open, ``dashboard.page.common.opened``); the expander."""
     expander = page.get_by_test_id("stExpander").filter(has=page.locator("summary", has_text=label)).first
     wait_idle(page, expander.locator("summary").click)
     return expander
@@ -305,7 +305,7 @@ def formulas_cut(page: Page) -> list[tuple[str, float, float]]:
 # Text cut with an ellipsis: every visible element on the page (the sidebar left out: collapsed off screen on a
 # projector and a phone) whose text overflows a box that ends it with "…" (a button's label squeezed by its row).
 # Left out too: a tour's note line in presenter mode, cut to one line on purpose with the whole note in the popover
-# beside it (dashboard/presenter.py TOUR_LINE_KEY; tests/e2e/test_tours_on_a_projector.py opens it).
+# beside it (dashboard/page/presenter.py TOUR_LINE_KEY; tests/e2e/test_tours_on_a_projector.py opens it).
 _CUT_TEXT = """() => [...document.querySelectorAll('.stApp *')]
   .filter((e) => !e.closest('[data-testid=stSidebar], .st-key-tour_line')
     && e.checkVisibility({visibilityProperty: true})

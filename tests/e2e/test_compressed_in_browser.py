@@ -1,4 +1,4 @@
-"""Streamlit's bundle served compressed (streamlit_app.py, dashboard/precompressed.py), in chromium.
+"""Streamlit's bundle served compressed (streamlit_app.py, dashboard/serve/precompressed.py), in chromium.
 
 A fresh context (empty cache) opens lesson 2's heads view twice: offering gzip only, as a phone's chromium offers a
 plain-HTTP host, and offering what chromium offers localhost and HTTPS (brotli too), once the server's brotli is
@@ -17,7 +17,7 @@ import pytest
 
 from bench.page_assets import BROWSER, GZIP_ONLY, wait_compressed
 from bench.streamlit_server import wait_heatmaps, wait_idle
-from dashboard.precompressed import static_dir
+from dashboard.serve.precompressed import static_dir
 from tests.e2e.conftest import watched_page
 
 pytestmark = pytest.mark.e2e

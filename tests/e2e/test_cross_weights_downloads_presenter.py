@@ -18,8 +18,8 @@ import pytest
 
 from bench.streamlit_server import HEADS_CHART, wait_heatmaps, wait_idle
 from core import run, tokenize
-from dashboard.downloads import DOWNLOADS_LABEL
-from dashboard.settings import DEFAULTS
+from dashboard.page.downloads import DOWNLOADS_LABEL
+from dashboard.state.settings import DEFAULTS
 from dashboard.views.cross import DEFAULT_SOURCE
 from tests.e2e.conftest import watched_page
 from tests.e2e.dom import (

@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 
 from bench.streamlit_server import HEADS_CHART, heatmap_count, wait_heatmaps, wait_idle
 from core import MAX_TOKENS, tokenize
-from dashboard.settings import DEFAULTS
+from dashboard.state.settings import DEFAULTS
 from tests.e2e.conftest import watched_page
 from tests.e2e.dom import (
     cell_colours,
@@ -32,7 +32,7 @@ from tests.e2e.dom import (
 
 pytestmark = pytest.mark.e2e
 LINK_NOTE = "[data-testid='stAlert']:has-text('The link')"
-"""The page's note about a link value it could not use (dashboard/link_notes.py)."""
+"""The page's note about a link value it could not use (dashboard/state/link_notes.py)."""
 
 
 def open_app(page, url: str, query: str = "") -> None:

@@ -141,7 +141,7 @@ def test_wait_idle_waits_for_elements_whose_code_comes_late(browser, server):
 
 def wait_view(page, slug: str, timeout: float = 30) -> None:
     """Until ``page`` shows view ``slug``: its line of what the view teaches. A following page has no view bar
-    (``dashboard/followed.py``), and it redraws when the teacher's change reaches it."""
+    (``dashboard/state/followed.py``), and it redraws when the teacher's change reaches it."""
     expect(page.get_by_text(VIEWS[slug].teaches, exact=True).first).to_be_visible(timeout=timeout * 1000)
 
 

@@ -17,7 +17,7 @@ from bench.streamlit_server import wait_idle
 from core.training.train import recommended
 from dashboard.figures.grid import MASK_NOTE
 from dashboard.figures.layout import PRESENTER_MIN_TICK, PRESENTER_MIN_TITLE
-from dashboard.presenter import PAGE_TEXT_PX
+from dashboard.page.presenter import PAGE_TEXT_PX
 from dashboard.views import VIEWS as ALL_VIEWS
 from tests.conftest import require_minilm
 from tests.e2e.conftest import watched_page
@@ -70,7 +70,7 @@ LESSON_2 = "view=heads&sentence=one+two+three+four+five+six+seven+eight+nine+ten
 
 PRESENTER_STYLE = """() => [...document.querySelectorAll('style')]
     .some((s) => s.textContent.includes('stMainBlockContainer'))"""
-"""dashboard/presenter.py's style sheet is on the page (it can arrive after the script run has ended)."""
+"""dashboard/page/presenter.py's style sheet is on the page (it can arrive after the script run has ended)."""
 
 
 @contextlib.contextmanager

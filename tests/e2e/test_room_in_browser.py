@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import Page
 
 from bench.streamlit_server import wait_idle
-from dashboard.page import CODE_LABEL
+from dashboard.page.common import CODE_LABEL
 from tests.conftest import require_minilm
 from tests.e2e.conftest import watched_page
 from tests.e2e.dom import charts, choose_segment, chosen_segment, open_expander, wait_charts_drawn, widget

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from bench.streamlit_server import chromium
-from dashboard.tour_export import tour_html
+from dashboard.classroom.tour_export import tour_html
 from tests.conftest import require_chromium
 
 pytestmark = pytest.mark.e2e

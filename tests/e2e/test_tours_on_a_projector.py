@@ -13,7 +13,7 @@ import pytest
 
 from bench.streamlit_server import wait_idle
 from dashboard.classroom.tours import load_tours
-from dashboard.presenter import PAGE_TEXT_PX
+from dashboard.page.presenter import PAGE_TEXT_PX
 from tests.conftest import require_minilm
 from tests.e2e.conftest import watched_page
 from tests.e2e.dom import chosen_segment, figure_parts, first_map_key, wait_charts_drawn, widget

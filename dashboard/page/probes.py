@@ -2,7 +2,7 @@
 
 Each panel asks the source (``supports("ablation")``, ``ablated_runs``, ``logits``) and draws what core computed;
 every number on the page is read from that result. Results are cached per source key, bounded by their bytes
-(``dashboard.bounded_cache``).
+(``dashboard.compute.bounded_cache``).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from core.training.probes import (
     repeated_token_scores,
 )
 from core.training.train import TrainResult
-from dashboard import bounded_cache
-from dashboard.bounded_cache import MB
+from dashboard.compute import bounded_cache
+from dashboard.compute.bounded_cache import MB
 from dashboard.figures.probes import (
     head_bars_figure,
     head_grid_figure,
@@ -36,8 +36,8 @@ from dashboard.figures.probes import (
     predictions_figure,
     score_terms_figure,
 )
-from dashboard.page import PLOTLY_CONFIG, chart_config, show_code, show_equation, table_height
-from dashboard.settings import Settings
+from dashboard.page.common import PLOTLY_CONFIG, chart_config, show_code, show_equation, table_height
+from dashboard.state.settings import Settings
 
 NONE = "none"
 """The knockout control's "no head knocked out"."""
@@ -49,7 +49,7 @@ MODE_WORDS = {
 }
 KNOCKOUT_CHOICES = (NONE, *(f"L{layer} H{head}" for layer in range(1, 7) for head in range(1, 17)))
 """Every value a link's ``ablate`` may carry (up to MiniLM's 6 layers and 16 heads); the panel offers the model's."""
-_effects = bounded_cache.BoundedCache("dashboard.probes.effects", max_bytes=1 * MB, idle=None)
+_effects = bounded_cache.BoundedCache("dashboard.page.probes.effects", max_bytes=1 * MB, idle=None)
 """The server's all-heads MiniLM tables by source key (each 72 forwards and a few kB: kept until more push it out,
 not dropped when idle, since a student pressed a button for it)."""
 

@@ -16,9 +16,9 @@ import dataclasses
 import streamlit as st
 
 from core import Run
-from dashboard.exports import file_stem, trace_npz, weights_csv
-from dashboard.page import opened
-from dashboard.settings import Settings
+from dashboard.page.common import opened
+from dashboard.page.exports import file_stem, trace_npz, weights_csv
+from dashboard.state.settings import Settings
 
 CSV_NOTE = (
     "CSV: one row per head, query and key (heads from 1, positions from 0, as in the maps). A token that "

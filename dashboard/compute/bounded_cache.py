@@ -46,7 +46,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from dashboard import server_memory
+from dashboard.serve import server_memory
 
 MB = 2**20
 CACHE_BUDGET = 400 * MB

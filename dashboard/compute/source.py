@@ -1,7 +1,7 @@
 """The page's model source: the settings' weights as a ``core.sources.ModelSource``, or a message saying why not.
 
 ``source_or_message(settings)`` is the one function that builds a source. Each kind's builder reads the
-runs ``dashboard.compute`` caches (shared, read-only arrays, bounded by bytes: ``dashboard.bounded_cache``), so a
+runs ``compute.computations`` caches (shared, read-only arrays, bounded by bytes: ``compute.bounded_cache``), so a
 rerun computes nothing twice. ``BUILDS`` is the one table
 from a source class to how the page builds and names it: adding a source is one line here and one class in
 ``core/sources.py``. Views ask the source (its tokens, runs, ``supports``), never a kind's name.
@@ -22,9 +22,10 @@ from core.pretrained.runs import permutation_layers
 from core.sources import ConfigSource, MiniLMSource, ModelSource, ToySource, TrainedSource
 from core.tokens import count_tokens
 from core.training.model import forward
-from dashboard import compute, followed, training_jobs
-from dashboard.minilm_files import minilm_ready
-from dashboard.settings import Settings
+from dashboard.compute import computations, training_jobs
+from dashboard.compute.minilm_files import minilm_ready
+from dashboard.state import followed
+from dashboard.state.settings import Settings
 
 EMPTY_SENTENCE = "The sentence is empty: there are no tokens to attend over."
 TYPE_ONE = " Type a sentence in the sidebar to see its attention maps."
@@ -38,7 +39,7 @@ def tokens_or_message(sentence: str, empty: str | None = None) -> tuple[str, ...
         st.info(EMPTY_SENTENCE + followed.hint(TYPE_ONE) if empty is None else empty)
         return None
     try:
-        return compute.tokens_of(sentence)
+        return computations.tokens_of(sentence)
     except ValueError as err:
         st.error(str(err))
         return None
@@ -53,7 +54,7 @@ _runs_lock = threading.Lock()
 
 
 def _config_run(sentence: str, config: AttentionConfig) -> Run | None:
-    """The run of ``sentence`` under ``config`` (``compute.attention_run``), or None after showing why not."""
+    """The run of ``sentence`` under ``config`` (``computations.attention_run``), or None after showing why not."""
     with _runs_lock:
         known = _runs.get((sentence, config))
     if known is not None:
@@ -61,7 +62,7 @@ def _config_run(sentence: str, config: AttentionConfig) -> Run | None:
     tokens = tokens_or_message(sentence)
     if tokens is None:
         return None
-    found = compute.attention_run(tokens, config)
+    found = computations.attention_run(tokens, config)
     with _runs_lock:
         _runs[(sentence, config)] = found
     return found
@@ -78,7 +79,9 @@ def _minilm_source(settings: Settings) -> MiniLMSource | None:
     if tokens_or_message(settings.sentence) is None or not minilm_ready():
         return None
     causal = settings.config.causal
-    return MiniLMSource(compute.minilm(), settings.sentence, causal, compute.minilm_runs(settings.sentence, causal))
+    return MiniLMSource(
+        computations.minilm(), settings.sentence, causal, computations.minilm_runs(settings.sentence, causal)
+    )
 
 
 def _trained_source(settings: Settings) -> TrainedSource | None:
@@ -90,7 +93,7 @@ def _config_weights(settings: Settings) -> ConfigSource:
 
 
 def _minilm_weights(settings: Settings) -> MiniLMSource | None:
-    return MiniLMSource(compute.minilm(), "", settings.config.causal, ()) if minilm_ready() else None
+    return MiniLMSource(computations.minilm(), "", settings.config.causal, ()) if minilm_ready() else None
 
 
 def _config_call(settings: Settings, source: tuple[str, ...] | None) -> str:
@@ -137,7 +140,7 @@ class Build:
 
 def _minilm_count(sentence: str) -> int:
     """MiniLM's pieces with [CLS] and [SEP] (or the words, while the model is missing): the page caps both."""
-    model = compute.minilm()
+    model = computations.minilm()
     pieces = 0 if isinstance(model, str) else len(model.encode(sentence).ids)
     return max(count_tokens(sentence), pieces)
 
@@ -187,7 +190,7 @@ def source_or_message(settings: Settings) -> ModelSource | None:
 
 def weights_source(settings: Settings) -> ModelSource | None:
     """The settings' weights bound to no sentence of the sidebar's, for a view that reads its own sentences
-    (``ModelSource.reads``, ``compute.sentence_maps``); a trained model as ``source_or_message`` builds it (its
+    (``ModelSource.reads``, ``computations.sentence_maps``); a trained model as ``source_or_message`` builds it (its
     ``examples`` are its task's). None after a message (the pretrained model missing, a training refused)."""
     build = BUILDS[settings.kind]
     try:
@@ -223,7 +226,7 @@ def token_count(settings: Settings) -> Callable[[str], int] | None:
     count while the model cannot load is the words' (``count_tokens``), and it is returned as such: what was
     counted with it (``long_text``'s cached beginning) is not taken for MiniLM's once "Try again" loads it."""
     count = BUILDS[settings.kind].count
-    return count_tokens if count is _minilm_count and isinstance(compute.minilm(), str) else count
+    return count_tokens if count is _minilm_count and isinstance(computations.minilm(), str) else count
 
 
 def served(settings: Settings, experiment: str, what: str) -> Settings:

@@ -29,11 +29,11 @@ from core import MAX_TOKENS, POSITIONAL_KINDS, head_count_problem
 from core.ablation import MODES as ABLATION_MODES
 from core.sources import SOURCES, WEIGHTS, ModelSource
 from core.training import MAX_STEPS, SAFE_LRS, TASK_NAMES
-from dashboard.address import OWN_KEYS, going_back, replaced, sent_before
 from dashboard.classroom.teacher_key import CLAIM_PARAM
 from dashboard.classroom.tours import TOUR_KEYS, Step, load_tours
-from dashboard.probes import KNOCKOUT_CHOICES, NONE, TEMPERATURES
-from dashboard.settings import (
+from dashboard.page.probes import KNOCKOUT_CHOICES, NONE, TEMPERATURES
+from dashboard.state.address import OWN_KEYS, going_back, replaced, sent_before
+from dashboard.state.settings import (
     D_MODELS,
     DEFAULT_CONFIG,
     DEFAULTS,

@@ -20,7 +20,7 @@ import streamlit as st
 from core import MAX_CHARS, MAX_TOKENS, POSITIONAL_KINDS, AttentionConfig, head_counts
 from core.sources import SOURCES, WEIGHTS, Architecture, ModelSource, Support, source_class
 from core.training import MAX_STEPS, SAFE_LRS, TASK_NAMES, ModelConfig, TrainSettings, recommended
-from dashboard.weight_notes import WEIGHT_PROMISES
+from dashboard.page.weight_notes import WEIGHT_PROMISES
 
 D_MODELS = (8, 16, 32, 64, 128, 256, 512)
 """Model widths offered: powers of two, so every width has head counts 1, 2, 4, 8."""
@@ -136,7 +136,7 @@ LINK_KEYS = frozenset((*SETTING_KEYS, *VIEW_KEYS))
 """Every URL key: the widgets bound to the URL and ``OWNED_KEYS``; tests/dashboard checks this list against the
 source."""
 OWNED_KEYS = ("view", "tour")
-"""URL keys whose controls are not bound: the page writes them itself (``dashboard/address.py``), so that each
+"""URL keys whose controls are not bound: the page writes them itself (``dashboard/state/address.py``), so that each
 change is one entry in the browser's history (a bound control's change replaces the entry) and the tour picker
 can show titles (a bound picker writes the text it shows)."""
 

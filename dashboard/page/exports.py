@@ -36,7 +36,7 @@ import pandas as pd
 
 from core import AttentionConfig, Run
 from core.pipeline import EMBEDDED
-from dashboard.mask_words import mask_rule
+from dashboard.page.mask_words import mask_rule
 
 CSV_COLUMNS = ("head", "query_position", "query_token", "key_position", "key_token", "weight", "masked")
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")

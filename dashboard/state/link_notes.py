@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard.settings import LINK_KEYS, Settings, fixed_shape
-from dashboard.url_state import pending_notes
+from dashboard.state.settings import LINK_KEYS, Settings, fixed_shape
+from dashboard.state.url_state import pending_notes
 
 
 def link_notes(link: dict[str, str], s: Settings) -> list[str]:

@@ -21,12 +21,9 @@ import streamlit as st
 from core import AttentionTrace, Run
 from core.pipeline import EMBEDDED
 from core.sources import MiniLMSource
-from dashboard import bounded_cache, followed, streamlit_runtime
-from dashboard.bounded_cache import MB
-from dashboard.exports import figure_stem, image_options
-from dashboard.mask_words import sees_order
-from dashboard.settings import SHOWN_SETTINGS, Settings
-from dashboard.source import (  # noqa: F401  (views import them from here, with the rest of what they share)
+from dashboard.compute import bounded_cache
+from dashboard.compute.bounded_cache import MB
+from dashboard.compute.source import (  # noqa: F401  (views import them from here, with the rest of what they share)
     EMPTY_SENTENCE,
     computed_by,
     input_code,
@@ -38,9 +35,14 @@ from dashboard.source import (  # noqa: F401  (views import them from here, with
     source_or_message,
     tokens_or_message,
 )
+from dashboard.page.exports import figure_stem, image_options
+from dashboard.page.mask_words import sees_order
+from dashboard.serve import streamlit_runtime
+from dashboard.state import followed
+from dashboard.state.settings import SHOWN_SETTINGS, Settings
 
 if TYPE_CHECKING:
-    from dashboard.streamlit_runtime import ExpanderContainer
+    from dashboard.serve.streamlit_runtime import ExpanderContainer
 
 PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": "attention", "scale": 2}}
 """Every chart's toolbar: no Plotly logo; the camera button saves a 2x PNG named "attention" (``chart_config``
@@ -296,7 +298,7 @@ def show_frame(
 
     On a laptop or a phone, ``st.dataframe``'s grid (a phone swipes it sideways; ``grid``: its other arguments).
     On a projector, ``st.table``: the grid draws on a canvas at 13 px whatever the page's style sheet says,
-    st.table is page text, 20 px there (``dashboard/presenter.py``). st.table reads its cells as Markdown, so each
+    st.table is page text, 20 px there (``dashboard/page/presenter.py``). st.table reads its cells as Markdown, so each
     is escaped (``plain_cell``). ``formats``: a number format per column (``"{:.3f}"``), ``na`` for a missing one.
     ``key``: the table sits in a container of that key (``.st-key-<key>`` finds it in the browser).
     """

@@ -1,7 +1,7 @@
 """Every computation the dashboard shows, cached: settings in, core results out.
 
 Nothing else in dashboard/ does math. Each function is keyed on hashable arguments (token tuples, a frozen
-``AttentionConfig``) and kept in a ``dashboard.bounded_cache`` bounded by the bytes its entries hold: every
+``AttentionConfig``) and kept in a ``dashboard.compute.bounded_cache`` bounded by the bytes its entries hold: every
 session gets the same read-only object, and an entry nobody reads for a while goes. What an entry holds at the
 largest settings (64 tokens, d_model 512, 16 heads; ``bounded_cache.held_bytes``): a ``Run`` 11 MB, 8 MB of it
 its W matrices (shared by every run of the same width and seed, but counted in each); one MiniLM sentence's six
@@ -40,8 +40,8 @@ from core.pretrained import ENV_VAR, CheckpointError, ChecksumError, Encoding, M
 from core.pretrained.runs import layer_runs
 from core.sources import ModelSource
 from core.tiled import Tile, tiles
-from dashboard import bounded_cache
-from dashboard.bounded_cache import MB
+from dashboard.compute import bounded_cache
+from dashboard.compute.bounded_cache import MB
 
 
 @st.cache_resource(max_entries=1, show_spinner="Loading the pretrained MiniLM (once per server)…")

@@ -1,4 +1,4 @@
-"""What bounds the server's memory besides its caches (``dashboard.bounded_cache``): the work in flight.
+"""What bounds the server's memory besides its caches (``dashboard.compute.bounded_cache``): the work in flight.
 
     configure_allocator()      once per process (the entry file): two malloc arenas, a fixed mmap threshold
     with drawing(): view.render(settings)     at most DRAWING_AT_ONCE views draw at once

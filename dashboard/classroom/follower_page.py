@@ -12,7 +12,7 @@ The app calls ``follower_settings(room)`` after ``enter_room``; when it returns 
 page's body as a fragment (``_followed_body``, which the push reruns alone) instead of the full sidebar and body;
 when it returns None, the page draws its own sidebar.
 The page's other controls a follower cannot use (the view bar, the tour picker and the tour's buttons, the heads
-view's switches, the quiz switch, the head pickers) read the room's values through ``dashboard.followed`` instead.
+view's switches, the quiz switch, the head pickers) read the room's values through ``dashboard.state.followed`` instead.
 """
 
 from __future__ import annotations
@@ -23,12 +23,14 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from core import Run
-from dashboard import bounded_cache, compute, followed, streamlit_runtime
-from dashboard.bounded_cache import MB
 from dashboard.classroom.room_page import RoomState, drawn, follow_on, fragment_rerun, question_open, watch_room
-from dashboard.page import scaled
-from dashboard.settings import Settings, settings_from
-from dashboard.url_state import SPEC, address_text, read, with_own
+from dashboard.compute import bounded_cache, computations
+from dashboard.compute.bounded_cache import MB
+from dashboard.page.common import scaled
+from dashboard.serve import streamlit_runtime
+from dashboard.state import followed
+from dashboard.state.settings import Settings, settings_from
+from dashboard.state.url_state import SPEC, address_text, read, with_own
 
 
 def room_address(state: RoomState) -> dict[str, str] | None:
@@ -42,7 +44,7 @@ def room_address(state: RoomState) -> dict[str, str] | None:
 def follower_settings(state: RoomState) -> Settings | None:
     """The room's settings on a student's page that follows its teacher, read from the room's address as any link
     is (``url_state.read``, then ``settings.settings_from``); None on any other page. Call it before any control:
-    the page's controls then show the room's values, not widgets (``dashboard.followed``)."""
+    the page's controls then show the room's values, not widgets (``dashboard.state.followed``)."""
     address = room_address(state)
     if address is None:
         followed.follow(None)
@@ -78,7 +80,7 @@ def _followed_body(state: RoomState, body: Callable[[RoomState, Settings], None]
     drawn(state)  # not reached when Streamlit ends this run early: the page's check then reruns it whole
 
 
-_lines = bounded_cache.BoundedCache("dashboard.follower_page.lines", max_bytes=1 * MB)
+_lines = bounded_cache.BoundedCache("dashboard.classroom.follower_page.lines", max_bytes=1 * MB)
 """(settings, quiz open) -> ``settings_line``: one per room version a follower shows, so a few per open room."""
 
 
@@ -104,9 +106,13 @@ def _run(settings: Settings) -> Run | None:
         if settings.kind.TRAINS or not settings.sentence.strip():
             return None
         if settings.kind.ARCHITECTURE is not None:  # the pretrained model
-            ready = not isinstance(compute.minilm(), str)
-            return compute.minilm_runs(settings.sentence, settings.config.causal)[settings.layer - 1] if ready else None
-        return compute.attention_run(compute.tokens_of(settings.sentence), settings.config)
+            ready = not isinstance(computations.minilm(), str)
+            return (
+                computations.minilm_runs(settings.sentence, settings.config.causal)[settings.layer - 1]
+                if ready
+                else None
+            )
+        return computations.attention_run(computations.tokens_of(settings.sentence), settings.config)
     except ValueError:
         return None
 

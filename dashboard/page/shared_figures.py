@@ -6,9 +6,9 @@ maps (plotly's validating constructors) and, inside ``st.plotly_chart``, ``Figur
 the figure and base64-encodes its arrays, once per chart per session. Two hundred students of one room draw one
 picture; here it is built and turned into plotly's JSON-ready dict once.
 
-- The key is the run itself and the way it is drawn: ``dashboard.compute`` shares its cached runs, so every session
+- The key is the run itself and the way it is drawn: ``compute.computations`` shares its cached runs, so every session
   with the same settings (every follower of a room version) holds the same ``Run`` object. The grids are kept in a
-  ``dashboard.bounded_cache`` (16 maps of 64 x 64 with their values written: 2.5 MB), built by the first session
+  ``dashboard.compute.bounded_cache`` (16 maps of 64 x 64 with their values written: 2.5 MB), built by the first session
   that asks while the others wait for it, and forgotten with their run (``weakref.finalize``).
 - A ``SharedFigure`` is a ``go.Figure`` whose ``to_dict()`` returns that one dict, never a copy. ``st.plotly_chart``
   reads a figure only through ``to_dict()`` (``plotly.tools.return_figure_from_figure_or_data``) and only reads the
@@ -26,10 +26,10 @@ from collections.abc import Callable, Hashable
 
 import plotly.graph_objects as go
 
-from dashboard import bounded_cache
-from dashboard.bounded_cache import MB
+from dashboard.compute import bounded_cache
+from dashboard.compute.bounded_cache import MB
 from dashboard.figures.grid import ChartGrid
-from dashboard.streamlit_runtime import spec_of
+from dashboard.serve.streamlit_runtime import spec_of
 
 
 class SharedFigure(go.Figure):
@@ -71,7 +71,7 @@ def shared_grid(grid: ChartGrid) -> ChartGrid:
     )
 
 
-_grids = bounded_cache.BoundedCache("dashboard.shared_figures.grids", max_bytes=32 * MB)
+_grids = bounded_cache.BoundedCache("dashboard.page.shared_figures.grids", max_bytes=32 * MB)
 """(id of the run, mode) -> its grid."""
 _watched: set[int] = set()
 """Ids of the runs whose end is watched (``weakref.finalize``), so each is watched once."""

@@ -10,7 +10,8 @@ from __future__ import annotations
 import streamlit as st
 
 from core import AttentionConfig, Run
-from dashboard import compute, followed
+from dashboard.compute import computations
+from dashboard.state import followed
 
 WEIGHT_PROMISES = {
     "random": "Random W_Q, W_K, W_V, W_O, fixed by the seed: any pattern here is chance. "
@@ -49,7 +50,7 @@ def _use_learned() -> None:
 
 def look_alike_note(run: Run) -> str:
     """What the identity weights' maps show, measured on the run."""
-    share, weight = compute.look_alike_rows(run.trace.weights, run.tokens)
+    share, weight = computations.look_alike_rows(run.trace.weights, run.tokens)
     d_k = run.trace.q.shape[-1]
     note = (
         f"Measured on this sentence: in {share:.0%} of the rows (every head) the largest weight is on the token "
@@ -62,7 +63,7 @@ def look_alike_note(run: Run) -> str:
 
 def previous_note(run: Run) -> str | None:
     """What the previous-token head's maps show, measured on the run (None for a single token)."""
-    found = compute.previous_rows(run.trace.weights)
+    found = computations.previous_rows(run.trace.weights)
     if found is None:
         return None
     share, weight = found
@@ -83,7 +84,7 @@ def show_weights_note(weights: str, sentence: str, config: AttentionConfig) -> N
     measure = MEASURED.get(weights)
     if measure is not None:
         try:
-            run = compute.attention_run(compute.tokens_of(sentence), config)
+            run = computations.attention_run(computations.tokens_of(sentence), config)
         except ValueError:  # no usable sentence: the view says why
             run = None
         if run is not None and (note := measure(run)) is not None:

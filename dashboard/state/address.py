@@ -32,7 +32,7 @@ Messages reach the browser in order, and the last run's is delivered, so the las
 address; the browser compares it with its own and pushes only if they differ (``handlePageInfoChanged``), so a run
 that moved nothing adds no history entry.
 
-The hold and the send go below Streamlit's public API, in ``dashboard/streamlit_runtime.py``
+The hold and the send go below Streamlit's public API, in ``dashboard/serve/streamlit_runtime.py``
 (``hold_query_params``, ``send_query_params``, ``sent_query_params``, ``drawn_bound_params``,
 ``history_navigation``), whose contract tests pin what they read; ``tests/dashboard/test_address.py`` pins what the
 hold stands for: every address message any part of Streamlit sends in a run goes through it, so a run sends
@@ -47,8 +47,8 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from dashboard import streamlit_runtime
 from dashboard.classroom.teacher_key import CLAIM_PARAM, address_in_place
+from dashboard.serve import streamlit_runtime
 
 _REPLACE = "_address_replace"
 """Session: an address the next run opens as it is, as a link would be (``replace``)."""

@@ -22,12 +22,13 @@ import plotly.io as pio
 import plotly.offline
 import streamlit as st
 
-from dashboard import compute, url_state
 from dashboard.classroom.tour_facts import fill
 from dashboard.classroom.tours import load_tours, step_address
+from dashboard.compute import computations
+from dashboard.compute.source import served, source_or_message
 from dashboard.figures.grid import ChartGrid
-from dashboard.settings import Settings, settings_from
-from dashboard.source import served, source_or_message
+from dashboard.state import url_state
+from dashboard.state.settings import Settings, settings_from
 from dashboard.views import cross, heads, permutation, scaling, steps
 
 Charts = list[go.Figure]
@@ -47,8 +48,8 @@ def _heads(settings: Settings, values: Mapping[str, object]) -> Charts:
 
 
 def _cross(settings: Settings, values: Mapping[str, object]) -> Charts:
-    tokens, source = compute.tokens_of(settings.sentence), compute.tokens_of(str(values["source"]))
-    return _grid(cross.map_grid(compute.cross_run(tokens, source, settings.config), presenter=settings.presenter))
+    tokens, source = computations.tokens_of(settings.sentence), computations.tokens_of(str(values["source"]))
+    return _grid(cross.map_grid(computations.cross_run(tokens, source, settings.config), presenter=settings.presenter))
 
 
 def _permutation(settings: Settings, values: Mapping[str, object]) -> Charts:
@@ -66,7 +67,7 @@ def _permutation(settings: Settings, values: Mapping[str, object]) -> Charts:
     )
     if perm is None:
         return []
-    results = compute.permutation_runs(source, perm)
+    results = computations.permutation_runs(source, perm)
     run, result = source.run(settings.layer), results[min(settings.layer, len(results)) - 1]
     k = int(values["perm_head"]) - 1
     return _grid(permutation.map_grid(result, k, seen.tokens, run.trace.mask, presenter=settings.presenter))

@@ -14,9 +14,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard.figures.grid import ChartGrid
-from dashboard.page import PLOTLY_CONFIG, chart_config
-from dashboard.shared_figures import SharedFigure
-from dashboard.streamlit_runtime import enqueue_chart
+from dashboard.page.common import PLOTLY_CONFIG, chart_config
+from dashboard.page.shared_figures import SharedFigure
+from dashboard.serve.streamlit_runtime import enqueue_chart
 
 MAP_CONFIG = PLOTLY_CONFIG | {"modeBarButtons": [["toImage", "zoom2d", "resetScale2d"]]}
 """A chart's toolbar: save as PNG, zoom and reset only. Plotly's full toolbar (7 buttons, ~190 px) would cover

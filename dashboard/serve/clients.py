@@ -1,7 +1,7 @@
 """Who is asking, as the server's limits count it: the connection's address, the browser, and whether a tab is open.
 
 A browser tab is a Streamlit session here: random, per tab, gone with the tab. A script can open as many as it
-likes, so the limits in ``dashboard.classroom.rooms`` and ``dashboard.training_jobs`` also count the browser and the
+likes, so the limits in ``classroom.rooms`` and ``compute.training_jobs`` also count the browser and the
 address.
 
 The browser (``browser``) is Streamlit's own XSRF cookie, ``_streamlit_xsrf``: the one cookie Streamlit sets
@@ -31,7 +31,7 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from dashboard import streamlit_runtime
+from dashboard.serve import streamlit_runtime
 
 LOCAL = "local"
 """The address of a page opened on this machine (Streamlit reports None for 127.0.0.1 and ::1)."""

@@ -11,11 +11,11 @@ A class of 30 pressing Train on the teacher's link must not start 30 trainings o
   ``MAX_JOBS`` may wait or run, more are refused with a message.
 - One session trains for at most ``SESSION_SECONDS`` in total and one job at a time:
   ``should_stop`` ends a run when its session's time is used (core caps steps too).
-- One address (``dashboard.clients.address``) has at most ``JOBS_PER_ADDRESS`` jobs running or
+- One address (``dashboard.serve.clients.address``) has at most ``JOBS_PER_ADDRESS`` jobs running or
   waiting: a script opening a new socket per job (a new session, with fresh seconds) is held by its
   address, and a lecture hall behind one address still leaves the rest of the queue to others.
 - A job no open tab watches any more (every session that asked for it has closed: Streamlit's runtime
-  says so, ``dashboard.clients.alive``) is cancelled before its next step, and its result dropped. From the
+  says so, ``dashboard.serve.clients.alive``) is cancelled before its next step, and its result dropped. From the
   moment its tabs close it counts against no limit: a hall whose three closed tabs' jobs are still ending is not
   told its network has three trainings.
 - Finished results are kept, oldest dropped first, up to ``KEEP_FINISHED`` and
@@ -25,7 +25,7 @@ A class of 30 pressing Train on the teacher's link must not start 30 trainings o
   given to ``Registry.when_changed``: a following student's page, which does not poll the job, redraws then.
 
 ``Registry`` is plain Python (tested without a server); ``registry()`` is the one
-instance (``st.cache_resource``); ``trained_source_or_message`` is what ``dashboard/source.py``
+instance (``st.cache_resource``); ``trained_source_or_message`` is what ``dashboard/compute/source.py``
 calls for the trained model's source.
 """
 
@@ -51,8 +51,8 @@ from core.training import HeadPatterns, Progress, TrainResult, TrainSettings, lo
 from core.training.patterns import answer_weight, named_pattern, previous_at_source
 from core.training.pretrain import circuit
 from core.training.runs import runs_of
-from dashboard import followed
-from dashboard.clients import alive
+from dashboard.serve.clients import alive
+from dashboard.state import followed
 
 SESSION_SECONDS = 60.0
 """Training seconds one browser session may use in total: a few runs at most settings, never the whole server."""
@@ -275,7 +275,7 @@ class Registry:
     def start(self, settings: TrainSettings, session: str, address: str | None = None) -> Job | str:
         """Train ``settings`` (or join the job already doing it); a refusal is returned as its message.
 
-        ``address`` is the client's (``dashboard.clients.address``); None counts the session alone.
+        ``address`` is the client's (``dashboard.serve.clients.address``); None counts the session alone.
         """
         with self._lock:
             job = self._jobs.get(settings)
@@ -557,7 +557,7 @@ NOT_TRAINED_FOLLOWING = (
     "Your teacher's model ({task}, these settings) {state} on this server. Its maps show here when the run ends; "
     "or turn off “Follow the teacher”, open the train view and press Train to train the same settings yourself."
 )
-"""A following student's line: the view and the Train button are the teacher's (``dashboard.followed``)."""
+"""A following student's line: the view and the Train button are the teacher's (``dashboard.state.followed``)."""
 
 
 def trained_source_or_message(settings: TrainSettings) -> TrainedSource | None:

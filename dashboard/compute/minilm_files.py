@@ -1,7 +1,7 @@
 """MiniLM's files on this server, on the page: the first use downloads them, with a progress bar; offline, what to do.
 
 ``minilm_ready`` (every view that draws MiniLM asks it, through ``source``) loads the model from this server's files
-(``compute.minilm_or_error``). When nothing here holds them (``NotInstalled``: no folder named, no package, nothing
+(``computations.minilm_or_error``). When nothing here holds them (``NotInstalled``: no folder named, no package, nothing
 downloaded yet, as on a fresh Community Cloud app), it waits for the process's download (``locate.minilm_download``):
 the first page starts it, every page that asks meanwhile shows the same progress, and the files are fetched once.
 A page waits at most ``hub.OFFLINE_SECONDS`` to learn that the hub cannot be reached; a failed download is kept,
@@ -16,7 +16,7 @@ import streamlit as st
 
 from core.pretrained import FIX_COMMAND, MiniLM, NotInstalled, locate
 from core.pretrained.hub import OFFLINE_SECONDS, ChecksumError, Download, forget
-from dashboard import compute
+from dashboard.compute import computations
 
 POLL_SECONDS = 0.25
 """How often a waiting page moves its bar."""
@@ -56,7 +56,7 @@ def minilm_ready() -> bool:
     """True when the pretrained model is loaded. Otherwise: when nothing on this server holds its files, wait for the
     process's download (a progress bar), then run the page again with the model; when that fails or the files
     here are wrong, say why on the page, with the fix and a retry."""
-    found = compute.minilm_or_error()
+    found = computations.minilm_or_error()
     if isinstance(found, MiniLM):
         return True
     if isinstance(found, NotInstalled):
@@ -64,8 +64,8 @@ def minilm_ready() -> bool:
         if not wait_for(download):
             show_failure(download)
             return False
-        compute.minilm_or_error.clear()
-        found = compute.minilm_or_error()
+        computations.minilm_or_error.clear()
+        found = computations.minilm_or_error()
         if isinstance(found, MiniLM):
             st.rerun()  # the whole page again, with the model: its counts, notes and settings line too
     st.error(str(found), icon=":material/cloud_off:")
@@ -77,7 +77,7 @@ def minilm_ready() -> bool:
 
 def _try_again() -> None:
     forget(locate.cache_directory())
-    compute.minilm_or_error.clear()
+    computations.minilm_or_error.clear()
 
 
 def _try_again_button() -> None:

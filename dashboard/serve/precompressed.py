@@ -116,7 +116,7 @@ class Asset:
 
 def static_dir() -> Path:
     """Streamlit's frontend build: ``index.html`` and the hashed bundle under ``static/``."""
-    from dashboard.streamlit_runtime import static_dir
+    from dashboard.serve.streamlit_runtime import static_dir
 
     return static_dir()
 
@@ -299,7 +299,7 @@ class PrecompressedStatic:
 
 def immutable() -> str:
     """The caching header Streamlit gives its hashed files (``streamlit_runtime.static_cache_control``)."""
-    from dashboard.streamlit_runtime import static_cache_control
+    from dashboard.serve.streamlit_runtime import static_cache_control
 
     return static_cache_control()
 

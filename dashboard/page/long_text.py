@@ -3,7 +3,7 @@
 The page refuses a sentence over ``MAX_CHARS`` characters or ``MAX_TOKENS`` tokens (``core.tokenize``'s message,
 or MiniLM's piece cap). ``offer_prefix(settings)`` then draws one button, after the view and its message, that
 puts into the sentence box the longest beginning of the text the settings' weights can draw, cut between two
-tokens (``core.tokens.fitting_prefix``) as those weights count them (``dashboard.source.token_count``: words for
+tokens (``core.tokens.fitting_prefix``) as those weights count them (``dashboard.compute.source.token_count``: words for
 random and hand-built weights, WordPiece pieces with [CLS] and [SEP] for MiniLM).
 """
 
@@ -15,10 +15,10 @@ import streamlit as st
 
 from core import MAX_CHARS, MAX_TOKENS
 from core.tokens import fitting_prefix
-from dashboard import bounded_cache
-from dashboard.bounded_cache import MB
-from dashboard.settings import Settings
-from dashboard.source import token_count
+from dashboard.compute import bounded_cache
+from dashboard.compute.bounded_cache import MB
+from dashboard.compute.source import token_count
+from dashboard.state.settings import Settings
 
 KEEP = "sentence_keep"
 """The button's key (not in the URL: a click, not a setting)."""
