@@ -50,6 +50,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from websockets.exceptions import ConnectionClosed
@@ -172,6 +173,8 @@ class Record:
     """Over the clients' run: the server processes' CPU seconds (psutil), and the client process's own."""
     client_cpu: float = 0.0
     wall: float = 0.0
+    sends: Any = None
+    """``bench.sends.Sends``: the class sends sentences, the teacher's page times their count (None: not this run)."""
 
     def fail(self, who: str, err: BaseException, detail: str = "") -> None:
         """Count a failure as the server's, or as the clients' starvation (``starved``)."""
@@ -300,6 +303,8 @@ async def teacher(
             while len(rec.joined) + rec.students_failed < n and time.monotonic() < rec.link_out + JOIN_WAIT_S:
                 await asyncio.sleep(0.2)  # the class joins (first page loads)
             rec.join_done(time.monotonic())
+            if rec.sends is not None:  # the class sends its sentences once the idle window is over
+                rec.sends.start = time.monotonic() + 1 + IDLE_S
             await asyncio.sleep(1)
             cpu0, redraws0 = cpu(), rec.redraws
             await asyncio.sleep(IDLE_S)
@@ -307,7 +312,8 @@ async def teacher(
             step = 0
             while time.monotonic() < rec.deadline - 12:
                 step += 1
-                if step % QUIZ_EVERY == 2:  # a quiz round: on, wait for the class, pick, reveal, read the tally, off
+                if step % QUIZ_EVERY == 2 and rec.sends is None:  # a quiz round (none with sends): on, wait for
+                    # the class, pick, reveal, read the tally, off
                     await quiz_round(tab, rec, rng, n)
                     continue
                 what = rng.choice(["seed", "n_heads", "causal", "sentence"])
@@ -320,7 +326,8 @@ async def teacher(
                 page = await change_and_record(tab, rec, change)
                 if page.status != 0 or page.of("exception"):
                     rec.errors.append(f"teacher: status {page.status}")
-                await asyncio.sleep(rng.uniform(5, 10))
+                rest = rng.uniform(5, 10)  # with sends, the page's timers fire meanwhile, as a browser's do
+                await (asyncio.sleep(rest) if rec.sends is None else rec.sends.watch(tab, rest))
     except Exception as err:
         rec.fail("teacher", err)
         rec.class_in = True  # nobody will move the deadline now: it stands
@@ -392,17 +399,21 @@ async def student(
             reading: tuple[float, str] | None = None  # (when this student picks, the question's key): it reads first
             while (left := rec.time_left(time.monotonic())) > 0:
                 wake = due if reading is None else min(due, reading[0])
+                wake = wake if rec.sends is None else min(wake, rec.sends.due(i))
                 try:  # the run the server pushes when the teacher changes, or the page's own slow check when due
                     page = await tab.next_run(timeout=max(0.0, min(left, wake - time.monotonic())))
                 except NoRun:
-                    if reading is not None and time.monotonic() >= reading[0]:
+                    if rec.sends is not None and time.monotonic() >= rec.sends.due(i):
+                        page = await rec.sends.step(tab, i)  # open the box, or type and press Send
+                    elif reading is not None and time.monotonic() >= reading[0]:
                         await _pick(tab, i, reading[1], rec, rng)
                         reading = None
                         continue
-                    if time.monotonic() < due:
+                    elif time.monotonic() < due:
                         continue  # the wait ended at the deadline, or at the join's 1 s (``time_left``)
-                    due += interval
-                    page = await tab.poll(fragment)
+                    else:
+                        due += interval
+                        page = await tab.poll(fragment)
                 if not page.redrew:
                     continue  # the page's own check (or its end, come late): nothing redrawn
                 rec.redraws += 1
@@ -418,6 +429,8 @@ async def student(
                     seen = index + 1
                 if reading is None and rec.quiz_open and (key := pick_key(page)) and i not in rec.picked.get(key, ()):
                     reading = (now + rng.uniform(*READ_S), key)  # meanwhile it reads what the server pushes
+            if rec.sends is not None:
+                rec.sends.check(tab, i)  # its page says the sentence was sent
     except Exception as err:
         rec.fail(f"student {i}", err, traceback.format_exc()[-600:])
 
@@ -444,10 +457,11 @@ async def run(
     join_s: float,
     plan: AssetPlan | None = None,
     accept: str = GZIP_ONLY,
+    sends: Any = None,
 ) -> Record:
     """The teacher on ``urls[0]``, student i on ``urls[1 + i % (len(urls) - 1)]`` (the same server, or others);
     ``plan``: each student first fetches what a browser's first visit does (a join storm), offering ``accept``."""
-    rec = Record(deadline=time.monotonic() + seconds)
+    rec = Record(deadline=time.monotonic() + seconds, sends=sends)
     ready = asyncio.Event()
     lag = asyncio.create_task(rec.lag.run())
     try:
@@ -488,6 +502,7 @@ def clients(
     join_s: float,
     plan: AssetPlan | None,
     accept: str = GZIP_ONLY,
+    sends: Any = None,
 ) -> Record:
     """``run`` in a process of its own (spawned: nothing of this one's threads), so the clients share no GIL with
     the bench's samplers and their CPU is theirs alone; the server processes' CPU is measured there over the same
@@ -495,7 +510,7 @@ def clients(
     cores is printed beside the server's."""
     ctx = multiprocessing.get_context("spawn")
     receive, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_clients_main, args=(send, pids, (urls, n, seconds, seed, join_s, plan, accept)))
+    proc = ctx.Process(target=_clients_main, args=(send, pids, (urls, n, seconds, seed, join_s, plan, accept, sends)))
     proc.start()
     send.close()
     try:
@@ -571,6 +586,7 @@ def classroom(
     split: bool = False,
     root: Path = ROOT,
     accept: str = GZIP_ONLY,
+    sends: Any = None,
 ) -> Result:
     """Run the room on its own server (``redis``: rooms in a redis-server, the teacher on process A and the
     students on process B; ``split``: the students alternate between A and B, as a load balancer with sticky
@@ -594,7 +610,9 @@ def classroom(
             brotli = [wait_compressed(url, plan.eager + list(chain(*plan.lazy.values()))) for url in {url_a, url_b}]
             print(f"  the servers' brotli was ready {brotli} s after they answered (None: they compress nothing)")
         urls = (url_a, url_a, url_b) if split else (url_a, url_b)
-        rec = clients(urls, [p.pid for p in procs], sessions, seconds, seed, join_s, plan, accept)
+        rec = clients(urls, [p.pid for p in procs], sessions, seconds, seed, join_s, plan, accept, sends)
+        if sends is not None:
+            sends.__dict__.update(rec.sends.__dict__)  # what the class sent and the teacher's page showed
         peak_mb = max(r.peak for r in rss) / 2**20
     failures = rec.errors + [f"quiz: tally {t}, picked {p}" for t, p in rec.quiz_counts if t != p]
     p95 = pct(rec.delays, 95)

@@ -44,7 +44,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.NumberInput_pb2 import NumberInput
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-WIDGETS = {"text_input", "text_area", "selectbox", "button_group", "checkbox", "number_input", "button"}
+WIDGETS = {"text_input", "text_area", "selectbox", "button_group", "checkbox", "number_input", "button", "expandable"}
 """Widget types this client can set; a chart with a key has an id too but sends no state unless selectable."""
 DONE = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_WITH_COMPILE_ERROR}
 """Statuses that end the run we asked for (FINISHED_EARLY_FOR_RERUN ends an older one)."""
@@ -74,7 +74,7 @@ def encode(element: Element, value: Any) -> WidgetState:
         ws.string_value = str(value)
     elif kind == "button_group":
         ws.string_array_value.data[:] = [str(value)]
-    elif kind == "checkbox":
+    elif kind in ("checkbox", "expandable"):  # a stateful expander (on_change="rerun"): open or not
         ws.bool_value = bool(value)
     elif kind == "button":  # a press is a trigger: True for the one rerun it causes
         ws.trigger_value = bool(value)
@@ -97,6 +97,8 @@ def shown_value(element: Element, query: dict[str, str]) -> Any:
     kind = element.WhichOneof("type")
     if kind == "button":
         return False  # not pressed
+    if kind == "expandable":
+        return element.expandable.expanded
     p = _proto(element)
     url = None if p.set_value else query.get(p.query_param_key) if p.query_param_key else None
     if kind in ("text_input", "text_area"):
@@ -559,6 +561,8 @@ class Tab:
                     page.owners[tuple(fm.metadata.delta_path)] = fm.delta.fragment_id
                 if page.first_chart is None and fm.delta.new_element.WhichOneof("type") == "plotly_chart":
                     page.first_chart = time.perf_counter() - start
+            elif kind == "delta" and fm.delta.WhichOneof("type") == "add_block" and fm.delta.add_block.expandable.id:
+                page.elements[tuple(fm.metadata.delta_path)] = fm.delta.add_block  # a stateful expander: a widget
             elif kind == "ref_hash":  # only reached without a cache: the tab announced no hashes
                 raise RuntimeError("the server sent a cached-message reference although none was announced")
             elif kind == "auto_rerun":
