@@ -73,7 +73,13 @@ def route(at: AppTest) -> set[str]:
     return found
 
 
-def laptop() -> AppTest:
+def laptop(*, fresh: bool = True) -> AppTest:
+    """A laptop page at ``n_heads=HEADS``; ``fresh``: every cache emptied first, so that the run computes and draws
+    (a page whose run and figures are cached stops at the caches, and its route reaches neither core nor a heatmap)."""
+    if fresh:
+        from dashboard.compute import bounded_cache
+
+        bounded_cache.clear_all()
     at = AppTest.from_file(str(APP), default_timeout=120)
     at.query_params["n_heads"] = HEADS
     return at
@@ -84,7 +90,7 @@ def follower() -> AppTest:
     from dashboard.classroom import room_page
     from dashboard.compute import bounded_cache
 
-    teacher = laptop()
+    teacher = laptop(fresh=False)
     teacher.run()
     teacher.button(key="room_start").click().run()
     code, _ = teacher.session_state[room_page.TEACHER]
