@@ -22,7 +22,7 @@ import streamlit as st
 
 from core import PATTERNS, Run
 from core.head_summary import ROW_WEIGHT
-from dashboard.classroom.quiz import METRIC_WORDS, Question, question_id, verdict
+from dashboard.classroom.quiz import METRIC_WORDS, Question, head_where, question_id, verdict
 from dashboard.classroom.quiz_mechanics import KINDS as MECHANICS
 from dashboard.classroom.quiz_mechanics import questions_for
 from dashboard.classroom.quiz_reveal import show_mechanics
@@ -360,8 +360,9 @@ def _show_tap(settings: Settings, run: Run, question: Question, choice: int | No
     else:
         picks = [int(choice == j) for j in range(n)]
         whose = "your pick"
+    where = head_where(question.layer, question.head, settings.kind.LEARNED)  # as the question names it
     st.caption(
-        f"Grey bars: the weights of row {position(question.row)} in head {question.head + 1}; pink: the largest. "
+        f"Grey bars: the weights of row {position(question.row)} in {where}; pink: the largest. "
         f"Orange: {whose}, as a share of all picks, with the count above."
     )
     row = run.trace.weights[question.head, question.row]  # (T_k,) the row the question hid

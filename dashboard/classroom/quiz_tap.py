@@ -29,7 +29,9 @@ def asks_taps(weights: str, learned: bool) -> bool:
 
 def tap_question(run: Run, *, layered: bool = False, context: str = "") -> Question | None:
     """The first (head, row) in an order seeded by ``context`` whose largest weight is a clear answer; None if none
-    is. ``run.trace.weights (h, T_q, T_k)``."""
+    is. ``run.trace.weights (h, T_q, T_k)``. Where the run knows its words (``run.word_ids``: MiniLM), the answer
+    is a word's piece, never ``[CLS]`` or ``[SEP]``: a row that parks its weight there (most of MiniLM's) is right
+    but cannot be reasoned out from the sentence."""
     weights = np.asarray(run.trace.weights, dtype=np.float64)  # (h, T_q, T_k)
     h, t_q, t_k = weights.shape
     mask = run.trace.mask
@@ -42,7 +44,7 @@ def tap_question(run: Run, *, layered: bool = False, context: str = "") -> Quest
             continue
         order = np.argsort(-w, kind="stable")  # every key, most weight first
         best, second = int(order[0]), int(order[1])
-        if w[best] - w[second] < CLEAR_MARGIN:
+        if w[best] - w[second] < CLEAR_MARGIN or (run.word_ids is not None and run.word_ids[best] is None):
             continue
         where = head_where(run.layer, head, layered)
         word = run.tokens[row]

@@ -53,6 +53,32 @@ def test_no_clear_row_no_question():
     assert tap_question(flat) is None
 
 
+def test_a_run_that_knows_its_words_never_answers_cls_or_sep():
+    """Every row but one parks its weight on key 0, which ``word_ids`` marks as no word's ([CLS]): the question is
+    the one row whose answer is a word, though the seeded order reaches others first; without ``word_ids`` key 0
+    answers too."""
+    r = run(tokenize("dog bites man"), dataclasses.replace(DEFAULT_CONFIG, weights="identity", n_heads=2))
+    sink = np.tile(np.array([0.8, 0.1, 0.1]), (2, 3, 1))  # (h, T, T): every row on key 0
+    sink[1, 2] = [0.1, 0.1, 0.8]  # head 2, row 2: on key 2, a word
+    parked = dataclasses.replace(r, trace=dataclasses.replace(r.trace, weights=sink))
+    answers = {tap_question(parked, context=str(c)).answer for c in range(20)}
+    assert answers == {0, 2}  # without word_ids: whichever row the seeded order reaches first
+    for c in range(20):
+        q = tap_question(dataclasses.replace(parked, word_ids=(None, 0, 1)), context=str(c))
+        assert (q.head, q.row, q.answer) == (1, 2, 2)
+
+
+def test_the_reveal_names_the_layer_as_the_question_does():
+    at = make_app(quiz="true", weights="trained", task="shift").run()
+    no_exception(at)
+    q = _to_tap(at)
+    assert q.kind == "tap" and q.text.startswith(f"In layer 1, head {q.head + 1}, which word")
+    at.button(key=f"quiz_tap_{q.answer}").click().run()
+    at.button(key="quiz_reveal").click().run()
+    no_exception(at)
+    assert f"row {q.row} in layer 1, head {q.head + 1};" in " ".join(c.value for c in at.caption)
+
+
 def test_the_reveal_figure_draws_the_row_and_the_picks_on_one_axis():
     row = np.array([0.1, 0.7, 0.2])
     fig = tap_reveal_figure(row, [1, 3, 0], ["<b>a</b>", "*b*", "c"], answer=1)
@@ -169,3 +195,4 @@ def test_minilm_asks_the_tap_question_last_about_its_own_row():
     assert q.kind == "tap" and q.layer == 6 and q.text.startswith(f"In layer 6, head {q.head + 1}, which word")
     assert q.answer == int(np.argmax(q.values))
     assert next(b.label for b in at.button if b.key and b.key.startswith("quiz_tap_")) == "0·\\[CLS\\]"
+    assert not q.choices[q.answer].endswith(("[CLS]", "[SEP]"))  # a word: the row can be reasoned out
