@@ -58,8 +58,8 @@ def sentences_panel(state: RoomState, presenter: bool) -> None:
 
 def _send_panel(code: str) -> None:
     """The student's expander and box in one fragment: opening it, typing and Send rerun the fragment alone. Opened
-    on the page, it reran the whole page with its maps: 200 students opening it within 30 s slowed every follower's
-    redraw by 67% (``python -m bench.sends``)."""
+    on the page, it reran the whole page with its maps, 200 such runs when a hall sends within 30 s
+    (``python -m bench.sends`` at 200: followers' redraw p95 +67% over the run without sends then, +45% now)."""
     if (box := opened(SEND_LABEL, "class_send", ":material/send:")) is not None:
         with box:
             _send_box(code)
