@@ -2,6 +2,7 @@
 
     python -m bench.follower                     # 20 students, 8 changes: ms of server CPU per follower redraw
     python -m bench.follower --profile /tmp/f.prof   # the same under bench.profiled: a follower run's top functions
+    python -m bench.follower --view steps --profile /tmp/s.prof   # a follower's redraw of the steps view
     python -m bench.follower --against main --pairs 3  # this checkout and main's, alternately: before/after, a ratio
 
 A teacher starts a room; ``--students`` protocol tabs (``bench.protocol.Tab``) join it. First the teacher alone
@@ -33,6 +34,8 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from bench.measure import PeakRss
 from bench.protocol import Page, Tab
 from bench.streamlit_server import ROOT, checkout, streamlit_server
+from core.sources import WEIGHTS
+from dashboard.views import VIEWS
 
 IDLE_S = 10.0
 """Seconds nobody changes anything, at the end: what idle students cost."""
@@ -92,9 +95,11 @@ def shows_seed(page: Page, tab: Tab, seed: int) -> bool:
     return any(re.search(rf"\bseed {seed}\b", e.markdown.body) for e in page.of("markdown"))
 
 
-async def rounds(url: str, students: int, changes: int, cpu, loop_cpu, measuring=lambda: None) -> dict[str, float]:
+async def rounds(
+    url: str, students: int, changes: int, cpu, loop_cpu, measuring=lambda: None, view: str = "heads", weights="random"
+) -> dict[str, float]:
     async with Tab(url, timeout=120) as teacher:
-        await teacher.open({"sentence": "the teacher reads the book to the class"})
+        await teacher.open({"sentence": "the teacher reads the book to the class", "view": view, "weights": weights})
         await teacher.change(room_start=True)
         code = teacher.values["room"]
         seed = 1
@@ -155,7 +160,8 @@ def measure(args: argparse.Namespace, root: Path = ROOT) -> dict[str, float]:
             if args.profile:
                 proc.send_signal(signal.SIGUSR2)
 
-        r = asyncio.run(rounds(url, args.students, args.changes, rss.cpu, lambda: main_thread_cpu(proc.pid), measuring))
+        loop_cpu = lambda: main_thread_cpu(proc.pid)  # noqa: E731
+        r = asyncio.run(rounds(url, args.students, args.changes, rss.cpu, loop_cpu, measuring, args.view, args.weights))
         if args.profile:
             before = os.path.getmtime(args.profile) if os.path.exists(args.profile) else None
             proc.send_signal(signal.SIGUSR1)
@@ -170,7 +176,7 @@ def measure(args: argparse.Namespace, root: Path = ROOT) -> dict[str, float]:
 
 def report(r: dict[str, float], args: argparse.Namespace, name: str = "") -> None:
     how = "pushed by the server" if r["pushed"] else "on the page's poll"
-    print(f"follower{name}: {args.students} students, {args.changes} changes, redraws {how}; failures {r['fails']}")
+    print(f"follower{name}: {args.view} view, {args.weights} weights, {args.students} students, {args.changes} changes, redraws {how}; failures {r['fails']}")
     print(
         f"  teacher's own run {1000 * r['alone']:.1f} ms CPU; one follower redraw {1000 * r['per']:.1f} ms server CPU"
     )
@@ -210,6 +216,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--students", type=int, default=20)
     ap.add_argument("--changes", type=int, default=8)
+    ap.add_argument("--view", default="heads", choices=VIEWS, help="the view the teacher shows (default heads)")
+    ap.add_argument("--weights", default="random", choices=WEIGHTS, help="the teacher's weights (default random)")
     ap.add_argument("--profile", metavar="FILE", help="run the server under bench.profiled; write pstats to FILE")
     ap.add_argument("--against", metavar="REF", help="also run REF's app (a commit, e.g. main), in turns with this")
     ap.add_argument("--pairs", type=int, default=3, help="with --against: how many turns each")
