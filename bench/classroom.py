@@ -60,6 +60,7 @@ from bench.measure import TARGET_RSS_MB, PeakRss, pct
 from bench.page_assets import GZIP_ONLY, AssetPlan, fetch, wait_compressed
 from bench.protocol import NoRun, Page, Tab, decode_array
 from bench.streamlit_server import ROOT, redis_server, streamlit_server
+from bench.walk import exact, shows_stop
 from dashboard.classroom.room_page import CHECK_SECONDS
 from dashboard.state.settings import kv_head_options, nearest_heads
 
@@ -132,6 +133,8 @@ class Change:
     """The followed controls as the address writes them (``followed``)."""
     typed: dict = field(default_factory=dict)
     """The teacher's widget values as the page holds them: what core computes the expected maps from."""
+    stop: str = ""
+    """``bench.walk``: the stop of the teacher's walk this change was made at ("" in a room without a walk)."""
 
 
 @dataclass
@@ -175,6 +178,8 @@ class Record:
     wall: float = 0.0
     sends: Any = None
     """``bench.sends.Sends``: the class sends sentences, the teacher's page times their count (None: not this run)."""
+    walk: Any = None
+    """``bench.walk.Walk``: the teacher walks through every view instead of changing controls at random (None: not)."""
 
     def fail(self, who: str, err: BaseException, detail: str = "") -> None:
         """Count a failure as the server's, or as the clients' starvation (``starved``)."""
@@ -254,6 +259,8 @@ def shows(page: Page, digest: bytes, typed: dict) -> bool:
     if key not in VERDICTS:
         if typed.get("quiz"):
             VERDICTS[key] = quiz_shown(page)
+        elif not exact(typed):  # another view, or learned weights: the view and the settings line (bench.walk)
+            VERDICTS[key] = shows_stop(page, typed)
         else:
             try:
                 check_student(page, typed)
@@ -309,8 +316,10 @@ async def teacher(
             cpu0, redraws0 = cpu(), rec.redraws
             await asyncio.sleep(IDLE_S)
             rec.idle_cpu, rec.idle_redraws = cpu() - cpu0, rec.redraws - redraws0
+            if rec.walk is not None:
+                await rec.walk.teach(tab, rec, rng, n)
             step = 0
-            while time.monotonic() < rec.deadline - 12:
+            while rec.walk is None and time.monotonic() < rec.deadline - 12:
                 step += 1
                 if step % QUIZ_EVERY == 2 and rec.sends is None:  # a quiz round (none with sends): on, wait for
                     # the class, pick, reveal, read the tally, off
@@ -334,16 +343,17 @@ async def teacher(
         ready.set()
 
 
-async def change_and_record(tab: Tab, rec: Record, change: dict) -> Page:
-    """The teacher's change, recorded (with what students must show) before it is sent: a student may redraw
-    before the teacher's own page has."""
+async def change_and_record(tab: Tab, rec: Record, change: dict, stop: str = "", own: bool = False) -> Page:
+    """The teacher's change, recorded (with what students must show, and the walk's ``stop``) before it is sent: a
+    student may redraw before the teacher's own page has. ``own``: the page sets the followed controls itself (the
+    trained model's weights come with the d_model, heads and mask it was trained with), so they are not compared."""
     typed = tab.values | change
     if typed.get("kv_heads") is not None:  # the page keeps K/V heads a divisor of the new head count, as here
         typed["kv_heads"] = nearest_heads(int(typed["kv_heads"]), kv_head_options(int(typed["n_heads"])))
-    rec.changes.append(Change(time.monotonic(), followed(typed), typed))
+    rec.changes.append(Change(time.monotonic(), followed(typed), typed, stop))
     page = await tab.change(**change)
     rec.changes[-1].typed = dict(tab.values)  # what the teacher's page holds now (the same, or the page's own)
-    if followed(tab.values) != rec.changes[-1].values:
+    if not own and followed(tab.values) != rec.changes[-1].values:
         rec.errors.append(f"teacher: shows {followed(tab.values)}, expected {rec.changes[-1].values}")
     return page
 
@@ -426,6 +436,8 @@ async def student(
                     raise AssertionError(f"student {i} shows none of the teacher's changes since {seen - 1}")
                 if index >= seen:  # a change this student had not shown yet
                     rec.delays.append(now - rec.changes[index].sent)
+                    if rec.walk is not None:
+                        rec.walk.redrawn(rec.changes[index].stop, rec.delays[-1], seen, index)
                     seen = index + 1
                 if reading is None and rec.quiz_open and (key := pick_key(page)) and i not in rec.picked.get(key, ()):
                     reading = (now + rng.uniform(*READ_S), key)  # meanwhile it reads what the server pushes
@@ -458,10 +470,11 @@ async def run(
     plan: AssetPlan | None = None,
     accept: str = GZIP_ONLY,
     sends: Any = None,
+    walk: Any = None,
 ) -> Record:
     """The teacher on ``urls[0]``, student i on ``urls[1 + i % (len(urls) - 1)]`` (the same server, or others);
     ``plan``: each student first fetches what a browser's first visit does (a join storm), offering ``accept``."""
-    rec = Record(deadline=time.monotonic() + seconds, sends=sends)
+    rec = Record(deadline=time.monotonic() + seconds, sends=sends, walk=walk)
     ready = asyncio.Event()
     lag = asyncio.create_task(rec.lag.run())
     try:
@@ -503,6 +516,7 @@ def clients(
     plan: AssetPlan | None,
     accept: str = GZIP_ONLY,
     sends: Any = None,
+    walk: Any = None,
 ) -> Record:
     """``run`` in a process of its own (spawned: nothing of this one's threads), so the clients share no GIL with
     the bench's samplers and their CPU is theirs alone; the server processes' CPU is measured there over the same
@@ -510,7 +524,8 @@ def clients(
     cores is printed beside the server's."""
     ctx = multiprocessing.get_context("spawn")
     receive, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_clients_main, args=(send, pids, (urls, n, seconds, seed, join_s, plan, accept, sends)))
+    args = (urls, n, seconds, seed, join_s, plan, accept, sends, walk)
+    proc = ctx.Process(target=_clients_main, args=(send, pids, args))
     proc.start()
     send.close()
     try:
@@ -587,6 +602,7 @@ def classroom(
     root: Path = ROOT,
     accept: str = GZIP_ONLY,
     sends: Any = None,
+    walk: Any = None,
 ) -> Result:
     """Run the room on its own server (``redis``: rooms in a redis-server, the teacher on process A and the
     students on process B; ``split``: the students alternate between A and B, as a load balancer with sticky
@@ -610,9 +626,10 @@ def classroom(
             brotli = [wait_compressed(url, plan.eager + list(chain(*plan.lazy.values()))) for url in {url_a, url_b}]
             print(f"  the servers' brotli was ready {brotli} s after they answered (None: they compress nothing)")
         urls = (url_a, url_a, url_b) if split else (url_a, url_b)
-        rec = clients(urls, [p.pid for p in procs], sessions, seconds, seed, join_s, plan, accept, sends)
-        if sends is not None:
-            sends.__dict__.update(rec.sends.__dict__)  # what the class sent and the teacher's page showed
+        rec = clients(urls, [p.pid for p in procs], sessions, seconds, seed, join_s, plan, accept, sends, walk)
+        for mine, theirs in ((sends, rec.sends), (walk, rec.walk)):
+            if mine is not None:  # what the clients' process measured: the class's sends, the walk's delays
+                mine.__dict__.update(theirs.__dict__)
         peak_mb = max(r.peak for r in rss) / 2**20
     failures = rec.errors + [f"quiz: tally {t}, picked {p}" for t, p in rec.quiz_counts if t != p]
     p95 = pct(rec.delays, 95)

@@ -176,7 +176,8 @@ def measure(args: argparse.Namespace, root: Path = ROOT) -> dict[str, float]:
 
 def report(r: dict[str, float], args: argparse.Namespace, name: str = "") -> None:
     how = "pushed by the server" if r["pushed"] else "on the page's poll"
-    print(f"follower{name}: {args.view} view, {args.weights} weights, {args.students} students, {args.changes} changes, redraws {how}; failures {r['fails']}")
+    print(f"follower{name}: {args.view} view, {args.weights} weights, {args.students} students, {args.changes} "
+          f"changes, redraws {how}; failures {r['fails']}")  # fmt: skip
     print(
         f"  teacher's own run {1000 * r['alone']:.1f} ms CPU; one follower redraw {1000 * r['per']:.1f} ms server CPU"
     )

@@ -4,6 +4,7 @@
     python -m bench.load --sessions 100 --seconds 120 --browsers 0
     python -m bench.load --classroom           # a room: 1 teacher and 30 students following it (bench/classroom.py)
     python -m bench.load --lecture-hall        # rooms of 100, 200 and 300, a join storm, two processes on Redis: rows
+    python -m bench.load --lecture-hall --views   # the teacher walks every view, 100 then 200 students (bench/walk.py)
     python -m bench.load --classroom --sessions 200 --join-seconds 10 --fetch-page --against main   # storm, both
 
 Why protocol clients: thirty chromium processes would take the two cores away from
@@ -44,6 +45,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
+from bench import walk
 from bench.classroom import HALL_SECONDS, ROW_HEAD, lecture_hall, verdict
 from bench.classroom import classroom as room
 from bench.classroom import main as room_main
@@ -319,9 +321,14 @@ def main() -> int:
                     "servers one after the other; prints both rows and this one's over REF's")  # fmt: skip
     ap.add_argument("--lecture-hall", action="store_true",
                     help="200 and 300 students, a join storm and two processes on Redis, then table rows")  # fmt: skip
+    ap.add_argument("--views", action="store_true",
+                    help="--lecture-hall: the teacher walks through every view instead, at 100 and 200 students "
+                    "(bench/walk.py): the p95 of every view")  # fmt: skip
     ap.add_argument("--scale", type=float, default=1.0,
                     help="--lecture-hall: students x this (0.1-0.25 on a busy machine)")  # fmt: skip
     args = ap.parse_args()
+    if args.lecture_hall and args.views:
+        return walk.lecture_hall(args.seed, args.scale)
     if args.lecture_hall:  # each run HALL_SECONDS unless --seconds says otherwise
         return lecture_hall(args.seed, args.scale, args.seconds if args.seconds != 60.0 else HALL_SECONDS)
     if args.classroom:
