@@ -23,6 +23,7 @@ import threading
 import weakref
 from collections import deque
 from collections.abc import Callable, Hashable
+from typing import TypeVar
 
 import plotly.graph_objects as go
 
@@ -71,8 +72,20 @@ def shared_grid(grid: ChartGrid) -> ChartGrid:
     )
 
 
+def shared(made: ChartGrid | go.Figure | list[go.Figure]) -> ChartGrid | SharedFigure | list[SharedFigure]:
+    """A grid with every chart a ``SharedFigure`` (``shared_grid``), one figure as a ``SharedFigure``, or a list of
+    figures each as one."""
+    if isinstance(made, ChartGrid):
+        return shared_grid(made)
+    if isinstance(made, list):
+        return [SharedFigure(f) for f in made]
+    return SharedFigure(made)
+
+
+G = TypeVar("G", ChartGrid, go.Figure, list[go.Figure])
+
 _grids = bounded_cache.BoundedCache("dashboard.page.shared_figures.grids", max_bytes=32 * MB)
-"""(id of the run, mode) -> its grid."""
+"""(ids of the runs, mode) -> its grid or figures."""
 _watched: set[int] = set()
 """Ids of the runs whose end is watched (``weakref.finalize``), so each is watched once."""
 _gone: deque[int] = deque()
@@ -85,14 +98,21 @@ def _forget(run_id: int) -> None:
     _gone.append(run_id)
 
 
-def charts_of(run: object, mode: Hashable, build: Callable[[], ChartGrid]) -> ChartGrid:
-    """The grid ``build()`` makes for ``run`` drawn in ``mode``: built by the first session to ask, then shared."""
+def charts_of(run: object, mode: Hashable, build: Callable[[], G]) -> G:
+    """The grid (or figure, or list of figures) ``build()`` makes for ``run`` drawn in ``mode``: built by the first
+    session to ask, then shared (``shared``), and forgotten when ``run`` ends.
+
+    ``run`` is the cached, read-only object the figure is drawn from (a ``Run``, an experiment's result), or a
+    tuple of them when it is drawn from several (each kind of positional encoding's); ``mode`` holds everything
+    else ``build`` reads: the view and chart it is for, a head, a position, presenter mode."""
+    runs = run if isinstance(run, tuple) else (run,)
     with _lock:
         while _gone:
             gone = _gone.popleft()
-            _grids.discard_where(lambda key, gone=gone: key[0] == gone)
+            _grids.discard_where(lambda key, gone=gone: gone in key[0])
             _watched.discard(gone)
-        if id(run) not in _watched:
-            _watched.add(id(run))
-            weakref.finalize(run, _forget, id(run))
-    return _grids.get((id(run), mode), lambda: shared_grid(build()))
+        for one in runs:
+            if id(one) not in _watched:
+                _watched.add(id(one))
+                weakref.finalize(one, _forget, id(one))
+    return _grids.get((tuple(map(id, runs)), mode), lambda: shared(build()))

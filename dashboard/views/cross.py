@@ -29,6 +29,7 @@ from dashboard.page.common import (
 from dashboard.page.downloads import download_buttons
 from dashboard.page.map_columns import show_grid
 from dashboard.page.mask_words import plain_causal, rule_words
+from dashboard.page.shared_figures import charts_of
 from dashboard.state.settings import Settings
 
 DEFAULT_SOURCE = "Die Bank am Fluss gab einen Kredit"
@@ -147,7 +148,10 @@ def render(settings: Settings) -> None:
     t_q, t_k, h = len(tokens), len(source), run.trace.n_heads
     if not settings.presenter:  # on a projector the maps come first, under the source box (MAPS_ABOVE_PX)
         _what_is_drawn(run)
-    show_grid(map_grid(run, presenter=settings.presenter, above_px=MAPS_ABOVE_PX), key="cross_chart")
+    charts = charts_of(  # built once per run: a room's followers all draw these
+        run, ("cross", settings.presenter), lambda: map_grid(run, presenter=settings.presenter, above_px=MAPS_ABOVE_PX)
+    )
+    show_grid(charts, key="cross_chart")
     if settings.presenter:
         _what_is_drawn(run)
     show_code(

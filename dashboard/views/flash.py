@@ -23,13 +23,14 @@ from dashboard.figures.steps import symmetric_limit
 from dashboard.page.common import (
     PLOTLY_CONFIG,
     byte_size,
-    chart_config,
     choose_head,
     served_tokens,
     shape_text,
     show_code,
     show_frame,
 )
+from dashboard.page.map_columns import chart
+from dashboard.page.shared_figures import charts_of
 from dashboard.state.settings import Settings
 
 EXACT = 1e-12
@@ -119,18 +120,23 @@ def _block_charts(tile: Tile, tokens: Sequence[str], key_tokens: Sequence[str], 
         st.caption(MASK_NOTE)
     left, right = st.columns(2)
     fold_px = chart_fold_px(presenter=presenter, caption=masked, above_px=CONTROLS_ABOVE_PX)
-    left.plotly_chart(
-        block_figure(tile.scores, tokens, key_tokens, tile.start, limit=limit, presenter=presenter, fold_px=fold_px),
-        width="stretch",
-        key="flash_block_chart",
-        config=chart_config(PLOTLY_CONFIG, "flash_block_chart"),
+    # built once per tile (a cached run's: its tokens, keys and colour range with it): a room's followers all draw them
+    scores = charts_of(
+        tile,
+        ("flash block", presenter),
+        lambda: block_figure(
+            tile.scores, tokens, key_tokens, tile.start, limit=limit, presenter=presenter, fold_px=fold_px
+        ),
     )
-    right.plotly_chart(
-        state_figure(tile.m_old, tile.m_new, tile.l_old, tile.l_new, tile.correction, tokens, presenter=presenter),
-        width="stretch",
-        key="flash_state_chart",
-        config=chart_config(PLOTLY_CONFIG, "flash_state_chart"),
+    chart(scores, width="stretch", key="flash_block_chart", config=PLOTLY_CONFIG, container=left)
+    state = charts_of(
+        tile,
+        ("flash state", presenter),
+        lambda: state_figure(
+            tile.m_old, tile.m_new, tile.l_old, tile.l_new, tile.correction, tokens, presenter=presenter
+        ),
     )
+    chart(state, width="stretch", key="flash_state_chart", config=PLOTLY_CONFIG, container=right)
 
 
 def _memory(t: int, block: int, presenter: bool) -> None:

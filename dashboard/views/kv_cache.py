@@ -35,6 +35,7 @@ from dashboard.page.common import (
     show_frame,
 )
 from dashboard.page.map_columns import show_grid
+from dashboard.page.shared_figures import charts_of
 from dashboard.state.settings import Settings
 
 EXACT = 1e-12
@@ -72,8 +73,12 @@ def render(settings: Settings) -> None:
     on_top = st.container()  # a projector: the maps first, under the step's slider (the heads view's order)
     st.caption(_step_words(step, len(steps)))
     with on_top if settings.presenter else st.container():
-        maps = rows_so_far_figure(
-            result.stacked, full.trace.mask, tokens, t, presenter=settings.presenter, above_px=MAPS_ABOVE_PX
+        maps = charts_of(  # built once per run and step: a room's followers all draw these (the decoding is the
+            full,  # run's: the same tokens, weights, heads and window; ``result`` itself is made anew each time)
+            ("kv_cache rows", t, settings.presenter),
+            lambda: rows_so_far_figure(
+                result.stacked, full.trace.mask, tokens, t, presenter=settings.presenter, above_px=MAPS_ABOVE_PX
+            ),
         )
         show_grid(maps, key="cache_rows_chart")
     if result.max_diff <= EXACT:
@@ -86,10 +91,12 @@ def render(settings: Settings) -> None:
     else:
         st.error(f"The stacked rows differ from the full causal map by up to {result.max_diff:.2e}.")
     heads = _cache_heads(kv_heads)
-    show_grid(
-        cache_figure(step.k_cache, step.v_cache, tokens[: t + 1], heads=heads, presenter=settings.presenter),
-        key="cache_chart",
+    cache = charts_of(
+        full,
+        ("kv_cache cache", t, tuple(heads), settings.presenter),
+        lambda: cache_figure(step.k_cache, step.v_cache, tokens[: t + 1], heads=heads, presenter=settings.presenter),
     )
+    show_grid(cache, key="cache_chart")
     show_code(decode, f"steps = decode(x, projections, {h})  # x (T, d_model) = X + P of the sidebar's sentence")
     _memory(settings, h, kv_heads, d_k, result.window)
 

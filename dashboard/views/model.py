@@ -8,6 +8,7 @@ layers, columns heads; the shared 0-1 colour scale makes heads comparable at a g
 from __future__ import annotations
 
 import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
 
 from core import head_summary
@@ -15,20 +16,20 @@ from core.head_summary import named_shares, pattern_label
 from dashboard.classroom.quiz_panel import ask
 from dashboard.compute.source import source_or_message
 from dashboard.figures import model_figure, single_map_charts
+from dashboard.figures.grid import ChartGrid
 from dashboard.figures.heads import head_charts
 from dashboard.figures.layout import PICKER_ROW_PX, SWITCH_ROW_PX
 from dashboard.figures.train import layers_charts
 from dashboard.page.common import (
-    PLOTLY_CONFIG,
-    chart_config,
     choose_head,
     computed_by,
     pretrained_examples,
     run_call,
     show_code,
 )
-from dashboard.page.map_columns import show_charts, show_colour_bar, show_grid
+from dashboard.page.map_columns import show_charts, show_colour_bar, show_figure, show_grid
 from dashboard.page.probes import ablation_panel, induction_panel
+from dashboard.page.shared_figures import charts_of
 from dashboard.state import followed
 from dashboard.state.settings import Settings
 
@@ -119,7 +120,11 @@ def render(settings: Settings) -> None:
     run = runs[layer - 1]
     title = f"layer {layer}, head {k + 1}"
     above = SWITCH_ROW_PX + PICKER_ROW_PX if one_head else 0  # the view's switches, the head picker
-    charts = single_map_charts(run.trace.weights[k], run.tokens, mask, title, settings.presenter, above_px=above)
+    charts = charts_of(  # built once per run and head: a room's followers all draw these (the mask is the model's)
+        run,
+        ("model head", k, title, settings.presenter, above),
+        lambda: single_map_charts(run.trace.weights[k], run.tokens, mask, title, settings.presenter, above_px=above),
+    )
     if one_head and settings.presenter:  # the map first, what the hatching means and the colour bar under it
         show_charts(charts.maps, charts.ncols, key="model_head_chart")
         show_colour_bar(charts, key="model_head_chart_bar")
@@ -149,17 +154,15 @@ def _overview(settings: Settings, weights: np.ndarray, runs, layer: int | None, 
     n_layers, h, t = weights.shape[0], weights.shape[1], weights.shape[-1]
     tokens, mask = runs[0].tokens, runs[0].trace.mask
     st.caption(_what_is_shown(n_layers, h, t, layer, large))
-    if layer is not None:
-        title = f"layer {layer}, head {{n}}" if n_layers > 1 else "head {n}"
-        charts = head_charts(weights[layer - 1], tokens, mask, presenter=settings.presenter, title=title)
-        show_grid(charts, key="model_chart")
-    elif large:
-        show_grid(layers_charts(weights, tokens, mask, presenter=settings.presenter), key="model_chart")
-    else:
-        st.plotly_chart(
-            model_figure(weights, tokens, mask, presenter=settings.presenter),
-            width="stretch",
-            key="model_chart",
-            config=chart_config(PLOTLY_CONFIG, "model_chart"),
-        )
+
+    def build() -> ChartGrid | go.Figure:
+        if layer is not None:
+            title = f"layer {layer}, head {{n}}" if n_layers > 1 else "head {n}"
+            return head_charts(weights[layer - 1], tokens, mask, presenter=settings.presenter, title=title)
+        if large:
+            return layers_charts(weights, tokens, mask, presenter=settings.presenter)
+        return model_figure(weights, tokens, mask, presenter=settings.presenter)
+
+    # built once per model's runs and layer (``weights`` is theirs, stacked): a room's followers all draw these
+    show_figure(charts_of(tuple(runs), ("model", layer, large, settings.presenter), build), key="model_chart")
     show_code(computed_by(settings), f"{run_call(settings)}\nweights = result.trace.weights  # (h, T, T)")

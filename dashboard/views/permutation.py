@@ -31,6 +31,7 @@ from dashboard.page.common import (
 )
 from dashboard.page.map_columns import show_grid
 from dashboard.page.mask_words import moved, plain_causal, rule_words, sees_order
+from dashboard.page.shared_figures import charts_of
 from dashboard.state.settings import MAX_SEED, Settings, head_options
 
 TOLERANCE = 1e-9
@@ -149,7 +150,12 @@ def _maps(
     result: PermutationResult, k: int, tokens: tuple[str, ...], settings: Settings, mask: np.ndarray | None
 ) -> None:
     """Head ``k``'s three maps: the original order, the reordered sentence, and its map moved back."""
-    show_grid(map_grid(result, k, tokens, mask, presenter=settings.presenter), key="permutation_chart")
+    charts = charts_of(  # built once per result and head: a room's followers all draw these (the result is the
+        result,  # source's and the reordering's: its tokens and mask with it)
+        ("permutation", k, settings.presenter),
+        lambda: map_grid(result, k, tokens, mask, presenter=settings.presenter),
+    )
+    show_grid(charts, key="permutation_chart")
 
 
 def map_grid(
@@ -296,11 +302,16 @@ def _outputs(result: PermutationResult, tokens: tuple[str, ...], presenter: bool
     same = result.output_diff <= TOLERANCE
     st.metric("max |original output − moved-back output|", f"{result.output_diff:.2e}")
     (st.success if same else st.warning)((EQUAL_DISTANCES if sees else EQUIVARIANT) if same else NOT_EQUIVARIANT)
-    difference = abs(result.output - result.realigned_output)  # (T, d_model)
-    panels = [
-        vector_panel(result.output, tokens, "output of the sentence"),
-        vector_panel(result.realigned_output, tokens, "output of the reordered sentence, rows moved back"),
-        vector_panel(difference, tokens, "|difference|"),
-    ]
-    show_grid(vectors_charts(panels, at_most=1, presenter=presenter), key="permutation_output_chart")
+
+    def build() -> ChartGrid:
+        difference = abs(result.output - result.realigned_output)  # (T, d_model)
+        panels = [
+            vector_panel(result.output, tokens, "output of the sentence"),
+            vector_panel(result.realigned_output, tokens, "output of the reordered sentence, rows moved back"),
+            vector_panel(difference, tokens, "|difference|"),
+        ]
+        return vectors_charts(panels, at_most=1, presenter=presenter)
+
+    charts = charts_of(result, ("permutation outputs", presenter), build)  # once for a room's followers
+    show_grid(charts, key="permutation_output_chart")
     show_code(realign_rows, "moved_back = realign_rows(permuted_run.trace.output, permutation)  # (T, d_model)")

@@ -18,6 +18,7 @@ from dashboard.compute import computations
 from dashboard.figures.shift import ShiftRow, shift_charts
 from dashboard.page.common import choose_head, served, show_code, show_frame, tokens_or_message
 from dashboard.page.map_columns import show_grid
+from dashboard.page.shared_figures import charts_of
 from dashboard.state import followed
 from dashboard.state.settings import Settings, head_options
 
@@ -90,7 +91,12 @@ def render(settings: Settings) -> None:
         ShiftRow(kind, results[kind].weights[k], results[kind].shifted_weights[k]) for kind in SHOWN if kind in results
     ]
     allowed = causal_mask(len(tokens)) if settings.config.causal else None
-    show_grid(shift_charts(shown, tokens, shift, allowed, presenter=settings.presenter), key="shift_chart")
+    charts = charts_of(  # built once per results, head and mask: a room's followers all draw these
+        tuple(results.values()),
+        ("positions", k, settings.config.causal, settings.presenter),
+        lambda: shift_charts(shown, tokens, shift, allowed, presenter=settings.presenter),
+    )
+    show_grid(charts, key="shift_chart")
     calls = [
         f"results[{kind!r}] = shift_experiment(tokenize({settings.sentence!r}), {shift}, "
         f"{replace(settings.config, positional=kind)!r})"

@@ -20,14 +20,14 @@ from dashboard.figures.scaling import scaling_figures
 from dashboard.figures.spread import CLAIM, spread_figure
 from dashboard.page.common import (
     PLOTLY_CONFIG,
-    chart_config,
     served,
     show_code,
     show_frame,
     tokens_or_message,
     unscaled_warning,
 )
-from dashboard.page.map_columns import show_charts
+from dashboard.page.map_columns import chart, show_charts
+from dashboard.page.shared_figures import charts_of
 from dashboard.state import followed
 from dashboard.state.settings import Settings
 
@@ -43,7 +43,10 @@ def render(settings: Settings) -> None:
         "unit-variance entries; each curve is the mean over draws and rows. A dot product of two such vectors "
         "has standard deviation √d_k, so without the factor the scores spread wider as heads widen."
     )
-    show_charts(curve_figures(settings), 2, key="scaling_chart")
+    curves = charts_of(  # built once per width: every follower of a room draws these
+        result, ("scaling", settings.config.d_k, settings.presenter), lambda: curve_figures(settings)
+    )
+    show_charts(curves, 2, key="scaling_chart")
     show_code(
         scaling_experiment, "result = scaling_experiment()  # the defaults: the curves do not depend on the sentence"
     )
@@ -90,9 +93,10 @@ def spread_chart(presenter: bool) -> go.Figure:
 def _spread(presenter: bool) -> None:
     """The raw scores' spread against d_k, with √d_k marked, answering lesson 3's "±100"."""
     st.subheader("How large do raw scores get?", anchor=False)
-    config = chart_config(PLOTLY_CONFIG, "spread_chart")
-    st.plotly_chart(spread_chart(presenter), width="stretch", key="spread_chart", config=config)
-    st.caption(spread_text(computations.score_spreads()))
+    result = computations.score_spreads()
+    figure = charts_of(result, ("spread", presenter), lambda: spread_chart(presenter))  # built once: all draw it
+    chart(figure, width="stretch", key="spread_chart", config=PLOTLY_CONFIG)
+    st.caption(spread_text(result))
     show_code(score_spread, "result = score_spread()  # d_k = 16, 64, 512; 20,000 pairs q, k each")
 
 

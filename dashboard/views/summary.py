@@ -20,13 +20,14 @@ from dashboard.compute import computations
 from dashboard.figures.summary import NA, summary_figure
 from dashboard.page.common import (
     PLOTLY_CONFIG,
-    chart_config,
     run_call,
     show_code,
     show_frame,
     source_or_message,
     unscaled_warning,
 )
+from dashboard.page.map_columns import chart
+from dashboard.page.shared_figures import charts_of
 from dashboard.state import followed
 from dashboard.state.settings import Settings
 
@@ -109,12 +110,10 @@ def render(settings: Settings) -> None:
             placeholder=NA,  # the browser draws a missing value as "None" otherwise (the Styler's na_rep is not used)
             column_config={"in words": st.column_config.TextColumn("in words", width="large")},  # read in full
         )
-    st.plotly_chart(
-        summary_figure(summary, presenter=settings.presenter),
-        width="stretch",
-        key="summary_chart",
-        config=chart_config(PLOTLY_CONFIG, "summary_chart"),
+    figure = charts_of(  # built once per run: a room's followers all draw it
+        run, ("summary", settings.presenter), lambda: summary_figure(summary, presenter=settings.presenter)
     )
+    chart(figure, width="stretch", key="summary_chart", config=PLOTLY_CONFIG)
     show_code(head_summary, f"{run_call(settings)}\nsummary = head_summary(result.trace.weights, result.trace.mask)")
     notes = _notes(run, source)
     st.markdown("\n".join(f"- {n}" for n in notes))

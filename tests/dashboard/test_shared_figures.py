@@ -122,9 +122,9 @@ def test_a_gone_runs_grids_are_forgotten_at_the_next_look_up():
         for mode in range(3):
             charts_of(run, mode, grid)
     gone = id(runs[0])
-    assert all((gone, mode) in shared_figures._grids for mode in range(3))
+    assert all(((gone,), mode) in shared_figures._grids for mode in range(3))
     del runs[0]
     gc.collect()
     charts_of(runs[0], 0, grid)  # a look-up drops the grids of every run that has ended since the last one
-    assert not any((gone, mode) in shared_figures._grids for mode in range(3))
-    assert all((id(runs[0]), mode) in shared_figures._grids for mode in range(3))
+    assert not any(((gone,), mode) in shared_figures._grids for mode in range(3))
+    assert all(((id(runs[0]),), mode) in shared_figures._grids for mode in range(3))
