@@ -65,6 +65,10 @@ def without_unused_templates(figure: dict) -> dict:
     return figure | {"layout": figure["layout"] | {"template": template | {"data": data}}}
 
 
+G = TypeVar("G")
+"""What ``charts_of`` builds and shares: a figure, a list of them, a grid, or a dataclass of those."""
+
+
 def shared_grid(grid: ChartGrid) -> ChartGrid:
     """``grid`` with every chart a ``SharedFigure``."""
     return dataclasses.replace(
@@ -72,17 +76,20 @@ def shared_grid(grid: ChartGrid) -> ChartGrid:
     )
 
 
-def shared(made: ChartGrid | go.Figure | list[go.Figure]) -> ChartGrid | SharedFigure | list[SharedFigure]:
-    """A grid with every chart a ``SharedFigure`` (``shared_grid``), one figure as a ``SharedFigure``, or a list of
-    figures each as one."""
+def shared(made: G) -> G:
+    """``made`` with every chart in it a ``SharedFigure``: a grid's (``shared_grid``), one figure, each of a list,
+    or the figures and grids among a figure set's fields (a dataclass such as ``ContrastCharts``); anything else
+    (a number beside them) as it is."""
     if isinstance(made, ChartGrid):
         return shared_grid(made)
+    if isinstance(made, go.Figure):
+        return SharedFigure(made)
     if isinstance(made, list):
-        return [SharedFigure(f) for f in made]
-    return SharedFigure(made)
+        return [shared(f) for f in made]
+    if dataclasses.is_dataclass(made) and not isinstance(made, type):
+        return dataclasses.replace(made, **{f.name: shared(getattr(made, f.name)) for f in dataclasses.fields(made)})
+    return made
 
-
-G = TypeVar("G", ChartGrid, go.Figure, list[go.Figure])
 
 _grids = bounded_cache.BoundedCache("dashboard.page.shared_figures.grids", max_bytes=32 * MB)
 """(ids of the runs, mode) -> its grid or figures."""

@@ -27,6 +27,7 @@ from dashboard.figures.grid import Panel
 from dashboard.figures.layout import CLASS_ON_SCREEN, CLASS_SPLIT
 from dashboard.page.common import choose_head, show_code, show_frame
 from dashboard.page.map_columns import show_charts, show_colour_bar
+from dashboard.page.shared_figures import charts_of
 from dashboard.state import followed
 from dashboard.state.settings import Settings
 
@@ -161,11 +162,16 @@ def _draw(
     layers = source.architecture().n_layers
     numbers = [n for n, _, _ in read]
     pooled = pooled_patterns([OneMap(m.weights[layer - 1, head], m.mask, m.word_ids) for _, _, m in read])
+    shown = read[:CLASS_ON_SCREEN]
     panels = [
         Panel(m.weights[layer - 1, head], m.tokens, m.tokens, sentence_title(n, text, settings.presenter), m.mask)
-        for n, text, m in read[:CLASS_ON_SCREEN]
+        for n, text, m in shown
     ]
-    charts = class_charts(panels, presenter=settings.presenter)
+    charts = charts_of(  # built once per sentences' maps and head: a room's followers all draw these
+        tuple(m.weights for _, _, m in shown),
+        ("class", layer, head, settings.presenter, tuple((n, text) for n, text, _ in shown)),
+        lambda: class_charts(panels, presenter=settings.presenter),
+    )
     which = f"Layer {layer}, head {head + 1}" if layers > 1 else f"Head {head + 1}"
     verdict, drawn = st.columns(CLASS_SPLIT, gap="small")
     with verdict:

@@ -37,6 +37,7 @@ from dashboard.figures.grid import GridSpec, Panel, chart_grid
 from dashboard.figures.labels import pair_place, pair_token, position, positions
 from dashboard.page.common import EMPTY_SENTENCE, choose_head, opened, served, show_code, show_frame
 from dashboard.page.map_columns import BAR_CONFIG, chart, show_grid, show_maps
+from dashboard.page.shared_figures import charts_of
 from dashboard.state import followed
 from dashboard.state.settings import DEFAULTS, Settings
 
@@ -193,10 +194,14 @@ def _draw(
         seen_a = np.ones_like(w_a, dtype=bool) if first.mask is None else first.mask
         seen_b = np.ones_like(w_b, dtype=bool) if second.mask is None else second.mask
         allowed = seen_a[np.ix_(a, a)] & seen_b[np.ix_(b, b)]  # (n, n): both queries may see the key
-    charts = contrast_charts(
-        *panels,
-        Panel(difference(w_a, w_b, alignment), tokens, tokens, DIFFERENCE_NAME, allowed, places=places),
-        presenter=settings.presenter,
+    charts = charts_of(  # built once per the two sentences' maps and head (their tokens, masks and alignment with
+        (first.weights, second.weights),  # them): a room's followers all draw these
+        ("contrast", layer, head, settings.presenter),
+        lambda: contrast_charts(
+            *panels,
+            Panel(difference(w_a, w_b, alignment), tokens, tokens, DIFFERENCE_NAME, allowed, places=places),
+            presenter=settings.presenter,
+        ),
     )
     with st.container(horizontal=True, vertical_alignment="center"):
         chart(charts.maps.colour_bar, width=charts.maps.bar_px, key="contrast_chart_bar", config=BAR_CONFIG)

@@ -32,6 +32,8 @@ VARIANTS: dict[str, list[dict[str, str]]] = {
     "flash": [{}, {"block": "2"}, {"block_size": "3"}, {"flash_head": "2"}, {"causal": "true"}, {"presenter": "true"}],
     "cross": [{}, {"source": "ein Hund lief"}, {"causal": "true"}, {"presenter": "true"}],
     "permutation": [{}, {"perm_head": "2"}, {"perm_mode": "shuffle", "perm_seed": "4"}, {"presenter": "true"}],
+    "class": [{}, {"class_head": "2"}, {"class_text": "a dog ran home\nthe cat sat down"}, {"presenter": "true"}],
+    "contrast": [{}, {"contrast_head": "2"}, {"second": "the dog sat on the mat by the river"}, {"presenter": "true"}],
     "model": [{}, {"head": "2"}, {"one_head": "true"}, {"one_head": "true", "head": "3"}, {"presenter": "true"}],
 }
 
