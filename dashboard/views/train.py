@@ -39,11 +39,13 @@ from dashboard.compute.training_jobs import (
     registry,
     result_npz,
 )
+from dashboard.figures.grid import ChartGrid
 from dashboard.figures.layout import CAPTION_ROW_PX, QUIZ_SWITCH_PX, chart_fold_px
 from dashboard.figures.train import curves_figures, formation_figure, layers_charts
-from dashboard.page.common import PLOTLY_CONFIG, chart_config, plain_cell, session_id, show_code, table_height
-from dashboard.page.map_columns import show_charts, show_grid
+from dashboard.page.common import PLOTLY_CONFIG, plain_cell, session_id, show_code, table_height
+from dashboard.page.map_columns import chart, show_charts, show_grid
 from dashboard.page.probes import ablation_panel, predictions_panel
+from dashboard.page.shared_figures import charts_of
 from dashboard.serve import clients
 from dashboard.state import followed
 from dashboard.state.settings import Settings, recommended_state, widget_state
@@ -278,8 +280,12 @@ def _results(settings: Settings, trained: Trained) -> None:
     _outcome(trained)
     h = result.history
     fold_px = chart_fold_px(presenter=presenter, above_px=CURVES_ABOVE_PX)  # the view's first chart
-    curves = curves_figures(
-        h.step, h.loss, h.eval_step, h.eval_accuracy, result.settings.steps, presenter=presenter, fold_px=fold_px
+    curves = charts_of(  # built once per finished run (``Trained`` is computed once): a room's followers all draw these
+        trained,
+        ("train curves", presenter),
+        lambda: curves_figures(
+            h.step, h.loss, h.eval_step, h.eval_accuracy, result.settings.steps, presenter=presenter, fold_px=fold_px
+        ),
     )
     show_charts(curves, 2, key="train_curves")
     run = result.settings  # what this run trained with (a loaded run's own file)
@@ -334,10 +340,12 @@ def _final_maps(settings: Settings, trained: Trained) -> None:
         f"Every head of every layer on the task's fixed example ({len(tokens)} tokens, the same for every seed): "
         "each map titled with its layer and head; row = query, column = key."
     )
-    weights = np.stack([r.trace.weights for r in trained.runs])  # (L, h, T, T)
-    show_grid(
-        layers_charts(weights, tokens, trained.runs[0].trace.mask, presenter=settings.presenter), key="trained_maps"
-    )
+
+    def build() -> ChartGrid:
+        weights = np.stack([r.trace.weights for r in trained.runs])  # (L, h, T, T)
+        return layers_charts(weights, tokens, trained.runs[0].trace.mask, presenter=settings.presenter)
+
+    show_grid(charts_of(trained, ("trained maps", settings.presenter), build), key="trained_maps")
     show_code(forward, "runs = runs_of(result, example)  # forward: one AttentionTrace per layer")
 
 
@@ -410,14 +418,24 @@ def _replay_figures(settings: Settings, trained: Trained, i: int) -> None:
         words.append(f"accuracy on this step's training batch {batch:.1%}")
     st.markdown(", ".join(words) + ".")
     tokens = _example_tokens(trained)
-    maps = layers_charts(result.snapshots[i], tokens, trained.runs[0].trace.mask, presenter=settings.presenter)
+    maps = charts_of(  # built once per run and snapshot: a room's followers all draw these
+        trained,
+        ("replay maps", i, settings.presenter),
+        lambda: layers_charts(result.snapshots[i], tokens, trained.runs[0].trace.mask, presenter=settings.presenter),
+    )
     show_grid(maps, key="replay_maps")
-    formation = formation_figure(
-        result.snapshot_steps, trained.formation, trained.formation_labels, at_step=step, presenter=settings.presenter
+    formation = charts_of(
+        trained,
+        ("replay formation", i, settings.presenter),
+        lambda: formation_figure(
+            result.snapshot_steps,
+            trained.formation,
+            trained.formation_labels,
+            at_step=step,
+            presenter=settings.presenter,
+        ),
     )
-    st.plotly_chart(
-        formation, width="stretch", key="replay_formation", config=chart_config(PLOTLY_CONFIG, "replay_formation")
-    )
+    chart(formation, width="stretch", key="replay_formation", config=PLOTLY_CONFIG)
     st.caption(
         "Each head's mean weight on the key its pattern reads, on the fixed example, at every snapshot; "
         "the dotted line is the step shown."
