@@ -60,9 +60,9 @@ from bench.measure import TARGET_RSS_MB, PeakRss, pct
 from bench.page_assets import GZIP_ONLY, AssetPlan, fetch, wait_compressed
 from bench.protocol import NoRun, Page, Tab, decode_array
 from bench.streamlit_server import ROOT, redis_server, streamlit_server
-from bench.walk import exact, shows_stop
 from dashboard.classroom.room_page import CHECK_SECONDS
 from dashboard.state.settings import kv_head_options, nearest_heads
+from dashboard.views import VIEWS
 
 WORDS = ("a", "cat", "sat", "on", "the", "mat", "by", "river", "bank", "dog")
 FOLLOWED = ("sentence", "d_model", "n_heads", "causal", "positional", "seed", "quiz")
@@ -268,6 +268,22 @@ def shows(page: Page, digest: bytes, typed: dict) -> bool:
             except Mismatch:
                 VERDICTS[key] = False
     return VERDICTS[key]
+
+
+def shows_stop(page: Page, typed: dict) -> bool:
+    """``page`` shows the teacher's ``typed`` values on a view the exact check does not cover: it finished with no
+    exception, draws ``typed``'s view (the line under the view bar) and the teacher's settings line for its weights
+    and seed."""
+    if not page.finished or page.of("exception"):
+        return False
+    texts = page.texts("markdown")
+    line = f"{typed['weights']} weights, seed {typed['seed']}"
+    return VIEWS[typed["view"]].teaches in texts and any(line in t for t in texts)
+
+
+def exact(typed: dict) -> bool:
+    """The values whose page ``check_student`` checks map by map: the heads view on random weights."""
+    return typed.get("view", "heads") == "heads" and typed.get("weights", "random") == "random"
 
 
 def check_student(page: Page, values: dict) -> None:
