@@ -286,6 +286,12 @@ def exact(typed: dict) -> bool:
     return typed.get("view", "heads") == "heads" and typed.get("weights", "random") == "random"
 
 
+def what_it_shows(page: Page) -> str:
+    """A failing page in a line: its status, its texts (the settings line, the view's, any message) and charts."""
+    texts = [t[:80] for t in page.texts("markdown") + page.texts("alert")][:8]
+    return f"status {page.status}, {len(page.of('plotly_chart'))} charts, texts {texts}"
+
+
 def check_student(page: Page, values: dict) -> None:
     """The page ran cleanly and, outside the quiz, draws exactly core's maps for ``values`` (one chart per head)."""
     if not page.finished or page.of("exception"):
@@ -449,7 +455,9 @@ async def student(
                 # what the student showed last, or any change since: the newest may be recorded but not yet sent
                 index = shown_change(page, rec.changes, max(seen - 1, 0))
                 if index is None:
-                    raise AssertionError(f"student {i} shows none of the teacher's changes since {seen - 1}")
+                    raise AssertionError(
+                        f"student {i} shows none of the teacher's changes since {seen - 1}: {what_it_shows(page)}"
+                    )
                 if index >= seen:  # a change this student had not shown yet
                     rec.delays.append(now - rec.changes[index].sent)
                     if rec.walk is not None:
