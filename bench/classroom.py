@@ -288,8 +288,12 @@ def exact(typed: dict) -> bool:
 
 def what_it_shows(page: Page) -> str:
     """A failing page in a line: its status, its texts (the settings line, the view's, any message) and charts."""
-    texts = [t[:80] for t in page.texts("markdown") + page.texts("alert")][:8]
-    return f"status {page.status}, {len(page.of('plotly_chart'))} charts, texts {texts}"
+    texts = page.texts("markdown") + page.texts("alert")
+    line = [t[:120] for t in texts if t.startswith("Following the teacher")]  # the settings line, if drawn
+    return (
+        f"status {page.status}, {len(page.of('exception'))} exceptions, {len(page.of('plotly_chart'))} charts, "
+        f"settings line {line}, texts {[t[:60] for t in texts[:6]]}"
+    )
 
 
 def check_student(page: Page, values: dict) -> None:
