@@ -60,9 +60,9 @@ from bench.measure import TARGET_RSS_MB, PeakRss, pct
 from bench.page_assets import GZIP_ONLY, AssetPlan, fetch, wait_compressed
 from bench.protocol import NoRun, Page, Tab, decode_array
 from bench.streamlit_server import ROOT, redis_server, streamlit_server
-from bench.walk import exact, shows_stop
 from dashboard.classroom.room_page import CHECK_SECONDS
 from dashboard.state.settings import kv_head_options, nearest_heads
+from dashboard.views import VIEWS
 
 WORDS = ("a", "cat", "sat", "on", "the", "mat", "by", "river", "bank", "dog")
 FOLLOWED = ("sentence", "d_model", "n_heads", "causal", "positional", "seed", "quiz")
@@ -270,6 +270,32 @@ def shows(page: Page, digest: bytes, typed: dict) -> bool:
     return VERDICTS[key]
 
 
+def shows_stop(page: Page, typed: dict) -> bool:
+    """``page`` shows the teacher's ``typed`` values on a view the exact check does not cover: it finished with no
+    exception, draws ``typed``'s view (the line under the view bar) and the teacher's settings line for its weights
+    and seed."""
+    if not page.finished or page.of("exception"):
+        return False
+    texts = page.texts("markdown")
+    line = f"{typed['weights']} weights, seed {typed['seed']}"
+    return VIEWS[typed["view"]].teaches in texts and any(line in t for t in texts)
+
+
+def exact(typed: dict) -> bool:
+    """The values whose page ``check_student`` checks map by map: the heads view on random weights."""
+    return typed.get("view", "heads") == "heads" and typed.get("weights", "random") == "random"
+
+
+def what_it_shows(page: Page) -> str:
+    """A failing page in a line: its status, its texts (the settings line, the view's, any message) and charts."""
+    texts = page.texts("markdown") + page.texts("alert")
+    line = [t[:120] for t in texts if t.startswith("Following the teacher")]  # the settings line, if drawn
+    return (
+        f"status {page.status}, {len(page.of('exception'))} exceptions, {len(page.of('plotly_chart'))} charts, "
+        f"settings line {line}, texts {[t[:60] for t in texts[:6]]}"
+    )
+
+
 def check_student(page: Page, values: dict) -> None:
     """The page ran cleanly and, outside the quiz, draws exactly core's maps for ``values`` (one chart per head)."""
     if not page.finished or page.of("exception"):
@@ -433,7 +459,9 @@ async def student(
                 # what the student showed last, or any change since: the newest may be recorded but not yet sent
                 index = shown_change(page, rec.changes, max(seen - 1, 0))
                 if index is None:
-                    raise AssertionError(f"student {i} shows none of the teacher's changes since {seen - 1}")
+                    raise AssertionError(
+                        f"student {i} shows none of the teacher's changes since {seen - 1}: {what_it_shows(page)}"
+                    )
                 if index >= seen:  # a change this student had not shown yet
                     rec.delays.append(now - rec.changes[index].sent)
                     if rec.walk is not None:

@@ -11,10 +11,10 @@ teacher switches to it, then changes a followed control ``Stop.more`` times; aft
 student still in the room has redrawn (at most ``CATCH_UP_S``) and rests ``REST_S``, so every change is measured on
 its own view, not while the class is still drawing the last one.
 
-What a student's page must show (``shows_stop``): the run finished with no exception, the stop's view (its line
-under the view bar, ``View.teaches``) and the teacher's settings line for the change's weights and seed; every
-change but the trained stop's gives a fresh seed, so the line tells the changes apart. On the heads view with random
-weights, ``bench.classroom.check_student`` checks more: exactly core's maps.
+What a student's page must show (``bench.classroom.shows_stop``): the run finished with no exception, the stop's
+view (its line under the view bar, ``View.teaches``) and the teacher's settings line for the change's weights and
+seed; every change but the trained stop's gives a fresh seed, so the line tells the changes apart. On the heads view
+with random weights, ``bench.classroom.check_student`` checks more: exactly core's maps.
 
 Reported: per stop, the students' redraws, p50 and p95 of the teacher's change -> the student's page redrawn, and
 the worst; the target is p95 <= 2 s on every view at 200 students (or <= 2 s at 100 and <= 4 s at 200, with the
@@ -30,14 +30,11 @@ import random
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+from bench.classroom import Record, Result, change_and_record, classroom
 from bench.measure import pct
-from bench.protocol import Page, Tab
+from bench.protocol import Tab
 from dashboard.views import VIEWS
-
-if TYPE_CHECKING:
-    from bench.classroom import Record, Result
 
 CATCH_UP_S = 40.0
 """The longest the teacher waits for the class to redraw a change before the next."""
@@ -48,7 +45,7 @@ TRAIN_WAIT_S = 120.0
 TARGET_P95_S = 2.0
 """Every view's p95 at 200 students (or this at 100 and twice it at 200, with the reason)."""
 MORE = ("seed", "causal", "sentence")
-"""The followed controls the teacher changes at a stop (with a fresh seed each time: ``shows_stop``)."""
+"""The followed controls the teacher changes at a stop (with a fresh seed each time: ``classroom.shows_stop``)."""
 SENTENCES = (
     "the cat sat on the mat by the river",
     "a dog ran to the bank of the river",
@@ -86,22 +83,6 @@ def stops() -> tuple[Stop, ...]:
 STOPS = stops()
 
 
-def shows_stop(page: Page, typed: dict) -> bool:
-    """``page`` shows the teacher's ``typed`` values on a view the exact check does not cover: it finished with no
-    exception, draws ``typed``'s view (the line under the view bar) and the teacher's settings line for its weights
-    and seed."""
-    if not page.finished or page.of("exception"):
-        return False
-    texts = page.texts("markdown")
-    line = f"{typed['weights']} weights, seed {typed['seed']}"
-    return VIEWS[typed["view"]].teaches in texts and any(line in t for t in texts)
-
-
-def exact(typed: dict) -> bool:
-    """The values whose page ``check_student`` checks map by map: the heads view on random weights."""
-    return typed.get("view", "heads") == "heads" and typed.get("weights", "random") == "random"
-
-
 @dataclass
 class Walk:
     """What the teacher's walk measured: each student's redraw delay per stop, and which changes it reached."""
@@ -121,8 +102,6 @@ class Walk:
 
     async def teach(self, tab: Tab, rec: Record, rng: random.Random, n: int) -> None:
         """The teacher's script: every stop, each change waited for; then the run ends."""
-        from bench.classroom import change_and_record
-
         seeds = iter(range(1001, 10**6))  # a fresh seed per change tells the settings lines apart (shows_stop)
         turns = itertools.cycle(MORE)
         for stop in STOPS:
@@ -193,8 +172,6 @@ def over(walk: Walk, limit: float) -> list[str]:
 
 
 def room(students: int, seed: int) -> tuple[Walk, Result]:
-    from bench.classroom import classroom
-
     walk = Walk()
     result = classroom(students, WALK_SECONDS, seed, walk=walk)
     print(ROW_HEAD)

@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 from streamlit.proto.Element_pb2 import Element
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
+from bench.classroom import exact, shows_stop
 from bench.protocol import Page
-from bench.walk import STOPS, TARGET_P95_S, Walk, exact, over, shows_stop, table
+from bench.walk import STOPS, TARGET_P95_S, Walk, over, table
 from core.sources import WEIGHTS
 from dashboard.classroom.follower_page import teacher_line
 from dashboard.state.settings import DEFAULTS
