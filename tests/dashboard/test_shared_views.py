@@ -34,6 +34,7 @@ VARIANTS: dict[str, list[dict[str, str]]] = {
     "permutation": [{}, {"perm_head": "2"}, {"perm_mode": "shuffle", "perm_seed": "4"}, {"presenter": "true"}],
     "class": [{}, {"class_head": "2"}, {"class_text": "a dog ran home\nthe cat sat down"}, {"presenter": "true"}],
     "contrast": [{}, {"contrast_head": "2"}, {"second": "the dog sat on the mat by the river"}, {"presenter": "true"}],
+    "train": [{}, {"replay_step": "0"}, {"presenter": "true"}, {"task": "reverse"}],  # pre-trained: drawn at once
     "model": [{}, {"head": "2"}, {"one_head": "true"}, {"one_head": "true", "head": "3"}, {"presenter": "true"}],
 }
 
