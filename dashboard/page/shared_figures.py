@@ -6,8 +6,10 @@ maps (plotly's validating constructors) and, inside ``st.plotly_chart``, ``Figur
 the figure and base64-encodes its arrays, once per chart per session. Two hundred students of one room draw one
 picture; here it is built and turned into plotly's JSON-ready dict once.
 
-- The key is the run itself and the way it is drawn: ``compute.computations`` shares its cached runs, so every session
-  with the same settings (every follower of a room version) holds the same ``Run`` object. The grids are kept in a
+- The key is the run itself and everything else the figure is built from (``shared``: the heads view's drawing mode;
+  the steps view's step, head, projector and first step; the score probe's positions): ``compute.computations``
+  shares its cached runs, so every session with the same settings (every follower of a room version) holds the same
+  ``Run`` object. The grids and figures are kept in a
   ``dashboard.compute.bounded_cache`` (16 maps of 64 x 64 with their values written: 2.5 MB), built by the first session
   that asks while the others wait for it, and forgotten with their run (``weakref.finalize``).
 - A ``SharedFigure`` is a ``go.Figure`` whose ``to_dict()`` returns that one dict, never a copy. ``st.plotly_chart``
@@ -23,6 +25,7 @@ import threading
 import weakref
 from collections import deque
 from collections.abc import Callable, Hashable
+from typing import TypeVar
 
 import plotly.graph_objects as go
 
@@ -71,8 +74,10 @@ def shared_grid(grid: ChartGrid) -> ChartGrid:
     )
 
 
+F = TypeVar("F", ChartGrid, go.Figure)
+
 _grids = bounded_cache.BoundedCache("dashboard.page.shared_figures.grids", max_bytes=32 * MB)
-"""(id of the run, mode) -> its grid."""
+"""(id of the run, key) -> its grid or figure."""
 _watched: set[int] = set()
 """Ids of the runs whose end is watched (``weakref.finalize``), so each is watched once."""
 _gone: deque[int] = deque()
@@ -85,14 +90,27 @@ def _forget(run_id: int) -> None:
     _gone.append(run_id)
 
 
-def charts_of(run: object, mode: Hashable, build: Callable[[], ChartGrid]) -> ChartGrid:
-    """The grid ``build()`` makes for ``run`` drawn in ``mode``: built by the first session to ask, then shared."""
+def shared(run: object, key: Hashable, build: Callable[[], F]) -> F:
+    """What ``build()`` makes for ``run`` as ``key`` names it, built by the first session to ask, then shared: a
+    ``ChartGrid`` with every chart a ``SharedFigure``, or a figure as one ``SharedFigure``.
+
+    ``key`` must name everything ``build`` reads besides the run (the head, the drawing mode, a probe's positions...)
+    and which figure it is (its first item: the view or panel): two builds with the same key draw one figure."""
     with _lock:
         while _gone:
             gone = _gone.popleft()
-            _grids.discard_where(lambda key, gone=gone: key[0] == gone)
+            _grids.discard_where(lambda cached, gone=gone: cached[0] == gone)
             _watched.discard(gone)
         if id(run) not in _watched:
             _watched.add(id(run))
             weakref.finalize(run, _forget, id(run))
-    return _grids.get((id(run), mode), lambda: shared_grid(build()))
+    return _grids.get((id(run), key), lambda: _shared(build()))
+
+
+def _shared(built: F) -> F:
+    return shared_grid(built) if isinstance(built, ChartGrid) else SharedFigure(built)
+
+
+def charts_of(run: object, mode: Hashable, build: Callable[[], ChartGrid]) -> ChartGrid:
+    """The grid ``build()`` makes for ``run`` drawn in ``mode``: built by the first session to ask, then shared."""
+    return shared(run, mode, build)
