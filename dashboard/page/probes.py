@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from core import Run
@@ -36,7 +37,9 @@ from dashboard.figures.probes import (
     predictions_figure,
     score_terms_figure,
 )
+from dashboard.page import shared_figures
 from dashboard.page.common import PLOTLY_CONFIG, chart_config, show_code, show_equation, table_height
+from dashboard.page.map_columns import chart
 from dashboard.state.settings import Settings
 
 NONE = "none"
@@ -387,8 +390,9 @@ def _after_softmax(mask: np.ndarray | None, query: int, key: int, t_k: int, weig
     return f"After the softmax over {keys}, this key gets weight {weight:.3f} from this query."
 
 
-def score_probe(settings: Settings, run: Run, head: int) -> None:
-    """One query and one key of head ``head``: the products q_c · k_c, their sum, the scale and the score."""
+def score_probe(settings: Settings, run: Run, head: int, *, share: bool = False) -> None:
+    """One query and one key of head ``head``: the products q_c · k_c, their sum, the scale and the score. ``share``:
+    the figure built once for the run, head, positions and projector, and shared (``shared_figures.charts_of``)."""
     tr = run.trace
     t_q, t_k = tr.scores.shape[-2:]
     st.subheader("Why a score is high", anchor=False)
@@ -420,16 +424,17 @@ def score_probe(settings: Settings, run: Run, head: int) -> None:
         t_k,
     )
     terms = score_terms(tr, head, query, key)
-    st.plotly_chart(
-        score_terms_figure(
+
+    def build() -> go.Figure:
+        return score_terms_figure(
             terms.products,
             f"head {head + 1}: q of {run.tokens[query]} ({query}) × k of {run.key_tokens[key]} ({key})",
             presenter=settings.presenter,
-        ),
-        width="stretch",
-        key="score_probe_chart",
-        config=chart_config(PLOTLY_CONFIG, "score_probe_chart"),
-    )
+        )
+
+    shown = ("score_probe", head, query, key, settings.presenter)  # all build reads besides the run
+    figure = shared_figures.charts_of(run, shown, build) if share else build()
+    chart(figure, width="stretch", key="score_probe_chart", config=PLOTLY_CONFIG)
     d_k = terms.products.shape[0]
     positive = int((terms.products > 0).sum())
     bias = rf" + ({terms.bias + 0.0:.4g})_{{\text{{ALiBi}}}}" if tr.bias is not None else ""  # + 0.0: no "-0"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 import numpy as np
 import plotly.graph_objects as go
@@ -49,6 +50,7 @@ from dashboard.figures.steps import (
     vectors_charts,
     weights_charts,
 )
+from dashboard.page import shared_figures
 from dashboard.page.common import (
     EQUATION_GAP,
     choose_head,
@@ -118,6 +120,9 @@ class Step:
     """None: the parts are one line of words cut where a phone may wrap it (``text_parts``)."""
 
 
+F = TypeVar("F", ChartGrid, go.Figure)
+
+
 @dataclass(frozen=True)
 class Head:
     """The slice of the run every step reads: head ``k`` (0-based) of trace ``run.trace``."""
@@ -128,6 +133,19 @@ class Head:
     above_px: int = 0
     """What the page draws above this step's figure on a projector, when it is the first step shown: its map is
     planned to end above the first screen's fold (``layout.chart_fold_px``)."""
+    share: bool = False
+    """Each figure built once for the run and shared by every session that draws it (``figure``): the page's; the
+    tour's download builds its own."""
+
+    def figure(self, name: str, build: Callable[[], F]) -> F:
+        """``build()``, the figure ``name`` of this head's steps; shared (``shared_figures.charts_of``) when ``share``.
+        Its key is everything a step's figure reads besides the run: which figure, the head, the projector and what
+        stands above it (the ranges of steps 3-5 are the run's and the head's)."""
+        if not self.share:
+            return build()
+        return shared_figures.charts_of(
+            self.run, ("steps", name, self.k, self.settings.presenter, self.above_px), build
+        )
 
     @property
     def n(self) -> int:
@@ -167,7 +185,7 @@ def render(settings: Settings) -> None:
         help="Every step below is this head's. The heads run side by side on their own d_k columns.",
         container=pickers,
     )
-    render_steps(Head(run, k, settings), pickers)
+    render_steps(Head(run, k, settings, share=True), pickers)
 
 
 def _first_step(names: list[str], container) -> int:
@@ -265,7 +283,7 @@ def x_step(head: Head) -> Step:
         equation = text_parts("X = ", run.input_from)
     return Step(
         "X: one vector per token" if first else f"X: the hidden state entering layer {run.layer}",
-        vectors_charts(panels, at_most=1, presenter=head.settings.presenter),
+        head.figure("x", lambda: vectors_charts(panels, at_most=1, presenter=head.settings.presenter)),
         "step_x_chart",
         f"Shape {shape_text(x.shape)} = (T, d_model): {input_words(run)}.",
         equation,
@@ -315,7 +333,7 @@ def qkv_step(head: Head) -> Step:
     needles += ["q = apply_rope(", "k = apply_rope("] if rope else []
     return Step(
         f"Q, K and V of head {n}",
-        vectors_charts(panels, at_most=2 if rope else 3, presenter=head.settings.presenter),
+        head.figure("qkv", lambda: vectors_charts(panels, at_most=2 if rope else 3, presenter=head.settings.presenter)),
         "step_qkv_chart",
         f"Each {shape_text((t_q, d_k))} = (T, d_k): W^({n}) is columns {first}–{last} of the (d_model, d_model) matrix."
         + _grouped_words(head)
@@ -348,14 +366,17 @@ def bias_step(head: Head) -> Step:
     hidden = tr.mask is not None and not tr.mask.all()
     return Step(
         f"+ ALiBi's bias (slope 1/{1 / slope:.4g})" if slope else "+ ALiBi's bias",
-        bias_charts(
-            bias,
-            head.run.tokens,
-            head.run.key_tokens,
-            f"head {n}: ALiBi bias",
-            allowed=tr.mask,
-            presenter=head.settings.presenter,
-            above_px=head.above_px,
+        head.figure(
+            "bias",
+            lambda: bias_charts(
+                bias,
+                head.run.tokens,
+                head.run.key_tokens,
+                f"head {n}: ALiBi bias",
+                allowed=tr.mask,
+                presenter=head.settings.presenter,
+                above_px=head.above_px,
+            ),
         ),
         "step_bias_chart",
         f"Shape {shape_text((t_q, t_k))}, added to the scaled scores. {bias_words(tr.bias)}"
@@ -373,14 +394,17 @@ def scores_step(head: Head, limit: float) -> Step:
     raw = computations.unscaled_scores(tr.scores[head.k], tr.scale)  # (T_q, T_k)
     return Step(
         "QKᵀ: every query against every key",
-        scores_charts(
-            raw,
-            head.run.tokens,
-            head.run.key_tokens,
-            f"Q{n}·K{head.g}ᵀ",
-            limit=limit,
-            presenter=head.settings.presenter,
-            above_px=head.above_px,
+        head.figure(
+            "qk",
+            lambda: scores_charts(
+                raw,
+                head.run.tokens,
+                head.run.key_tokens,
+                f"Q{n}·K{head.g}ᵀ",
+                limit=limit,
+                presenter=head.settings.presenter,
+                above_px=head.above_px,
+            ),
         ),
         "step_qk_chart",
         f"Shape {shape_text((t_q, t_k))}: row i, column j is the dot product of query i with key j.",
@@ -413,21 +437,24 @@ def scale_step(head: Head, limit: float) -> Step:
         equation = (r"S \cdot 1", r"\text{(scaling off: the scores stay as large as } QK^{\top}\text{)}")
     return Step(
         title,
-        scores_charts(
-            tr.scores[head.k],
-            head.run.tokens,
-            head.run.key_tokens,
-            panel_title,
-            limit=limit,
-            presenter=head.settings.presenter,
-            above_px=head.above_px,
+        head.figure(
+            "scaled",
+            lambda: scores_charts(
+                tr.scores[head.k],
+                head.run.tokens,
+                head.run.key_tokens,
+                panel_title,
+                limit=limit,
+                presenter=head.settings.presenter,
+                above_px=head.above_px,
+            ),
         ),
         "step_scaled_chart",
         caption,
         equation,
         (attention_scores, source_lines(attention_scores, "scale = 1 / math.sqrt(d_k)", "return q @ k_t")),
         note=lambda: unscaled_warning(head.run),
-        after=lambda: score_probe(head.settings, head.run, head.k),
+        after=lambda: score_probe(head.settings, head.run, head.k, share=head.share),
     )
 
 
@@ -448,15 +475,18 @@ def mask_step(head: Head, limit: float) -> Step:
     biased = tr.scores if tr.bias is None else tr.scores + tr.bias  # (h, T_q, T_k): what the mask is applied to
     return Step(
         "The mask: hidden keys",
-        scores_charts(
-            biased[head.k],
-            head.run.tokens,
-            head.run.key_tokens,
-            "masked scores",
-            limit=limit,
-            allowed=tr.mask,
-            presenter=head.settings.presenter,
-            above_px=head.above_px,
+        head.figure(
+            "mask",
+            lambda: scores_charts(
+                biased[head.k],
+                head.run.tokens,
+                head.run.key_tokens,
+                "masked scores",
+                limit=limit,
+                allowed=tr.mask,
+                presenter=head.settings.presenter,
+                above_px=head.above_px,
+            ),
         ),
         "step_mask_chart",
         f"Mask {shape_text(tr.mask.shape)}, True where query i may attend to key j. {rule_words(tr.mask)} "
@@ -470,7 +500,12 @@ def mask_step(head: Head, limit: float) -> Step:
 def _mask_conventions(head: Head) -> None:
     """The applied mask as 0/1 matrices in lesson 1's, lesson 3's and this app's conventions."""
     tr = head.run.trace
-    charts = mask_conventions_charts(tr.mask, head.run.tokens, head.run.key_tokens, presenter=head.settings.presenter)
+    charts = head.figure(
+        "mask_conventions",
+        lambda: mask_conventions_charts(
+            tr.mask, head.run.tokens, head.run.key_tokens, presenter=head.settings.presenter
+        ),
+    )
     show_grid(charts, key="step_mask_conventions_chart")
     st.caption(CONVENTIONS)
     rule = mask_rule(tr.mask)
@@ -483,14 +518,17 @@ def softmax_step(head: Head) -> Step:
     tr, n = head.run.trace, head.n
     return Step(
         "softmax over each row: the weights",
-        weights_charts(
-            tr.weights[head.k],
-            head.run.tokens,
-            head.run.key_tokens,
-            f"head {n}: weights",
-            tr.mask,
-            presenter=head.settings.presenter,
-            above_px=head.above_px,
+        head.figure(
+            "weights",
+            lambda: weights_charts(
+                tr.weights[head.k],
+                head.run.tokens,
+                head.run.key_tokens,
+                f"head {n}: weights",
+                tr.mask,
+                presenter=head.settings.presenter,
+                above_px=head.above_px,
+            ),
         ),
         "step_weights_chart",
         f"Shape {shape_text(tr.weights.shape[-2:])}: every row sums to 1. This is head {n}'s map in the heads view.",
@@ -506,10 +544,13 @@ def context_step(head: Head) -> Step:
     t_q, t_k, d_k = tr.weights.shape[-2], tr.weights.shape[-1], head.d_k
     return Step(
         "weights · V: each query's weighted mix of values",
-        vectors_charts(
-            [vector_panel(tr.context[head.k], head.run.tokens, f"Z{n} = A·V{head.g}")],
-            columns=3,
-            presenter=head.settings.presenter,
+        head.figure(
+            "context",
+            lambda: vectors_charts(
+                [vector_panel(tr.context[head.k], head.run.tokens, f"Z{n} = A·V{head.g}")],
+                columns=3,
+                presenter=head.settings.presenter,
+            ),
         ),
         "step_context_chart",
         f"Shape {shape_text((t_q, d_k))}: row i is the average of the value rows, weighted by row i of A.",
@@ -529,7 +570,12 @@ def output_step(head: Head) -> Step:
     bias = r" + b_O" if _has_biases(head.run) else ""
     return Step(
         f"head {n}'s place in concat, then W_O",
-        concat_charts(tr.concat, tr.output, head.run.tokens, head.k, head.d_k, presenter=head.settings.presenter),
+        head.figure(
+            "concat",
+            lambda: concat_charts(
+                tr.concat, tr.output, head.run.tokens, head.k, head.d_k, presenter=head.settings.presenter
+            ),
+        ),
         "step_concat_chart",
         f"concat and output are {shape_text((t_q, d))}. Head {n} fills columns {first}–{last} of concat, "
         f"so it meets rows {first}–{last} of W_O: {mixes}.",
@@ -563,7 +609,10 @@ def _heads_sum(head: Head) -> None:
     bias = head.run.projections.b_o if _has_biases(head.run) else 0.0
     gap = float(abs(parts.sum(axis=0) + bias - tr.output).max())
     st.subheader("The same output, head by head", anchor=False)
-    charts = contributions_charts(parts, tr.output, head.run.tokens, head.k, presenter=head.settings.presenter)
+    charts = head.figure(
+        "heads_sum",
+        lambda: contributions_charts(parts, tr.output, head.run.tokens, head.k, presenter=head.settings.presenter),
+    )
     show_grid(charts, key="step_heads_sum_chart")
     plus_bias = " plus the bias b_O" if _has_biases(head.run) else ""
     summed = (
