@@ -390,12 +390,8 @@ def _after_softmax(mask: np.ndarray | None, query: int, key: int, t_k: int, weig
     return f"After the softmax over {keys}, this key gets weight {weight:.3f} from this query."
 
 
-def score_probe(settings: Settings, run: Run, head: int, *, share: bool = False) -> None:
-    """One query and one key of head ``head``: the products q_c · k_c, their sum, the scale and the score. ``share``:
-    the figure built once for the run, head, positions and projector, and shared (``shared_figures.charts_of``)."""
-    tr = run.trace
-    t_q, t_k = tr.scores.shape[-2:]
-    st.subheader("Why a score is high", anchor=False)
+def _probe_positions(t_q: int, t_k: int) -> tuple[int, int]:
+    """The score probe's query and key positions, side by side (``probe_query``, ``probe_key``), 0-based."""
     left, right = st.columns(2)
     query = _position(
         left.number_input(
@@ -423,6 +419,16 @@ def score_probe(settings: Settings, run: Run, head: int, *, share: bool = False)
         ),
         t_k,
     )
+    return query, key
+
+
+def score_probe(settings: Settings, run: Run, head: int, *, share: bool = False) -> None:
+    """One query and one key of head ``head``: the products q_c · k_c, their sum, the scale and the score. ``share``:
+    the figure built once for the run, head, positions and projector, and shared (``shared_figures.charts_of``)."""
+    tr = run.trace
+    t_q, t_k = tr.scores.shape[-2:]
+    st.subheader("Why a score is high", anchor=False)
+    query, key = _probe_positions(t_q, t_k)
     terms = score_terms(tr, head, query, key)
 
     def build() -> go.Figure:
