@@ -43,6 +43,7 @@ import html
 import math
 import multiprocessing
 import random
+import re
 import resource
 import time
 import traceback
@@ -277,8 +278,9 @@ def shows_stop(page: Page, typed: dict) -> bool:
     if not page.finished or page.of("exception"):
         return False
     texts = page.texts("markdown")
-    line = f"{typed['weights']} weights, seed {typed['seed']}"
-    return VIEWS[typed["view"]].teaches in texts and any(line in t for t in texts)
+    weights, seed = re.escape(str(typed["weights"])), int(typed["seed"])
+    line = re.compile(rf"\b{weights} weights, seed {seed}\b")  # whole numbers: seed 1 is not seed 100
+    return VIEWS[typed["view"]].teaches in texts and any(line.search(t) for t in texts)
 
 
 def exact(typed: dict) -> bool:

@@ -60,8 +60,10 @@ def test_a_page_shows_a_stop_when_it_draws_its_view_and_the_teachers_settings_li
     assert not shows_stop(page(line), typed)  # not this view
     assert not shows_stop(page(VIEWS[view].teaches, line, exception=True), typed)
     assert not shows_stop(page(VIEWS[view].teaches, line, status=ForwardMsg.FINISHED_WITH_COMPILE_ERROR), typed)
-    if other != seed:
+    if other != seed:  # another seed, even one whose digits begin this one's (seed 1 is not seed 100)
         assert not shows_stop(page(VIEWS[view].teaches, line), typed | {"seed": other})
+    if seed >= 10:  # the seed's leading digits name another seed
+        assert not shows_stop(page(VIEWS[view].teaches, line), typed | {"seed": seed // 10})
     elsewhere = next(v for v in VIEWS if VIEWS[v].teaches != VIEWS[view].teaches)
     assert not shows_stop(page(VIEWS[view].teaches, line), typed | {"view": elsewhere})
 
