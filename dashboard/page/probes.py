@@ -422,9 +422,9 @@ def _probe_positions(t_q: int, t_k: int) -> tuple[int, int]:
     return query, key
 
 
-def score_probe(settings: Settings, run: Run, head: int, *, share: bool = False) -> None:
-    """One query and one key of head ``head``: the products q_c · k_c, their sum, the scale and the score. ``share``:
-    the figure built once for the run, head, positions and projector, and shared (``shared_figures.charts_of``)."""
+def score_probe(settings: Settings, run: Run, head: int) -> None:
+    """One query and one key of head ``head``: the products q_c · k_c, their sum, the scale and the score; the figure
+    built once for the run, head, positions and projector, and shared (``shared_figures.charts_of``)."""
     tr = run.trace
     t_q, t_k = tr.scores.shape[-2:]
     st.subheader("Why a score is high", anchor=False)
@@ -439,7 +439,7 @@ def score_probe(settings: Settings, run: Run, head: int, *, share: bool = False)
         )
 
     shown = ("score_probe", head, query, key, settings.presenter)  # all build reads besides the run
-    figure = shared_figures.charts_of(run, shown, build) if share else build()
+    figure = shared_figures.charts_of(run, shown, build)
     chart(figure, width="stretch", key="score_probe_chart", config=PLOTLY_CONFIG)
     d_k = terms.products.shape[0]
     positive = int((terms.products > 0).sum())

@@ -104,14 +104,13 @@ def render(settings: Settings) -> None:
     runs = source.runs()
     if ask(settings, runs[min(settings.layer, len(runs)) - 1]):  # quiz mode: no map until Reveal
         return
-    weights = np.stack([r.trace.weights for r in runs])  # (L, h, T, T)
-    n_layers, h = weights.shape[0], weights.shape[1]
+    n_layers, h = len(runs), runs[0].trace.n_heads
     mask = runs[0].trace.mask
     large = n_layers * h <= LARGE_MAPS  # a tiny trained model: maps to read, not small multiples
     one_head, one_layer = _switches(n_layers, large)
     layer = min(settings.layer, n_layers)
     if not one_head:
-        _overview(settings, weights, runs, layer if one_layer else None, large)
+        _overview(settings, runs, layer if one_layer else None, large)
         st.subheader("One head, large", anchor=False)
     if n_layers > 1 and not one_head:  # one head alone: its title names its layer
         chosen = "the teacher's" if followed.following() else "change it with the sidebar's Layer control"
@@ -149,13 +148,14 @@ def render(settings: Settings) -> None:
         pretrained_examples(settings)
 
 
-def _overview(settings: Settings, weights: np.ndarray, runs, layer: int | None, large: bool) -> None:
+def _overview(settings: Settings, runs, layer: int | None, large: bool) -> None:
     """Every layer's heads (``layer`` None), or one layer's, under the line that says what is drawn."""
-    n_layers, h, t = weights.shape[0], weights.shape[1], weights.shape[-1]
+    n_layers, h, t = len(runs), runs[0].trace.n_heads, runs[0].trace.weights.shape[-1]
     tokens, mask = runs[0].tokens, runs[0].trace.mask
     st.caption(_what_is_shown(n_layers, h, t, layer, large))
 
-    def build() -> ChartGrid | go.Figure:
+    def build() -> ChartGrid | go.Figure:  # the layers' maps stacked only here: a follower's redraw copies none
+        weights = np.stack([r.trace.weights for r in runs])  # (L, h, T, T)
         if layer is not None:
             title = f"layer {layer}, head {{n}}" if n_layers > 1 else "head {n}"
             return head_charts(weights[layer - 1], tokens, mask, presenter=settings.presenter, title=title)
@@ -163,6 +163,6 @@ def _overview(settings: Settings, weights: np.ndarray, runs, layer: int | None, 
             return layers_charts(weights, tokens, mask, presenter=settings.presenter)
         return model_figure(weights, tokens, mask, presenter=settings.presenter)
 
-    # built once per model's runs and layer (``weights`` is theirs, stacked): a room's followers all draw these
+    # built once per model's runs and layer: a room's followers all draw these
     show_figure(charts_of(tuple(runs), ("model", layer, large, settings.presenter), build), key="model_chart")
     show_code(computed_by(settings), f"{run_call(settings)}\nweights = result.trace.weights  # (h, T, T)")

@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import TypeVar
 
 import numpy as np
 import plotly.graph_objects as go
@@ -120,9 +119,6 @@ class Step:
     """None: the parts are one line of words cut where a phone may wrap it (``text_parts``)."""
 
 
-F = TypeVar("F", ChartGrid, go.Figure)
-
-
 @dataclass(frozen=True)
 class Head:
     """The slice of the run every step reads: head ``k`` (0-based) of trace ``run.trace``."""
@@ -137,7 +133,7 @@ class Head:
     """Each figure built once for the run and shared by every session that draws it (``figure``): the page's; the
     tour's download builds its own."""
 
-    def figure(self, name: str, build: Callable[[], F]) -> F:
+    def figure(self, name: str, build: Callable[[], shared_figures.G]) -> shared_figures.G:
         """``build()``, the figure ``name`` of this head's steps; shared (``shared_figures.charts_of``) when ``share``.
         Its key is everything a step's figure reads besides the run: which figure, the head, the projector and what
         stands above it (the ranges of steps 3-5 are the run's and the head's)."""
@@ -391,13 +387,12 @@ def scores_step(head: Head, limit: float) -> Step:
     rope = tr.q_unrotated is not None
     t_q, t_k, d_k = tr.scores.shape[-2], tr.scores.shape[-1], head.d_k
     q_name, k_name = (r"\tilde Q", r"\tilde K") if rope else ("Q", "K")
-    raw = computations.unscaled_scores(tr.scores[head.k], tr.scale)  # (T_q, T_k)
     return Step(
         "QKᵀ: every query against every key",
         head.figure(
             "qk",
             lambda: scores_charts(
-                raw,
+                computations.unscaled_scores(tr.scores[head.k], tr.scale),  # (T_q, T_k)
                 head.run.tokens,
                 head.run.key_tokens,
                 f"Q{n}·K{head.g}ᵀ",
@@ -454,7 +449,7 @@ def scale_step(head: Head, limit: float) -> Step:
         equation,
         (attention_scores, source_lines(attention_scores, "scale = 1 / math.sqrt(d_k)", "return q @ k_t")),
         note=lambda: unscaled_warning(head.run),
-        after=lambda: score_probe(head.settings, head.run, head.k, share=head.share),
+        after=lambda: score_probe(head.settings, head.run, head.k),
     )
 
 
@@ -472,13 +467,12 @@ def mask_step(head: Head, limit: float) -> Step:
             note=lambda: st.info(NO_MASK + followed.hint(NO_MASK_HINT)),
             after=lambda: st.caption(CONVENTIONS_OFF),
         )
-    biased = tr.scores if tr.bias is None else tr.scores + tr.bias  # (h, T_q, T_k): what the mask is applied to
     return Step(
         "The mask: hidden keys",
         head.figure(
             "mask",
             lambda: scores_charts(
-                biased[head.k],
+                (tr.scores if tr.bias is None else tr.scores + tr.bias)[head.k],  # what the mask is applied to
                 head.run.tokens,
                 head.run.key_tokens,
                 "masked scores",
