@@ -62,6 +62,9 @@ class Stop:
     """Followed controls changed after the switch, each one change."""
     train: bool = False
     """Press Train at this stop (the train view) and wait for the training to end."""
+    fresh_seed: bool = True
+    """The switch gives a fresh seed (``classroom.shows_stop`` tells the changes apart by it); not on trained
+    weights, whose model is its seed's."""
     own: bool = False
     """The switch makes the page set followed controls itself (the trained model's d_model, heads, mask)."""
 
@@ -76,7 +79,7 @@ def stops() -> tuple[Stop, ...]:
         Stop("train", {"view": "train", "weights": "random", "seed": 0}, more=0, train=True),
         # the trained model is the one the train view made: its seed, mask and sentence stay (a change would ask
         # for another training), so the switch is this stop's only change
-        Stop("heads, trained", {"view": "heads", "weights": "trained"}, more=0, own=True),
+        Stop("heads, trained", {"view": "heads", "weights": "trained"}, more=0, fresh_seed=False, own=True),
     )
 
 
@@ -106,8 +109,8 @@ class Walk:
         turns = itertools.cycle(MORE)
         for stop in STOPS:
             for j in range(1 + stop.more):
-                if j == 0:  # the switch: a fresh seed, but the trained stop's (its model is the seed's)
-                    change = {"seed": next(seeds)} | stop.change if stop.label != "heads, trained" else stop.change
+                if j == 0:  # the switch, with a fresh seed unless the stop keeps it
+                    change = ({"seed": next(seeds)} if stop.fresh_seed else {}) | stop.change
                 else:  # a followed control: the seed, the mask, the sentence in turn
                     change = {"seed": next(seeds)}
                     what = next(turns)

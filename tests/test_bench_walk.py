@@ -43,7 +43,9 @@ def test_the_walk_visits_every_view_and_the_heads_view_on_three_kinds_of_weights
     train = next(i for i, s in enumerate(STOPS) if s.train)
     trained = next(i for i, s in enumerate(STOPS) if s.change.get("weights") == "trained")
     assert STOPS[train].change["view"] == "train" and train < trained  # trained weights exist once it trained
-    assert "seed" not in STOPS[trained].change and STOPS[trained].more == 0  # a new seed would ask for a new model
+    keeps = STOPS[trained]  # a new seed would ask for a new model
+    assert "seed" not in keeps.change and not keeps.fresh_seed and keeps.more == 0
+    assert all(s.fresh_seed for s in STOPS if s is not keeps)  # every other change is told apart by its seed
 
 
 @given(st.sampled_from(sorted(VIEWS)), st.sampled_from(WEIGHTS), st.integers(0, 99_999), st.integers(0, 99_999))
