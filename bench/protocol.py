@@ -341,7 +341,7 @@ class Tab:
         drew = {self.page.owners.get(p) for p, el in self.page.elements.items() if widget_key(el) in values}
         fragment = drew.pop() if len(drew) == 1 else None
         self.values.update(values)
-        states = [encode(el, self.values[k]) for k, el in widgets.items() if self.values.get(k) is not None]
+        states = self._states()
         for k, el in widgets.items():  # a button press lasts one rerun, as in the browser
             if el.WhichOneof("type") == "button":
                 self.values[k] = False
@@ -360,9 +360,17 @@ class Tab:
         return await self._rerun(self._states(), fragment_id=fragment_id)
 
     def _states(self) -> list[WidgetState]:
-        """Every widget's state as the page shows it, as the browser sends it with each rerun."""
+        """Every widget's state as the page shows it, as the browser sends it with each rerun; a button's only in the
+        rerun its press causes. The frontend sends a trigger once and then forgets it, so an unpressed button sends
+        nothing. Sending it as False is not the same: Streamlit keeps a button's callback after the button is gone,
+        and a False for a button no longer drawn reads as a change, so the callback ran (a follower's stale "Try one"
+        example rewrote its sentence, and the page left the room)."""
         widgets = self.page.widgets()
-        return [encode(el, self.values[k]) for k, el in widgets.items() if self.values.get(k) is not None]
+        return [
+            encode(el, value)
+            for k, el in widgets.items()
+            if (value := self.values.get(k)) is not None and (value is True or el.WhichOneof("type") != "button")
+        ]
 
     async def knock(self, query: dict[str, str] | None = None) -> None:
         """Ask for the page with ``?query`` and read nothing: a script's socket that holds a session (and whatever

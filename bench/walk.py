@@ -76,7 +76,9 @@ def stops() -> tuple[Stop, ...]:
     return (
         *views,
         Stop("heads, minilm", {"view": "heads", "weights": "minilm"}, more=2),
-        Stop("train", {"view": "train", "weights": "random", "seed": 0}, more=0, train=True),
+        # the train view fills what the address leaves out (MiniLM's page wrote no d_model) with the task's
+        # recommendation, so the page sets its own model settings here too
+        Stop("train", {"view": "train", "weights": "random", "seed": 0}, more=0, train=True, own=True),
         # the trained model is the one the train view made: its seed, mask and sentence stay (a change would ask
         # for another training), so the switch is this stop's only change
         Stop("heads, trained", {"view": "heads", "weights": "trained"}, more=0, fresh_seed=False, own=True),

@@ -491,6 +491,39 @@ def test_a_widget_a_fragment_drew_reruns_that_fragment_as_the_browser_does(in_bo
         assert page.texts("markdown") == ["check: following", "your pick: cat"]
 
 
+def _button(key: str) -> Element:
+    element = Element()
+    element.button.id = f"$$ID-0123abcd-{key}"
+    return element
+
+
+def test_a_button_is_sent_only_in_the_rerun_its_press_causes():
+    """The frontend sends a button's trigger once, with its press, and never as False. Streamlit keeps a button's
+    callback after the button is gone, and reads a False for a button no longer drawn as a change: the tab that sent
+    every unpressed button as False made a follower's stale "Try one" example (``page.common._open_example``) rewrite
+    its sentence, layer and head, and the page left the room (``room_page._explored``)."""
+    tab = Tab("http://127.0.0.1:1")
+    tab.page = Page(
+        elements={(1, 0): _button("example_0"), (1, 1): _selectbox("layer", ["1", "2"])},
+        status=ForwardMsg.FINISHED_SUCCESSFULLY,
+    )
+    tab.values = {"example_0": False, "layer": "2"}
+    assert [w.WhichOneof("value") for w in tab._states()] == ["string_value"]  # the box, not the button
+
+    redrawn = []  # each run draws the same two widgets again
+    for path, element in tab.page.elements.items():
+        fm = ForwardMsg()
+        fm.metadata.delta_path[:] = path
+        fm.delta.new_element.CopyFrom(element)
+        redrawn.append(fm)
+    tab._ws = _Wire(_run_of(*redrawn, status=ForwardMsg.FINISHED_SUCCESSFULLY) * 2)
+    asyncio.run(tab.change(example_0=True))
+    asyncio.run(tab.poll("check"))
+    pressed, after = ({w.id: w for w in m.rerun_script.widget_states.widgets} for m in tab._ws.sent)
+    assert pressed["$$ID-0123abcd-example_0"].trigger_value is True
+    assert set(after) == {"$$ID-0123abcd-layer"}  # the press lasted one rerun; then the button sends nothing
+
+
 def test_the_follower_profile_keeps_the_runs_of_a_function_the_following_page_calls():
     """``bench.follower --profile`` keeps the runs that called ``FOLLOWER_RUN``: after a rename it kept none and
     wrote no profile at all (it named ``follower_sidebar``, gone since the body became a fragment)."""
