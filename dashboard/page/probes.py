@@ -116,18 +116,18 @@ def trained_ablation(settings: Settings, source: TrainedSource) -> None:
             f"**{score.accuracy:.1%}** (intact {intact.accuracy:.1%}), loss {score.loss:.3f} (intact "
             f"{intact.loss:.3f})."
         )
-    st.plotly_chart(
-        head_bars_figure(
+    bars = shared_figures.charts_of(  # one per model, mode and screen: a room's followers share it
+        source.result,
+        ("ablation bars", table.mode, settings.presenter),
+        lambda: head_bars_figure(
             100 * drop,
             "held-out accuracy lost without each head (points)",
             "points lost",
             marked=circuit,
             presenter=settings.presenter,
         ),
-        width="stretch",
-        key="ablation_chart",
-        config=chart_config(PLOTLY_CONFIG, "ablation_chart"),
     )
+    chart(bars, width="stretch", key="ablation_chart", config=PLOTLY_CONFIG)
     rows = [
         {
             "head": head_label(i, j),
@@ -311,18 +311,18 @@ def predictions_panel(settings: Settings, result: TrainResult, ids: np.ndarray, 
     prediction = predictions(logits, temperature)
     decode = result.settings.task_info.decode
     copies = after_earlier_twin(ids)  # (T,) -1 where the token is new
-    st.plotly_chart(
-        predictions_figure(
+    figure = shared_figures.charts_of(  # the same input on the same model: a room's followers share it
+        result,
+        ("predictions", tokens, tuple(ids.tolist()), prediction.temperature, settings.presenter),
+        lambda: predictions_figure(
             tokens,
             tuple(decode(prediction.token)),
             prediction.probability,
             f"predicted next token and its probability at T = {prediction.temperature:g}",
             presenter=settings.presenter,
         ),
-        width="stretch",
-        key="predictions_chart",
-        config=chart_config(PLOTLY_CONFIG, "predictions_chart"),
     )
+    chart(figure, width="stretch", key="predictions_chart", config=PLOTLY_CONFIG)
     st.dataframe(
         predictions_table(tokens, decode, prediction, copies),
         hide_index=True,

@@ -527,10 +527,13 @@ def _try_it(settings: Settings, trained: Trained) -> None:
     st.caption(READING[reading])
     st.code(_answer_text(outcome), language=None)
     predictions_panel(settings, result, task.encode("".join(outcome.tokens)), outcome.tokens)
-    weights = np.stack([r.trace.weights for r in outcome.runs])  # (L, h, T, T)
-    show_grid(
-        layers_charts(weights, outcome.tokens, outcome.runs[0].trace.mask, presenter=settings.presenter), key="try_maps"
-    )
+
+    def build() -> ChartGrid:
+        weights = np.stack([r.trace.weights for r in outcome.runs])  # (L, h, T, T)
+        return layers_charts(weights, outcome.tokens, outcome.runs[0].trace.mask, presenter=settings.presenter)
+
+    # the model's maps are a function of the tokens: every follower shows the example until they type their own
+    show_grid(charts_of(trained, ("try maps", outcome.tokens, settings.presenter), build), key="try_maps")
 
 
 def _answer_text(outcome: Answer) -> str:

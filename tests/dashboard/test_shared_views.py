@@ -34,7 +34,14 @@ VARIANTS: dict[str, list[dict[str, str]]] = {
     "permutation": [{}, {"perm_head": "2"}, {"perm_mode": "shuffle", "perm_seed": "4"}, {"presenter": "true"}],
     "class": [{}, {"class_head": "2"}, {"class_text": "a dog ran home\nthe cat sat down"}, {"presenter": "true"}],
     "contrast": [{}, {"contrast_head": "2"}, {"second": "the dog sat on the mat by the river"}, {"presenter": "true"}],
-    "train": [{}, {"replay_step": "0"}, {"presenter": "true"}, {"task": "reverse"}],  # pre-trained: drawn at once
+    "train": [  # pre-trained: drawn at once
+        {},
+        {"replay_step": "0"},
+        {"presenter": "true"},
+        {"task": "reverse"},
+        {"temperature": "0.5"},  # the predictions' bars
+        {"ablate_mode": "zero"},  # the knockouts' bars
+    ],
     "model": [{}, {"head": "2"}, {"one_head": "true"}, {"one_head": "true", "head": "3"}, {"presenter": "true"}],
 }
 
@@ -59,3 +66,21 @@ def test_a_view_draws_the_same_charts_from_a_warm_shared_cache_as_from_an_empty_
     for query, charts in zip(VARIANTS[view], warm, strict=True):
         shared_figures._grids.clear()
         assert specs(view, query) == charts, f"{view} with {query}: the warm cache handed another page's figure"
+
+
+def test_a_sequence_typed_in_the_train_views_try_it_draws_its_own_charts_from_a_warm_cache() -> None:
+    """ "Try it on your own input" is a box no address holds: the maps and predictions of a sequence typed there,
+    drawn after the example's filled the shared cache, are the ones it draws on an empty one."""
+
+    def typed(text: str, cold: bool) -> list[bytes]:
+        at = make_app(view="train").run()  # the example's charts: in the cache now
+        if cold:
+            shared_figures._grids.clear()
+        at.text_input(key="try_shift").set_value(text).run()
+        assert not at.exception, [e.value for e in at.exception]
+        return [c.proto.spec.encode() for c in at.get("plotly_chart")]
+
+    example = specs("train", {})
+    warm = typed("3 1 4 1 5 9 2 6", cold=False)
+    assert len(warm) == len(example) and warm != example, "the typed sequence draws other charts: the test can tell"
+    assert typed("3 1 4 1 5 9 2 6", cold=True) == warm
