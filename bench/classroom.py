@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.exceptions import ConnectionClosed
 
 from bench.expected import Mismatch, expected_weights
@@ -143,7 +144,12 @@ class Record:
     changes: list[Change] = field(default_factory=list)
     delays: list[float] = field(default_factory=list)
     redraws: int = 0
-    """Whole runs the server pushed to students (idle ones should get none)."""
+    """Runs the server pushed to students, or their pages' own checks ran (idle ones should get none)."""
+    whole_redraws: int = 0
+    """Of ``redraws``, whole-page runs: the push reruns a follower's body alone, so these are the pages' own checks
+    (a version missed) and whatever else runs a following page whole."""
+    overtaken: list[float] = field(default_factory=list)
+    """Whole runs that drew no body, the pushed body's run coming next (``settled``): seconds until it came."""
     joined: list[float] = field(default_factory=list)
     """Per student: seconds from the room's link going out to its first page read to its end, maps included."""
     base_cpu: float = 0.0
@@ -455,11 +461,12 @@ async def student(
                 if not page.redrew:
                     continue  # the page's own check (or its end, come late): nothing redrawn
                 rec.redraws += 1
-                now = time.monotonic()
+                rec.whole_redraws += page.status == ForwardMsg.FINISHED_SUCCESSFULLY
                 if not page.finished or page.of("exception"):
                     raise Mismatch(f"status {page.status}, {len(page.of('exception'))} exceptions")
                 # what the student showed last, or any change since: the newest may be recorded but not yet sent
-                index = shown_change(page, rec.changes, max(seen - 1, 0))
+                page, index = await settled(tab, page, max(seen - 1, 0), rec)
+                now = time.monotonic()
                 if index is None:
                     raise AssertionError(
                         f"student {i} shows none of the teacher's changes since {seen - 1}: {what_it_shows(page)}"
@@ -475,6 +482,28 @@ async def student(
                 rec.sends.check(tab, i)  # its page says the sentence was sent
     except Exception as err:
         rec.fail(f"student {i}", err, traceback.format_exc()[-600:])
+
+
+OVERTAKEN_S = 10.0
+"""How long ``settled`` waits for the pushed body's run after a whole run that drew none."""
+
+
+async def settled(tab: Tab, page: Page, first: int, rec: Record) -> tuple[Page, int | None]:
+    """``page`` and the newest change from ``first`` on it shows (``shown_change``). For a whole run that shows
+    none, the run after it, merged, if it comes within ``OVERTAKEN_S``: a pushed body whose run starts while a whole
+    run's messages wait to be sent drops that run's body from the server's queue and keeps the rest, its end included
+    (``ForwardMsgQueue.clear(retain_lifecycle_msgs=True, fragment_ids_this_run=...)``). The browser draws the page
+    without its body, then the body's run right after it. Each such wait is kept in ``rec.overtaken``."""
+    index = shown_change(page, rec.changes, first)
+    if index is not None or page.status != ForwardMsg.FINISHED_SUCCESSFULLY:
+        return page, index
+    start = time.monotonic()
+    try:
+        after = await tab.next_run(timeout=OVERTAKEN_S)
+    except NoRun:
+        return page, None
+    rec.overtaken.append(time.monotonic() - start)
+    return after, shown_change(after, rec.changes, first)
 
 
 async def _pick(tab: Tab, i: int, key: str, rec: Record, rng: random.Random) -> None:
@@ -675,6 +704,8 @@ def classroom(
         print(f"    starved: {f}")
     print(f"  teacher's change -> student's page redrawn: {len(rec.delays)} redraws, p50 {pct(rec.delays, 50):.3f} s "
           f"p95 {p95:.3f} s max {pct(rec.delays, 100):.3f} s")  # fmt: skip
+    print(f"  students' runs: {rec.redraws}, {rec.whole_redraws} of them whole-page; {len(rec.overtaken)} whole runs "
+          f"drew no body and the pushed body's run came {pct(rec.overtaken, 100):.2f} s after at most")  # fmt: skip
     fetched = ""
     if plan:
         each = pct(rec.fetched, 50) / 2**20

@@ -442,6 +442,53 @@ def test_a_pushed_body_whose_end_the_next_run_rewrote_is_drawn():
     assert page.owners == {(1, 0): "check", (1, 1): "body", (1, 2): "body"}
 
 
+class _Then(_Wire):
+    """A ``_Wire`` after whose messages nothing more comes: ``recv`` waits, as a socket with nothing sent does."""
+
+    async def recv(self) -> bytes:
+        if not self._raw:
+            await asyncio.sleep(3600)
+        return await super().recv()
+
+
+@pytest.mark.parametrize("body_comes", [True, False])
+def test_a_whole_run_without_its_body_is_read_with_the_pushed_body_that_dropped_it(monkeypatch, body_comes):
+    """The page's own check reran the page whole (it had seen the room's new version), and the watcher's pushed body
+    started while that run's messages were still queued: Streamlit dropped the whole run's body and kept its end, so
+    the tab read a page with the check's line alone, and the bench failed a page the browser shows for a moment
+    only (5 in the session-41 walk). ``settled`` reads the body's run that comes next; when none comes, the page
+    stays what it was and fails as before."""
+    monkeypatch.setattr(classroom, "OVERTAKEN_S", 0.2)
+    monkeypatch.setattr(  # change j is "seed j" in the body's line: what ``shown_change`` reads, in short
+        classroom,
+        "shown_change",
+        lambda page, changes, first: next((j for j in (2, 1) if f"seed {j}" in page.texts("markdown")), None),
+    )
+    tab = Tab("http://127.0.0.1:1")
+    tab.page = Page(
+        elements={(1, 0): _markdown("check: following"), (1, 1): _markdown("seed 1")},
+        status=ForwardMsg.FINISHED_SUCCESSFULLY,
+        owners={(1, 0): "check", (1, 1): "body"},
+    )
+    tab.auto_reruns = {"check": 10.0}
+    whole = _run_of(_delta((1, 0), "check: following", "check"), status=ForwardMsg.FINISHED_SUCCESSFULLY)
+    body = _run_of(_delta((1, 1), "seed 2", "body"), status=FRAGMENT_END)
+    tab._ws = _Then(whole + (body if body_comes else []))
+    rec = Record()
+
+    async def student() -> tuple[Page, Page, int | None]:
+        read = await tab.next_run(timeout=1)
+        return (read, *await classroom.settled(tab, read, 1, rec))
+
+    read, page, index = asyncio.run(student())
+    assert read.texts("markdown") == ["check: following"]  # what the tab read first: no body
+    if body_comes:
+        assert index == 2 and page.texts("markdown") == ["check: following", "seed 2"] and tab.page is page
+        assert len(rec.overtaken) == 1
+    else:
+        assert index is None and page is read and rec.overtaken == []
+
+
 @pytest.mark.parametrize("whole", [False, True])
 def test_a_cut_run_leaves_nothing_that_the_run_after_it_drew_again(whole):
     """A body Streamlit cut and ran again (or a whole run after it): only the later run's elements are drawn."""
