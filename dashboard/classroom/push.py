@@ -15,6 +15,9 @@ away. What a following page shows can also change outside its room: a training j
 ``shows`` such a job (``room_page``: the train view or trained weights), and only then: the pages are never polled
 for it.
 
+A follower's page also checks the room itself every ``room_page.CHECK_SECONDS``; a version the watcher has asked its
+rerun for is left to that rerun (``pending``), or under load one change in a few would draw the page twice.
+
 The watcher keeps no seat: a seat is held only by a page that answers itself (``rooms.SEAT_SECONDS``; the page's
 check, ``room_page.CHECK_SECONDS``), so a socket that never reads, which the watcher would go on seeing as connected
 and rerunning, holds nothing after 30 s, whether the teacher changes anything or not.
@@ -39,6 +42,10 @@ WATCH_SECONDS = 0.5
 """The watcher reads each followed room's version this often (a change on another process shows within it)."""
 STALE = -1
 """The version ``redraw`` marks a follower with: no room has it (versions start at 1), so the watcher reruns it."""
+PATIENCE_SECONDS = 60.0
+"""A rerun the watcher asked for is on its way this long: the page's own check leaves that version to it
+(``pending``). Under a lecture hall's load the last pushed body ran up to ~50 s after the change (``bench.walk``'s
+train stop at 200 students); a request Streamlit lost is caught by the check after this."""
 LOG_SECONDS = 60.0
 """A room the watcher cannot read (Redis away, a bug) is logged at most once a minute, not every look."""
 
@@ -48,6 +55,8 @@ _followers: dict[str, dict[str, int | None]] = {}
 """Room code -> session id -> the version its page shows (None once a rerun was asked for another version)."""
 _bodies: dict[str, str] = {}
 """Session id -> the fragment that draws its following page (``watch``'s ``body``), for the sessions that named one."""
+_asked_at: dict[str, tuple[int, float]] = {}
+"""Session id -> (the version, ``time.monotonic()``) of the rerun the watcher asked for, until the page registers."""
 _stores: dict[str, RoomStore] = {}
 """Room code -> its store, for the rooms in ``_followers`` only."""
 _lock = threading.Lock()
@@ -65,6 +74,7 @@ def watch(store: RoomStore, session_id: str, following: tuple[str, int] | None, 
         for code in list(_followers):
             _forget(code, session_id)
         _bodies.pop(session_id, None)
+        _asked_at.pop(session_id, None)
         if following is None:
             return
         code, version = following
@@ -105,6 +115,17 @@ def redraw(shows: Callable[[Mapping[str, object]], bool]) -> None:
                 if shown is not None:
                     sessions[session_id] = STALE
     _wake.set()
+
+
+def pending(session_id: str, version: int) -> bool:
+    """The watcher has asked this session's page to rerun for room version ``version`` (or a later one), less than
+    ``PATIENCE_SECONDS`` ago, and no run of the page has registered since. The page's own check then leaves the
+    version to that rerun: a whole run of its own as well would draw the page twice, and the pushed body, started
+    while the whole run's messages still waited to be sent, drops the body that run drew (Streamlit's
+    ``ForwardMsgQueue.clear`` for a fragment run), so the student would see a page without its maps in between."""
+    with _lock:
+        asked = _asked_at.get(session_id)
+    return asked is not None and asked[0] >= version and time.monotonic() - asked[1] < PATIENCE_SECONDS
 
 
 def followers(code: str) -> int:
@@ -153,17 +174,19 @@ def _look(store: RoomStore, code: str, sessions: dict[str, int | None]) -> None:
         if room is not None and shown == room.version:
             continue
         body = None if room is None else _bodies.get(session_id)  # a closed room: the whole page says why
-        if _asked(code, session_id, shown) and not rerun(session_id, body):
+        if _asked(code, session_id, shown, -1 if room is None else room.version) and not rerun(session_id, body):
             _drop(code, session_id)
 
 
-def _asked(code: str, session_id: str, shown: int) -> bool:
-    """Mark a rerun asked for, unless the page has registered another version meanwhile (it reran already)."""
+def _asked(code: str, session_id: str, shown: int, version: int) -> bool:
+    """Mark a rerun asked for, for room version ``version`` (-1: the room is closed), unless the page has registered
+    another version meanwhile (it reran already)."""
     with _lock:
         sessions = _followers.get(code, {})
         if sessions.get(session_id, None) != shown:
             return False
         sessions[session_id] = None
+        _asked_at[session_id] = (version, time.monotonic())
         return True
 
 
@@ -177,6 +200,7 @@ def _forget(code: str, session_id: str) -> None:
     sessions = _followers.get(code, {})
     sessions.pop(session_id, None)
     _bodies.pop(session_id, None)
+    _asked_at.pop(session_id, None)
     if not sessions:
         _followers.pop(code, None)
         _stores.pop(code, None)

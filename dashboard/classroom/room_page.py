@@ -768,6 +768,7 @@ def _check(code: str, held: bool = False) -> None:
     the page shows is the one its body drew to the end last (``drawn``): the push reruns the page's body alone, so
     this fragment's own arguments are older, and a body run that Streamlit ended early (a rerun asked for while it
     drew; 10% of 100 students per change in ``bench.load --classroom``) applied a version it did not finish drawing.
+    A version the watcher has already asked this page's rerun for is left to that rerun (``push.pending``).
     In a whole run it only draws its line: ``enter_room`` has just seen the room and the seat."""
     if fragment_rerun():
         try:
@@ -775,7 +776,8 @@ def _check(code: str, held: bool = False) -> None:
         except RoomError:  # the seat went to another student meanwhile, or the room's server is away
             seen = None
         shown = st.session_state.get(DRAWN)
-        if seen is None or seen != (shown[1] if shown and shown[0] == code else None):
+        missed = seen != (shown[1] if shown and shown[0] == code else None)
+        if seen is None or (missed and not push.pending(session_id(), seen)):
             st.rerun(scope="app")  # the whole page says why, or draws the version it missed
     if held:  # "Follow the teacher" is off, but the teacher's question holds the page
         st.caption(

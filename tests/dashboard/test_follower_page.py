@@ -7,7 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import AttentionConfig
-from dashboard.classroom import follower_page, room_page
+from dashboard.classroom import follower_page, push, room_page
 from dashboard.classroom.tours import load_tours
 from dashboard.state.settings import SETTING_KEYS, Settings
 from dashboard.state.url_state import address_text, read, settings_at
@@ -88,13 +88,15 @@ def _check_once(code: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("pushed", "drew_it", "closed", "reruns"),
+    ("pushed", "drew_it", "closed", "pending", "reruns"),
     [
-        (True, False, False, True),  # a pushed body applied the new version but Streamlit ended it before its end
-        (True, True, False, False),  # the body drew it: nothing to redraw
-        (False, False, False, False),  # a whole run: the body draws after the check
-        (False, True, True, False),  # a whole run asks nothing (issue 32): a room closed since, push reruns it whole
-        (True, True, True, True),
+        (True, False, False, False, True),  # a pushed body applied the new version but Streamlit ended it early
+        (True, True, False, False, False),  # the body drew it: nothing to redraw
+        (False, False, False, False, False),  # a whole run: the body draws after the check
+        (False, True, True, False, False),  # a whole run asks nothing (issue 32): a room closed since, push reruns it
+        (True, True, True, False, True),
+        (True, False, False, True, False),  # the watcher's rerun for the version is on its way: left to it
+        (True, True, True, True, True),  # a closed room is said at once, whatever the watcher asked
     ],
 )
 def test_the_pages_check_reruns_a_page_its_body_did_not_draw_to_the_end(
@@ -103,11 +105,16 @@ def test_the_pages_check_reruns_a_page_its_body_did_not_draw_to_the_end(
     pushed,
     drew_it,
     closed,
+    pending,
     reruns,
 ):
     """The 30 s check compares the room with what the body drew to its end (``DRAWN``), not with what a cut-short
     run applied (``APPLIED``, here the newest version either way): compared with ``APPLIED``, the first case passes
-    no rerun, and the student showed the change only at the teacher's next one."""
+    no rerun, and the student showed the change only at the teacher's next one. A version the watcher has asked a
+    rerun for (``push.pending``) is left to that rerun: a whole run as well drew the page twice under load, and the
+    pushed body dropped the body that whole run drew before it was sent."""
+    asked: list[tuple[str, int]] = []
+    monkeypatch.setattr(push, "pending", lambda session, version: asked.append((session, version)) or pending)
     teacher, code, key = start_room(tabs)
     first = room_page.store().snapshot(code).version
     teacher.number_input(key="seed").set_value(42)
@@ -123,6 +130,7 @@ def test_the_pages_check_reruns_a_page_its_body_did_not_draw_to_the_end(
     tabs(page, "s1")
     no_exception(page)
     assert page.session_state["runs"] == (2 if reruns else 1)
+    assert [v for _, v in asked] == ([room.version] if pushed and not drew_it and not closed else [])
 
 
 def _follow_on_once(code: str) -> None:

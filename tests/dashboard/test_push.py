@@ -35,6 +35,7 @@ def room(request, monkeypatch):
     monkeypatch.setattr(push, "_followers", {})
     monkeypatch.setattr(push, "_stores", {})
     monkeypatch.setattr(push, "_bodies", {})
+    monkeypatch.setattr(push, "_asked_at", {})
     if request.param == "memory":
         store = MemoryRoomStore(alive=lambda session: None)
     else:
@@ -90,6 +91,37 @@ def test_a_change_reruns_each_follower_once_until_it_shows_the_new_version(room)
     store.publish(code, key, {"seed": 3})
     look(store, code)
     assert sorted(asked) == ["s1", "s1", "s2"]  # s2 has not rerun yet: asked once, not twice
+
+
+def test_a_rerun_asked_for_is_pending_for_its_version_until_the_page_registers_or_patience_runs_out(room, monkeypatch):
+    """``pending`` is what the page's own check asks before it reruns the whole page (``room_page._check``): while
+    the watcher's rerun for that version is on its way, the check leaves it to it."""
+    store, code, key, _ = room
+    first = store.snapshot(code).version
+    assert not push.pending("s1", first)  # showing the room's version: nothing asked
+    version = store.publish(code, key, {"seed": 2})
+    assert not push.pending("s1", version)  # the watcher has not looked yet: the check reruns the page itself
+    now = [1000.0]
+    monkeypatch.setattr(push.time, "monotonic", lambda: now[0])
+    look(store, code)
+    assert push.pending("s1", version) and push.pending("s1", first)
+    newer = store.publish(code, key, {"seed": 3})
+    assert not push.pending("s1", newer)  # asked for an older version than the one the check sees
+    now[0] += push.PATIENCE_SECONDS - 0.1
+    assert push.pending("s1", version)
+    now[0] += 0.2
+    assert not push.pending("s1", version)  # Streamlit lost the request: the check catches it now
+    now[0] -= 0.2
+    push.watch(store, "s1", (code, version))  # the pushed run registered: what it drew is the check's to judge
+    assert not push.pending("s1", version)
+
+
+def test_a_rerun_asked_for_a_closed_room_is_pending_for_no_version(room):
+    store, code, key, _ = room
+    version = store.snapshot(code).version
+    store.close(code, key)
+    look(store, code)
+    assert not push.pending("s1", version)  # the check reruns the page (it sees no room, and says why)
 
 
 def test_a_page_that_stops_following_is_forgotten(room):
