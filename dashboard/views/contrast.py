@@ -268,7 +268,7 @@ def _ranking(first, second, alignment, layer: int, head: int, places: Sequence[s
     rank = int(np.flatnonzero(np.argsort(-change.ravel(), kind="stable") == (layer - 1) * h + head)[0]) + 1
     which = head_name(layer, head, n_layers)
     st.markdown(f"{which}, drawn above, ranks {rank} of {total}: a mean change of {change[layer - 1, head]:.3f}.")
-    _top_and_all(table, {"mean change": "{:.3f}", "largest row change": "{:.3f}"}, "ranked", presenter)
+    _top_and_all(table, {"mean change": "%.3f", "largest row change": "%.3f"}, "ranked", presenter)
 
 
 def reading_table(reading: ReferenceReading, reference: Reference) -> pd.DataFrame:
@@ -370,9 +370,7 @@ def _reference(reference: Reference, first, second, presenter: bool) -> None:
     )
     st.markdown("\n".join(f"- {line}" for line in reference_verdict(reading, reference)))
     table = reading_table(reading, reference)
-    formats = {
-        c: "{:+.3f}" if c == "shift" else "{:.3f}" for c in table.columns if c not in ("layer", "head", "resolves")
-    }
+    formats = {c: "%+.3f" if c == "shift" else "%.3f" for c in table.columns if c not in ("layer", "head", "resolves")}
     show_frame(table.head(SHOWN_HEADS), presenter=presenter, formats=formats)
     total = len(table)
     if total > SHOWN_HEADS and (

@@ -130,7 +130,7 @@ def _current_sentence(settings: Settings, toggle_works: bool = True) -> Run | No
     show_frame(
         table,
         presenter=settings.presenter,
-        formats={"largest weight in a row": "{:.3f}", "spread (entropy ÷ log keys)": "{:.3f}"},
+        formats={"largest weight in a row": "%.3f", "spread (entropy ÷ log keys)": "%.3f"},
     )
     st.caption(
         f"Means over {heads} and {len(tokens)} query rows at d_k = {c.d_model} / {c.n_heads} = {c.d_k}. "

@@ -104,10 +104,9 @@ def render(settings: Settings) -> None:
         show_frame(  # every head visible without scrolling
             table,
             presenter=settings.presenter,
-            formats={c: "{:.3f}" for c in numbers},
+            formats={c: "%.3f" for c in numbers},
             na=NA,
             key="summary_table",
-            placeholder=NA,  # the browser draws a missing value as "None" otherwise (the Styler's na_rep is not used)
             column_config={"in words": st.column_config.TextColumn("in words", width="large")},  # read in full
         )
     figure = charts_of(  # built once per run: a room's followers all draw it

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pyarrow as pa
+import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 from tests.dashboard.conftest import array, heatmaps, keyed_figures
@@ -38,9 +38,17 @@ def masked(fig: dict) -> list[np.ndarray]:
 
 
 def shown_table(at: AppTest, i: int = 0):
-    """The text a styled ``st.dataframe`` displays (e.g. "n/a" for NaN), as a pandas DataFrame."""
-    styler = at.dataframe[i].proto.arrow_data.styler
-    return pa.ipc.open_stream(styler.display_values).read_all().to_pandas()
+    """The text ``st.dataframe`` number ``i`` displays, as a pandas DataFrame of strings: each number column with a
+    ``column_config`` format printed as the grid prints it (printf: ``"%.3f"``), a missing value as the grid's
+    placeholder, other cells as they are."""
+    proto = at.dataframe[i].proto
+    config = json.loads(proto.columns or "{}")
+    shown = at.dataframe[i].value.copy()
+    for column in shown.columns:
+        form = config.get(column, {}).get("type_config", {}).get("format")
+        if form is not None:
+            shown[column] = [proto.placeholder if pd.isna(v) else form % v for v in shown[column]]
+    return shown
 
 
 def softmax_rows(s: np.ndarray) -> np.ndarray:

@@ -65,7 +65,7 @@ def test_one_token_shows_n_a_where_core_has_no_number():
         if trace["name"] == "on the previous token":
             assert trace["text"] == ["n/a"] * 4
     assert list(df["in words"]) == ["in 100% of its rows, most weight on itself: a self head"] * 4
-    assert at.dataframe[0].proto.placeholder == "n/a"  # what the browser draws for NaN (it ignores the Styler's)
+    assert at.dataframe[0].proto.placeholder == "n/a"  # what the grid draws for a missing number
 
 
 def test_a_hand_built_previous_token_head_reads_as_one():
