@@ -237,8 +237,9 @@ def verdict_lines(pooled: Sequence[PooledPattern], numbers: Sequence[int], one: 
 def per_sentence(numbers: Sequence[int], tokens: Sequence[int], pooled: Sequence[PooledPattern]) -> pd.DataFrame:
     """One row per input: its number, its token count, and per pattern measured anywhere the share of its rows that
     show it (n/a where none is measured)."""
-    table = pd.DataFrame({"number": list(numbers), "tokens": list(tokens)})
+    columns = {"number": list(numbers), "tokens": list(tokens)}
     for p in pooled:
         if p.rows_measured:
-            table[p.name] = ["n/a" if n == 0 else f"{share:.0%}" for share, n in zip(p.shares, p.measured, strict=True)]
-    return table
+            shares = zip(p.shares, p.measured, strict=True)
+            columns[p.name] = ["n/a" if n == 0 else f"{share:.0%}" for share, n in shares]
+    return pd.DataFrame(columns)  # made whole: a column added at a time cost ~1 ms each, per student following
