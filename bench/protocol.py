@@ -571,6 +571,8 @@ class Tab:
                     page.first_chart = time.perf_counter() - start
             elif kind == "delta" and fm.delta.WhichOneof("type") == "add_block" and fm.delta.add_block.expandable.id:
                 page.elements[tuple(fm.metadata.delta_path)] = fm.delta.add_block  # a stateful expander: a widget
+                if fm.delta.fragment_id:  # the frontend sends its toggle with that fragment's id, as any widget's
+                    page.owners[tuple(fm.metadata.delta_path)] = fm.delta.fragment_id
             elif kind == "ref_hash":  # only reached without a cache: the tab announced no hashes
                 raise RuntimeError("the server sent a cached-message reference although none was announced")
             elif kind == "auto_rerun":

@@ -110,7 +110,7 @@ class Sends:
         return math.inf if i not in self.when or step >= 2 else self.start + self.when[i][step]
 
     async def step(self, tab: Tab, i: int) -> Page:
-        """Student ``i``'s next step: open the box (the whole page reruns), or type and press Send."""
+        """Student ``i``'s next step: open the box (its fragment reruns), or type and press Send."""
         step = self.steps[i] = self.steps.get(i, 0) + 1
         if step == 1:
             return await tab.change(**{BOX: True})

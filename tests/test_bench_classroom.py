@@ -538,6 +538,29 @@ def test_a_widget_a_fragment_drew_reruns_that_fragment_as_the_browser_does(in_bo
         assert page.texts("markdown") == ["check: following", "your pick: cat"]
 
 
+@pytest.mark.parametrize("fragment", ["send box", ""])
+def test_an_expander_a_fragment_drew_reruns_that_fragment_as_the_browser_does(fragment):
+    """A stateful expander is a block, not an element: the tab kept it as a widget but not which fragment drew it, so
+    opening the send box (``class_sentences._send_panel``, in a fragment) ran the whole page, 200 runs of every map
+    in ``bench.sends`` at 200, where the browser sends the toggle with the fragment's id (Streamlit's frontend,
+    ``setBoolValue(..., {fragmentId})``) and the box's fragment reruns alone."""
+    opener = ForwardMsg()
+    opener.metadata.delta_path[:] = (1, 2)
+    opener.delta.add_block.expandable.id = "$$ID-0123abcd-class_send"
+    opener.delta.add_block.expandable.label = "Send a sentence to your teacher"
+    opener.delta.fragment_id = fragment
+    tab = Tab("http://127.0.0.1:1")
+    tab._ws = _Wire(
+        _run_of(_delta((1, 0), "check: following", "check"), opener, status=ForwardMsg.FINISHED_SUCCESSFULLY)
+        + _run_of(_delta((1, 2, 0), "your sentence", fragment), status=FRAGMENT_END if fragment else 0)
+    )
+    asyncio.run(tab.next_run(timeout=1))
+    asyncio.run(tab.change(class_send=True))
+    [sent] = tab._ws.sent
+    assert sent.rerun_script.fragment_id == fragment
+    assert [w.bool_value for w in sent.rerun_script.widget_states.widgets if w.id.endswith("class_send")] == [True]
+
+
 def _button(key: str) -> Element:
     element = Element()
     element.button.id = f"$$ID-0123abcd-{key}"
