@@ -7,9 +7,9 @@ Each run is ``bench.classroom.classroom`` with ``Record.sends`` set: the teacher
 5-10 s (no quiz rounds, in either run) and, between changes, fires its page's timers as a browser does (the seats
 line and "N sentences from the class", every ``TALLY_SECONDS``), reading the count each time. Once the class has
 joined and sat idle (``IDLE_S``), every student, at its own moment within ``WITHIN_S``, opens "Send a sentence to
-your teacher" (a stateful expander: the whole page reruns), types a sentence into the box and presses Send (the
-box's fragment reruns twice, as a browser commits the box before the click). Every student comes from 127.0.0.1,
-so the room's limit per address (``SENDS_PER_ADDRESS``, 300 per 30 s) must admit them all.
+your teacher" (a stateful expander in the box's fragment: that fragment reruns), types a sentence into the box and
+presses Send (the fragment reruns twice, as a browser commits the box before the click). Every student comes from
+127.0.0.1, so the room's limit per address (``SENDS_PER_ADDRESS``, 300 per 30 s) must admit them all.
 
 The second run is the same room, same seed, same teacher's script, nobody sending. Reported: failures (the
 classroom's, a send whose page did not say "Sent", the count never reaching the class), the teacher's change ->
