@@ -16,7 +16,7 @@ away. What a following page shows can also change outside its room: a training j
 for it.
 
 A follower's page also checks the room itself every ``room_page.CHECK_SECONDS``; a version the watcher has asked its
-rerun for is left to that rerun (``pending``), or under load one change in a few would draw the page twice.
+rerun for is left to that rerun (``pending``): a whole run of its own as well would draw the page twice.
 
 The watcher keeps no seat: a seat is held only by a page that answers itself (``rooms.SEAT_SECONDS``; the page's
 check, ``room_page.CHECK_SECONDS``), so a socket that never reads, which the watcher would go on seeing as connected
