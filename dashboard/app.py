@@ -41,6 +41,7 @@ from dashboard.serve.streamlit_runtime import guard_widget_states
 from dashboard.state.address import drawn_keys
 from dashboard.state.address import hold as hold_address
 from dashboard.state.address import send as send_address
+from dashboard.state.followed import OWN, Controls, Role
 from dashboard.state.link_notes import show_link_notes
 from dashboard.state.settings import SHOWN_SETTINGS, Settings, settings_from, sidebar
 from dashboard.state.url_state import finish, read_address, remember_address, settle
@@ -57,17 +58,18 @@ open_tour_link(link)  # ?tour=...&tour_step=... alone: that step's address
 if link.get("presenter") == "true":  # a projector link: the maps get the whole width
     st.set_page_config(initial_sidebar_state="collapsed")
 link, room = enter_room(link)  # a student's place in a room; a teacher link's token leaves the link
+role = room.role  # explorer, teacher or follower: which controls this page draws, read once
 page = settle(link, room_address(room))  # before any widget: the page's values, from one address (url_state)
-settings = follower_settings(room) or settings_from(page.context)  # a follower's: the room's address, no controls
+settings, controls = follower_settings(room) or (settings_from(page.context), OWN)  # a follower's: the room's
 st.session_state[SHOWN_SETTINGS] = settings  # what this run draws from, for the tests to compare
 with st.sidebar:  # where a lecturer looks first: the welcome and the lessons' tours, above the controls
     st.header("Attention Lab")
-    if not room.following:  # a follower's tour and view are the teacher's: the page says them, no picker
+    if role is not Role.FOLLOWER:  # a follower's tour and view are the teacher's: the page says them, no picker
         welcome_button()
         tour_picker()
         tour_download()  # the chosen tour as one offline file
         sidebar(page.context, page.defaults)  # the controls, each showing its value in ``page``
-teacher_line = st.sidebar.container() if room.following else None  # the body writes the teacher's settings here
+teacher_line = st.sidebar.container() if role is Role.FOLLOWER else None  # the body writes the teacher's settings here
 joining = welcome(room)  # a bare address: what this is, three ways in and the room code, above the live view
 with st.sidebar:
     room_panel(room, settings.presenter, with_code_box=not joining)  # the code, start a room, follow the teacher
@@ -78,12 +80,12 @@ follow_line(room)  # a student who follows: says so in the page, under the headi
 sentences_panel(room, settings.presenter)  # a student's "Send a sentence", the teacher's list (not presenting)
 
 
-def body(room: RoomState, settings: Settings) -> None:
+def body(room: RoomState, settings: Settings, controls: Controls) -> None:
     """Everything the settings decide; on a following page, a fragment the room's push reruns alone."""
     with top:
-        view = choose_view(drawn=not presenting(settings))  # a tour on a projector: its bar is the page's top
+        view = choose_view(controls, drawn=not presenting(settings))  # a tour on a projector: its bar is the page's top
         st.session_state[SHOWN_VIEW] = view.slug  # the charts' file names say it (page.chart_config)
-        row = tour_bar(settings)  # during a tour: its note (numbers read from this page's run), Back and Next
+        row = tour_bar(settings, controls)  # during a tour: its note (numbers read from this page's run), Back and Next
         if row is not None:  # presenter mode's tour bar: the class's buttons in its row, no view line
             heading = row
         elif settings.presenter:  # our own constant text: safe as a heading
@@ -97,18 +99,20 @@ def body(room: RoomState, settings: Settings) -> None:
             class_bar(room, settings.presenter)  # presenter mode: Share with the class, the room's link
             sentence_count(room, settings.presenter)  # presenter mode: how many sentences wait, never their text
     show_link_notes(link, settings)
-    show_weights_note(settings.weights, settings.sentence, settings.config)
+    show_weights_note(settings.weights, settings.sentence, settings.config, controls)
     join_quiz(room)  # in a room, the quiz is the teacher's: it reveals for the class, students pick
     with drawing():  # a few views draw at once, whatever the number of pages (serve/server_memory.py)
-        view.render(settings)
+        view.render(settings, controls)
     offer_prefix(settings)  # a sentence too long for the weights: under the view's refusal, one click keeps its start
 
 
 if teacher_line is not None:
     follow_room(room, body, teacher_line)  # the room's settings line in the sidebar, then the body, as a fragment
 else:
-    body(room, settings)
+    body(room, settings, controls)
 publish_room(room, settings)  # the teacher's page, last: its settings (and training) become the room's
-address = finish(page, drawn_keys(), following=room.following)  # the values the controls show; a follower: the room
+address = finish(
+    page, drawn_keys(), following=role is Role.FOLLOWER
+)  # the values the controls show; a follower: the room
 send_address(address)  # one history entry if the run moved; a follower's is the room's link
 remember_address()  # last: what the page wrote to the address is its own, not a new link

@@ -11,8 +11,9 @@ page's last values were the room's: ``url_state.settle``).
 The app calls ``follower_settings(room)`` after ``enter_room``; when it returns settings, ``follow_room`` draws the
 page's body as a fragment (``_followed_body``, which the push reruns alone) instead of the full sidebar and body;
 when it returns None, the page draws its own sidebar.
-The page's other controls a follower cannot use (the view bar, the tour picker and the tour's buttons, the heads
-view's switches, the quiz switch, the head pickers) read the room's values through ``dashboard.state.followed`` instead.
+The page's other controls a follower cannot use (the view bar, the tour's step and buttons, the heads view's
+switches, the quiz switch, the head pickers) are the room's values: the body gets them as the run's ``Controls``
+(``dashboard.state.followed``), which draws no widget.
 """
 
 from __future__ import annotations
@@ -28,9 +29,12 @@ from dashboard.compute import bounded_cache, computations
 from dashboard.compute.bounded_cache import MB
 from dashboard.page.common import scaled
 from dashboard.serve import streamlit_runtime
-from dashboard.state import followed
+from dashboard.state.followed import Controls
 from dashboard.state.settings import Settings, settings_from
 from dashboard.state.url_state import SPEC, address_text, read, with_own
+
+Body = Callable[[RoomState, Settings, Controls], None]
+"""The page's body: everything the settings decide, drawn with the run's controls."""
 
 
 def room_address(state: RoomState) -> dict[str, str] | None:
@@ -41,22 +45,20 @@ def room_address(state: RoomState) -> dict[str, str] | None:
     return {k: address_text(v) for k, v in state.room.settings.items() if k in SPEC and v is not None}
 
 
-def follower_settings(state: RoomState) -> Settings | None:
-    """The room's settings on a student's page that follows its teacher, read from the room's address as any link
-    is (``url_state.read``, then ``settings.settings_from``); None on any other page. Call it before any control:
-    the page's controls then show the room's values, not widgets (``dashboard.state.followed``)."""
+def follower_settings(state: RoomState) -> tuple[Settings, Controls] | None:
+    """On a student's page that follows its teacher, the room's settings, read from the room's address as any link
+    is (``url_state.read``, then ``settings.settings_from``), and the page's controls: the room's values, no widgets
+    (``dashboard.state.followed``). None on any other page."""
     address = room_address(state)
-    if address is None:
-        followed.follow(None)
+    if address is None or state.room is None:
         return None
     values = read(with_own(address), repair=True).context
-    followed.follow({**state.room.settings, **values})  # and what else the room holds (the teacher's training)
-    return settings_from(values)
+    return settings_from(values), Controls({**state.room.settings, **values})  # and the teacher's training
 
 
-def follow_room(state: RoomState, body: Callable[[RoomState, Settings], None], line: DeltaGenerator) -> None:
-    """A following page's ``body(state, settings)``, with the teacher's settings as one read-only line in ``line``
-    (the lean sidebar's top, under the app's name), as one fragment.
+def follow_room(state: RoomState, body: Body, line: DeltaGenerator) -> None:
+    """A following page's ``body(state, settings, controls)``, with the teacher's settings as one read-only line in
+    ``line`` (the lean sidebar's top, under the app's name), as one fragment.
 
     The teacher's change reruns this fragment alone (``push.watch`` gets its id): the room's new settings, its
     line and the body, not the sidebar's room section, the follow line's fragment or ``enter_room``, which were
@@ -66,17 +68,18 @@ def follow_room(state: RoomState, body: Callable[[RoomState, Settings], None], l
     st.fragment(_followed_body)(state, body, line)
 
 
-def _followed_body(state: RoomState, body: Callable[[RoomState, Settings], None], line: DeltaGenerator) -> None:
+def _followed_body(state: RoomState, body: Body, line: DeltaGenerator) -> None:
     if fragment_rerun():  # this fragment's own rerun: read the room again
         newest = follow_on(state.code or "")
         if newest is None:
             st.rerun(scope="app")
         state = newest
-    settings = follower_settings(state)
-    assert settings is not None, "follow_room is for a following page"
+    followed = follower_settings(state)
+    assert followed is not None, "follow_room is for a following page"
+    settings, controls = followed
     line.caption(settings_line(settings, quiz_open=question_open(state.room)))  # d_k answers a quiz question
     watch_room(state, streamlit_runtime.running_fragment())  # this fragment: the push reruns it alone
-    body(state, settings)
+    body(state, settings, controls)
     drawn(state)  # not reached when Streamlit ends this run early: the page's check then reruns it whole
 
 

@@ -1,6 +1,6 @@
 """The quiz on the page (URL ``quiz=true``): a question instead of the maps, a pick, **Reveal**, then the map.
 
-The heads and model views call ``ask(settings, run)`` once their run is ready; while it returns True
+The heads and model views call ``ask(settings, run, controls)`` once their run is ready; while it returns True
 the answer is hidden and the view draws no map. The questions come from ``dashboard.classroom.quiz``
 (pure, tested); this module only keeps the student's pick and what was revealed in the session.
 
@@ -33,7 +33,7 @@ from dashboard.figures.labels import position
 from dashboard.figures.quiz import marked_map_charts, pattern_bars_figure, tap_reveal_figure
 from dashboard.page.common import PLOTLY_CONFIG, plain_cell
 from dashboard.page.map_columns import show_grid
-from dashboard.state import followed
+from dashboard.state.followed import Controls
 from dashboard.state.settings import Settings
 
 NUMBER = "quiz_question"
@@ -82,9 +82,9 @@ def in_room() -> InRoom | None:
     return st.session_state.get(ROOM)
 
 
-def quiz_toggle() -> bool:
+def quiz_toggle(controls: Controls) -> bool:
     """The quiz switch (key and query parameter ``quiz``); on a following page the teacher's, not drawn."""
-    return followed.choice(
+    return controls.choice(
         "quiz",
         False,
         lambda: st.toggle(
@@ -147,9 +147,10 @@ def _send(room: InRoom, qid: str, choice: int | None) -> None:
     )
 
 
-def ask(settings: Settings, run: Run) -> bool:
-    """The quiz switch, and in quiz mode the question about ``run`` (the layer shown); True while hidden."""
-    if not quiz_toggle():
+def ask(settings: Settings, run: Run, controls: Controls) -> bool:
+    """The quiz switch, and in quiz mode the question about ``run`` (the layer shown); True while hidden. On a
+    following page (``controls``) both are the teacher's, not drawn."""
+    if not quiz_toggle(controls):
         st.session_state.pop(CURRENT, None)
         return False
     layered = settings.kind.LEARNED  # a learned model's heads are named by layer too
@@ -168,7 +169,7 @@ def ask(settings: Settings, run: Run) -> bool:
     if not 1 <= int(st.session_state.get(NUMBER) or 1) <= n:  # fewer questions than before: back to the first
         st.session_state[NUMBER] = 1
     with st.container(border=True, key="quiz_panel"):
-        number = _question_number(n)
+        number = _question_number(n, controls)
         question = found[max(1, min(int(number or 1), n)) - 1]
         st.session_state[CURRENT] = question
         qid = question_id(question)
@@ -198,9 +199,9 @@ def ask(settings: Settings, run: Run) -> bool:
     return not revealed
 
 
-def _question_number(n: int) -> int:
+def _question_number(n: int, controls: Controls) -> int:
     """Which of the run's ``n`` questions, from 1: the picker's, or on a following page the teacher's."""
-    return followed.choice(
+    return controls.choice(
         NUMBER,
         1,
         lambda: st.number_input(

@@ -72,6 +72,7 @@ from dashboard.compute.training_jobs import TEACHER_TRAINING, registry, training
 from dashboard.page.common import session_id
 from dashboard.serve import clients, streamlit_runtime
 from dashboard.state.address import onto_room_link
+from dashboard.state.followed import Role
 from dashboard.state.settings import LINK_KEYS, Settings
 
 REDIS_URL = "ATTENTION_LAB_REDIS_URL"
@@ -151,6 +152,11 @@ class RoomState:
     meanwhile, and a teacher's controls stay the teacher's."""
     unreachable: bool = False
     """The room's server did not answer this run (``rooms.Unreachable``): nothing later in the run asks it."""
+
+    @property
+    def role(self) -> Role:
+        """Whose page this is: the room's follower, its teacher, or an explorer (in no room, or not following)."""
+        return Role.FOLLOWER if self.following else Role.TEACHER if self.teacher else Role.EXPLORER
 
 
 def question_open(room: Snapshot | None) -> bool:

@@ -28,6 +28,7 @@ from dashboard.compute import computations
 from dashboard.compute.source import served, source_or_message
 from dashboard.figures.grid import ChartGrid
 from dashboard.state import url_state
+from dashboard.state.followed import OWN
 from dashboard.state.settings import Settings, settings_from
 from dashboard.views import cross, heads, permutation, scaling, steps
 
@@ -40,7 +41,7 @@ def _grid(grid: ChartGrid) -> Charts:
 
 
 def _heads(settings: Settings, values: Mapping[str, object]) -> Charts:
-    source = source_or_message(settings)
+    source = source_or_message(settings, OWN)
     if source is None:
         return []
     run = source.run(settings.layer)
@@ -53,7 +54,7 @@ def _cross(settings: Settings, values: Mapping[str, object]) -> Charts:
 
 
 def _permutation(settings: Settings, values: Mapping[str, object]) -> Charts:
-    source = source_or_message(settings)
+    source = source_or_message(settings, OWN)
     if source is None:
         return []
     seen = source.tokens()
@@ -74,7 +75,7 @@ def _permutation(settings: Settings, values: Mapping[str, object]) -> Charts:
 
 
 def _steps(settings: Settings, values: Mapping[str, object]) -> Charts:
-    source = source_or_message(settings)
+    source = source_or_message(settings, OWN)
     if source is None:
         return []
     head = steps.Head(source.run(settings.layer), int(values["step_head"]) - 1, settings)

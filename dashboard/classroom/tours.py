@@ -44,8 +44,8 @@ from dashboard.classroom.tour_facts import fill
 from dashboard.compute import bounded_cache
 from dashboard.compute.bounded_cache import MB
 from dashboard.page.presenter import TOUR_LINE_KEY
-from dashboard.state import followed
 from dashboard.state.address import replace
+from dashboard.state.followed import OWN, Controls
 from dashboard.state.settings import LINK_KEYS, Settings
 
 TOURS_DIR = Path(__file__).with_name("tours")
@@ -216,10 +216,10 @@ def presenting(settings: Settings) -> bool:
     return settings.presenter and st.session_state.get("tour") in load_tours()
 
 
-def _step_picker(slug: str, tour: Tour, *, presenter: bool) -> int:
+def _step_picker(slug: str, tour: Tour, controls: Controls, *, presenter: bool) -> int:
     """The step picker (a following page: the teacher's step, no picker); the step shown, 1 to n."""
     n = len(tour.steps)
-    number = followed.choice(  # a following page: the teacher's step and its note; the teacher moves on
+    number = controls.choice(  # a following page: the teacher's step and its note; the teacher moves on
         "tour_step",
         1,
         lambda: st.segmented_control(
@@ -272,14 +272,15 @@ def _end_button() -> None:
     )
 
 
-def tour_bar(settings: Settings | None = None) -> DeltaGenerator | None:
+def tour_bar(settings: Settings | None = None, controls: Controls = OWN) -> DeltaGenerator | None:
     """While a tour runs, its bar on the page (call it above the view): the steps, the note, Back and Next. A
     note's ``{fact}`` names are read from the computation of ``settings`` (``tour_facts``).
 
     In presenter mode (``presenting``) the bar is the top of the page, in place of the view bar and the view's line,
     and takes two rows: the steps, Back and Next, then the step's title and its note cut to one line, with the whole
     note (and End tour) one click away in a popover that opens over the maps. It returns the first row's container
-    for the class's buttons (``room_page.class_bar``); elsewhere None.
+    for the class's buttons (``room_page.class_bar``); elsewhere None. On a following page (``controls``) the step
+    is the teacher's: no picker, no Back and Next.
     """
     tours = load_tours()
     slug = st.session_state.get("tour")
@@ -292,17 +293,17 @@ def tour_bar(settings: Settings | None = None) -> DeltaGenerator | None:
         if presenter:
             row = st.container(horizontal=True, vertical_alignment="center", key="tour_row")
             with row:
-                number = _step_picker(slug, tour, presenter=True)
+                number = _step_picker(slug, tour, controls, presenter=True)
         else:
-            number = _step_picker(slug, tour, presenter=False)
+            number = _step_picker(slug, tour, controls, presenter=False)
         step = tour.steps[number - 1]
         note = step.note if settings is None else fill(step.note, settings)  # its numbers: from the page's run
         if presenter:
-            _presenter_rows(row, slug, tour, number, note)
+            _presenter_rows(row, slug, tour, number, note, controls)
             return row
-        title = f"{tour.title}, step {number} of {n}: " if followed.following() else f"{number}. "
+        title = f"{tour.title}, step {number} of {n}: " if not controls.drawn else f"{number}. "
         st.markdown(f"**{title}{step.title}**  \n{note}")  # the tour file's own text, never typed input
-        if followed.following():
+        if not controls.drawn:
             return None
         with st.container(horizontal=True):
             _back_next(slug, number, n)
@@ -310,12 +311,12 @@ def tour_bar(settings: Settings | None = None) -> DeltaGenerator | None:
     return None
 
 
-def _presenter_rows(row: DeltaGenerator, slug: str, tour: Tour, number: int, note: str) -> None:
+def _presenter_rows(row: DeltaGenerator, slug: str, tour: Tour, number: int, note: str, controls: Controls) -> None:
     """Presenter mode's bar: beside the step picker in ``row``, Back, Next and the popover with the whole note (and
     End tour); under it, the step's title and its note on one line (``presenter.TOUR_LINE_KEY``: the style sheet
     cuts it there)."""
     n, step = len(tour.steps), tour.steps[number - 1]
-    following = followed.following()
+    following = not controls.drawn
     with row:
         if following:
             st.markdown(f"**{tour.title}, step {number} of {n}**")

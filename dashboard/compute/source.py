@@ -24,19 +24,19 @@ from core.tokens import count_tokens
 from core.training.model import forward
 from dashboard.compute import computations, training_jobs
 from dashboard.compute.minilm_files import minilm_ready
-from dashboard.state import followed
+from dashboard.state.followed import Controls
 from dashboard.state.settings import Settings
 
 EMPTY_SENTENCE = "The sentence is empty: there are no tokens to attend over."
 TYPE_ONE = " Type a sentence in the sidebar to see its attention maps."
-"""Said after ``EMPTY_SENTENCE`` on a page with the sidebar's controls (``followed.hint``)."""
+"""Said after ``EMPTY_SENTENCE`` on a page with the sidebar's controls (``Controls.hint``)."""
 
 
-def tokens_or_message(sentence: str, empty: str | None = None) -> tuple[str, ...] | None:
+def tokens_or_message(sentence: str, controls: Controls, empty: str | None = None) -> tuple[str, ...] | None:
     """The tokens of ``sentence``, or None after showing why there are none (``empty`` when it is blank; by default
-    that the sentence is empty, and where to type one)."""
+    that the sentence is empty, and where to type one on a page with ``controls``)."""
     if not sentence.strip():
-        st.info(EMPTY_SENTENCE + followed.hint(TYPE_ONE) if empty is None else empty)
+        st.info(EMPTY_SENTENCE + controls.hint(TYPE_ONE) if empty is None else empty)
         return None
     try:
         return computations.tokens_of(sentence)
@@ -53,13 +53,13 @@ computes afresh (the run is gone from here with it)."""
 _runs_lock = threading.Lock()
 
 
-def _config_run(sentence: str, config: AttentionConfig) -> Run | None:
+def _config_run(sentence: str, config: AttentionConfig, controls: Controls) -> Run | None:
     """The run of ``sentence`` under ``config`` (``computations.attention_run``), or None after showing why not."""
     with _runs_lock:
         known = _runs.get((sentence, config))
     if known is not None:
         return known
-    tokens = tokens_or_message(sentence)
+    tokens = tokens_or_message(sentence, controls)
     if tokens is None:
         return None
     found = computations.attention_run(tokens, config)
@@ -68,15 +68,15 @@ def _config_run(sentence: str, config: AttentionConfig) -> Run | None:
     return found
 
 
-def _config_source(settings: Settings) -> ConfigSource | None:
-    found = _config_run(settings.sentence, settings.config)
+def _config_source(settings: Settings, controls: Controls) -> ConfigSource | None:
+    found = _config_run(settings.sentence, settings.config, controls)
     if found is None:
         return None
     return settings.kind(settings.config, found.tokens, (found,))  # Config or Toy
 
 
-def _minilm_source(settings: Settings) -> MiniLMSource | None:
-    if tokens_or_message(settings.sentence) is None or not minilm_ready():
+def _minilm_source(settings: Settings, controls: Controls) -> MiniLMSource | None:
+    if tokens_or_message(settings.sentence, controls) is None or not minilm_ready():
         return None
     causal = settings.config.causal
     return MiniLMSource(
@@ -84,8 +84,10 @@ def _minilm_source(settings: Settings) -> MiniLMSource | None:
     )
 
 
-def _trained_source(settings: Settings) -> TrainedSource | None:
-    return training_jobs.trained_source_or_message(settings.training)  # the task's fixed example, not the sentence
+def _trained_source(settings: Settings, controls: Controls) -> TrainedSource | None:
+    return training_jobs.trained_source_or_message(
+        settings.training, controls
+    )  # the task's fixed example, not the sentence
 
 
 def _config_weights(settings: Settings) -> ConfigSource:
@@ -119,7 +121,9 @@ def _trained_call(settings: Settings, source: tuple[str, ...] | None) -> str:
 class Build:
     """How the page builds one kind of source and shows the code that computed it."""
 
-    build: Callable[[Settings], ModelSource | None]
+    build: Callable[[Settings, Controls], ModelSource | None]
+    """The source on the settings' sentence (or task), or None after a message that points to a control only on a
+    page with ``Controls``."""
     call: Callable[[Settings, tuple[str, ...] | None], str]
     """The lines that computed the page's trace, with its settings (the sentence as a Python literal)."""
     computed_by: Callable
@@ -179,22 +183,22 @@ BUILDS: dict[type[ModelSource], Build] = {
 BUILDS[ToySource] = BUILDS[ConfigSource]  # hand-built weights: the same build, code and reordering
 
 
-def source_or_message(settings: Settings) -> ModelSource | None:
+def source_or_message(settings: Settings, controls: Controls) -> ModelSource | None:
     """The source the settings' weights choose, built on their sentence (or task); None after a message."""
     try:
-        return BUILDS[settings.kind].build(settings)
+        return BUILDS[settings.kind].build(settings, controls)
     except ValueError as err:  # over the piece cap, an impossible task setting: core's message names numbers only
         st.error(str(err))
         return None
 
 
-def weights_source(settings: Settings) -> ModelSource | None:
+def weights_source(settings: Settings, controls: Controls) -> ModelSource | None:
     """The settings' weights bound to no sentence of the sidebar's, for a view that reads its own sentences
     (``ModelSource.reads``, ``computations.sentence_maps``); a trained model as ``source_or_message`` builds it (its
     ``examples`` are its task's). None after a message (the pretrained model missing, a training refused)."""
     build = BUILDS[settings.kind]
     try:
-        return (build.weights or build.build)(settings)
+        return build.weights(settings) if build.weights else build.build(settings, controls)
     except ValueError as err:  # an impossible task setting: core's message names numbers only
         st.error(str(err))
         return None
@@ -244,9 +248,11 @@ def served(settings: Settings, experiment: str, what: str) -> Settings:
     return replace(settings, weights=c.weights)
 
 
-def served_tokens(settings: Settings, experiment: str, what: str) -> tuple[Settings, tuple[str, ...]] | None:
+def served_tokens(
+    settings: Settings, controls: Controls, experiment: str, what: str
+) -> tuple[Settings, tuple[str, ...]] | None:
     """``served``'s settings for ``experiment`` and the sidebar sentence's tokens, or None after a message: the
     setup of a view that runs its own computation on the sentence."""
     settings = served(settings, experiment, what)
-    tokens = tokens_or_message(settings.sentence)
+    tokens = tokens_or_message(settings.sentence, controls)
     return None if tokens is None else (settings, tokens)

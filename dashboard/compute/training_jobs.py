@@ -52,7 +52,7 @@ from core.training.patterns import answer_weight, named_pattern, previous_at_sou
 from core.training.pretrain import circuit
 from core.training.runs import runs_of
 from dashboard.serve.clients import alive
-from dashboard.state import followed
+from dashboard.state.followed import Controls
 
 SESSION_SECONDS = 60.0
 """Training seconds one browser session may use in total: a few runs at most settings, never the whole server."""
@@ -557,10 +557,10 @@ NOT_TRAINED_FOLLOWING = (
     "Your teacher's model ({task}, these settings) {state} on this server. Its maps show here when the run ends; "
     "or turn off “Follow the teacher”, open the train view and press Train to train the same settings yourself."
 )
-"""A following student's line: the view and the Train button are the teacher's (``dashboard.state.followed``)."""
+"""A following student's line: the view and the Train button are the teacher's (``Controls`` draws neither)."""
 
 
-def trained_source_or_message(settings: TrainSettings) -> TrainedSource | None:
+def trained_source_or_message(settings: TrainSettings, controls: Controls) -> TrainedSource | None:
     """The trained model's source (its runs on the task's fixed example), or None after saying how to train it: on
     a following page, that the teacher's run shows when it ends (the follower has no view bar and no Train)."""
     trained = registry().trained(settings)
@@ -568,7 +568,7 @@ def trained_source_or_message(settings: TrainSettings) -> TrainedSource | None:
         return trained.source
     job = registry().job(settings)
     what = "it is training now" if job is not None and job.active else f"{settings.task}, these settings"
-    if followed.following():
+    if not controls.drawn:
         state = "is training now" if job is not None and job.active else "has not been trained yet"
         st.info(NOT_TRAINED_FOLLOWING.format(task=settings.task, state=state), icon=":material/model_training:")
         return None

@@ -38,7 +38,7 @@ from dashboard.compute.source import (  # noqa: F401  (views import them from he
 from dashboard.page.exports import figure_stem, image_options
 from dashboard.page.mask_words import sees_order
 from dashboard.serve import streamlit_runtime
-from dashboard.state import followed
+from dashboard.state.followed import Controls
 from dashboard.state.settings import SHOWN_SETTINGS, Settings
 
 if TYPE_CHECKING:
@@ -66,16 +66,16 @@ ROW_PX = 35
 CODE_LABEL = "The code behind this"
 
 
-def run_or_message(settings: Settings) -> Run | None:
+def run_or_message(settings: Settings, controls: Controls) -> Run | None:
     """The run of the settings' source at the chosen layer (one layer for random and hand-built weights), or None
     after a message."""
-    source = source_or_message(settings)
+    source = source_or_message(settings, controls)
     return None if source is None else source.run(settings.layer)
 
 
-def layer_runs_or_message(settings: Settings) -> tuple[Run, ...] | None:
+def layer_runs_or_message(settings: Settings, controls: Controls) -> tuple[Run, ...] | None:
     """One run per layer of the settings' source, or None after showing a message."""
-    source = source_or_message(settings)
+    source = source_or_message(settings, controls)
     return None if source is None else source.runs()
 
 
@@ -107,14 +107,17 @@ def pretrained_examples(settings: Settings) -> None:
             )
 
 
-def choose_head(n_heads: int, *, key: str, bind: str | None, help: str, container=st, label: str = "Head") -> int:
-    """A "Head" selector (or ``label``), 1 to ``n_heads``; returns the 0-based head.
+def choose_head(
+    n_heads: int, controls: Controls, *, key: str, bind: str | None, help: str, container=st, label: str = "Head"
+) -> int:
+    """A "Head" selector (or ``label``), 1 to ``n_heads``; returns the 0-based head (a following page's
+    ``controls``: the teacher's, no selector).
 
     ``key`` and ``bind`` go to the widget as they are. Callers write both out
     (``bind="query-params"``), so the check that every URL-bound key is listed in
     ``settings.LINK_KEYS`` finds them at the call.
     """
-    head = followed.choice(  # a following page: the teacher's head, no selector
+    head = controls.choice(
         key,
         1,
         lambda: container.segmented_control(
@@ -129,14 +132,14 @@ def scaled(trace: AttentionTrace) -> bool:
     return math.isclose(trace.scale, 1 / math.sqrt(trace.q.shape[-1]), rel_tol=1e-12)
 
 
-def unscaled_warning(run: Run) -> bool:
+def unscaled_warning(run: Run, controls: Controls) -> bool:
     """Say so on the page when the run's scores were not divided by √d_k (and return True); nothing when they were.
     The way back names the sidebar's switch only where there is one: a following page has no controls."""
     tr = run.trace
     if scaled(tr):
         return False
     d_k = tr.q.shape[-1]
-    back = "" if followed.following() else " Turn “Scale scores by 1/√d_k” back on in the sidebar to compare."
+    back = controls.hint(" Turn “Scale scores by 1/√d_k” back on in the sidebar to compare.")
     st.warning(
         f"Scaling is off: the scores are QKᵀ × {tr.scale:.3g}, not QKᵀ ÷ √d_k = QKᵀ ÷ {math.sqrt(d_k):.3g}. "
         f"Scores √d_k times larger make each softmax row collapse toward one-hot.{back}",

@@ -11,7 +11,7 @@ import streamlit as st
 
 from core import AttentionConfig, Run
 from dashboard.compute import computations
-from dashboard.state import followed
+from dashboard.state.followed import Controls
 
 WEIGHT_PROMISES = {
     "random": "Random W_Q, W_K, W_V, W_O, fixed by the seed: any pattern here is chance. "
@@ -77,10 +77,10 @@ MEASURED = {"identity": look_alike_note, "previous": previous_note}
 """Hand-built weights whose promise the page checks on the run, by the weights control's value."""
 
 
-def show_weights_note(weights: str, sentence: str, config: AttentionConfig) -> None:
+def show_weights_note(weights: str, sentence: str, config: AttentionConfig, controls: Controls) -> None:
     """On the page, above any view: what hand-built ``weights`` drew on ``sentence``, measured from the run; and
-    a warning and a one-click fix when the previous-token head has no clock. (The settings' fields: settings.py
-    imports this module for its promises.)"""
+    a warning and, on a page with ``controls``, a one-click fix when the previous-token head has no clock. (The
+    settings' fields: settings.py imports this module for its promises.)"""
     measure = MEASURED.get(weights)
     if measure is not None:
         try:
@@ -91,6 +91,7 @@ def show_weights_note(weights: str, sentence: str, config: AttentionConfig) -> N
             st.caption(note)
     if not needs_learned(config):
         return
-    said = NEEDS_LEARNED.format(positional=config.positional) + followed.hint(NEEDS_LEARNED_HINT)
+    said = NEEDS_LEARNED.format(positional=config.positional) + controls.hint(NEEDS_LEARNED_HINT)
     st.warning(said, icon=":material/schedule:")
-    st.button(FIX_LABEL, key="use_learned", on_click=_use_learned, icon=":material/build:")
+    if controls.drawn:  # a following page: the teacher's settings, no control to change them
+        st.button(FIX_LABEL, key="use_learned", on_click=_use_learned, icon=":material/build:")

@@ -1,7 +1,7 @@
 """What bounds the server's memory besides its caches (``dashboard.compute.bounded_cache``): the work in flight.
 
     configure_allocator()      once per process (the entry file): two malloc arenas, a fixed mmap threshold
-    with drawing(): view.render(settings)     at most DRAWING_AT_ONCE views draw at once
+    with drawing(): view.render(settings, controls)     at most DRAWING_AT_ONCE views draw at once
     give_back()                return freed heap pages to the system (the caches' sweep calls it)
 
 Measured with 30 sessions changing views at the largest settings, each with a run in flight at all times

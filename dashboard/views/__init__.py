@@ -1,7 +1,8 @@
-"""The views: one module per view, each a ``render(settings)`` function.
+"""The views: one module per view, each a ``render(settings, controls)`` function.
 
-To add a view: write ``dashboard/views/<slug>.py`` with ``render(settings: Settings) -> None``
-(read numbers through ``dashboard.compute.computations``, draw them with ``dashboard.figures``),
+To add a view: write ``dashboard/views/<slug>.py`` with ``render(settings: Settings, controls: Controls) -> None``
+(read numbers through ``dashboard.compute.computations``, draw them with ``dashboard.figures``, and ask
+``controls.choice`` for any control of its own: on a following page it is the teacher's value, not drawn),
 then add one ``View`` line to ``VIEWS`` below. Its slug becomes the value of the
 ``view`` query parameter, so ``?view=<slug>`` opens it.
 """
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from dashboard.state import followed
+from dashboard.state.followed import Controls
 from dashboard.state.settings import Settings
 from dashboard.views import (
     class_heads,
@@ -39,7 +40,7 @@ class View:
     slug: str
     """The selector's label and the URL value of ``view``;
     short, lower case, and never changed once links are shared."""
-    render: Callable[[Settings], None]
+    render: Callable[[Settings, Controls], None]
     """The view's module's ``render``: the page calls it in one of the server's turns (``server_memory.drawing``)."""
     teaches: str
     """One line under the view selector: what this view is for."""
@@ -76,14 +77,14 @@ VIEWS: dict[str, View] = {
 DEFAULT_VIEW = "heads"
 
 
-def choose_view(*, drawn: bool = True) -> View:
+def choose_view(controls: Controls, *, drawn: bool = True) -> View:
     """The view selector (key and query parameter ``view``); returns the chosen view.
 
     Not bound to the URL: the page writes ``view`` itself (``dashboard/state/address.py``), so that each view change is
     an entry in the browser's history and Back returns to the view before. ``drawn=False`` (a tour's bar stands in
     for it on a projector): no selector, the view the session holds, kept for the next run that draws one.
     """
-    slug = followed.choice(  # a following page: the teacher's view, no selector
+    slug = controls.choice(  # a following page: the teacher's view, no selector
         "view",
         DEFAULT_VIEW,
         lambda: _view_bar() if drawn else _kept_view(),

@@ -3,8 +3,8 @@
 A head is a function, not a picture: a previous-token head does the same on every sentence anyone types. The
 sentences are the teacher's list (one per line: the teacher's "All in the class view" puts the class's sentences
 there, ``classroom/class_sentences.py``), or the built-in examples; a trained model reads no typed text, so
-it shows its task's held-out sequences. ``show_class(settings, sentences)`` takes a list from elsewhere (a room's
-sentences) as its one argument. Beside the maps, the head's patterns with the rows of every sentence pooled
+it shows its task's held-out sequences. ``show_class(settings, controls, sentences)`` takes a list from elsewhere
+(a room's sentences) as its last argument. Beside the maps, the head's patterns with the rows of every sentence pooled
 (``core.across``): the same per-row rule the app names heads by, with the share of rows stated, and a head named on
 a sentence but not across them is said to be so.
 """
@@ -28,7 +28,7 @@ from dashboard.figures.layout import CLASS_ON_SCREEN, CLASS_SPLIT
 from dashboard.page.common import choose_head, show_code, show_frame
 from dashboard.page.map_columns import show_charts, show_colour_bar
 from dashboard.page.shared_figures import charts_of
-from dashboard.state import followed
+from dashboard.state.followed import Controls
 from dashboard.state.settings import Settings
 
 BUILT_IN = (
@@ -61,13 +61,13 @@ NOUNS = {True: ("sentence", "sentences"), False: ("sequence", "sequences")}
 """What the inputs are called: typed sentences, or a trained model's sequences."""
 
 
-def render(settings: Settings) -> None:
-    show_class(settings)
+def render(settings: Settings, controls: Controls) -> None:
+    show_class(settings, controls)
 
 
-def show_class(settings: Settings, sentences: Sequence[str] | None = None) -> None:
+def show_class(settings: Settings, controls: Controls, sentences: Sequence[str] | None = None) -> None:
     """One head of the settings' weights across ``sentences`` (a room's list), or across the typed list (None)."""
-    source = weights_source(settings)
+    source = weights_source(settings, controls)
     if source is None:
         return
     arch = source.architecture()
@@ -75,13 +75,14 @@ def show_class(settings: Settings, sentences: Sequence[str] | None = None) -> No
     on_top = st.container()  # presenter mode: the maps and the verdict first, the controls under them
     head = choose_head(
         arch.n_heads,
+        controls,
         key="class_head",
         bind="query-params",
         help="The head drawn on every sentence, in the layer chosen.",
     )
     typed = bool(source.supports("sentences"))
     if sentences is None and typed:
-        sentences = _typed_list()
+        sentences = _typed_list(controls)
     with on_top if settings.presenter else st.container():
         if typed:
             read = _read(source, sentences or ())
@@ -93,10 +94,10 @@ def show_class(settings: Settings, sentences: Sequence[str] | None = None) -> No
         _draw(source, settings, read, layer, head, typed)
 
 
-def _typed_list() -> list[str]:
+def _typed_list(controls: Controls) -> list[str]:
     """The list box (key and query parameter ``class_text``, one sentence per line) and its Built-in examples button;
     the non-blank lines, in order."""
-    text = followed.choice(
+    text = controls.choice(
         "class_text",
         DEFAULT_TEXT,
         lambda: st.text_area(
@@ -109,7 +110,7 @@ def _typed_list() -> list[str]:
             "Each line is one sentence, read through the sidebar's weights; blank lines are skipped.",
         ),
     )
-    if not followed.following():
+    if controls.drawn:
         st.button("Built-in examples", key="class_examples", on_click=_built_in, icon=":material/restart_alt:")
     return [line for line in str(text).splitlines() if line.strip()]
 

@@ -1,9 +1,9 @@
 """Minimal pairs: two sentences a word or two apart, one head's maps on both and their difference, every head
 ranked by how much its map changed.
 
-The first sentence is the sidebar's; the second is typed here (``show_contrast(settings, second)`` takes one from
-elsewhere, a student's, as its one argument). Tokens are aligned by ``core.contrast.align``, and the page says how.
-For a built-in pair that carries a reference ("it" is the animal when it is tired, the street when it is wide), the
+The first sentence is the sidebar's; the second is typed here (``show_contrast(settings, controls, second)`` takes
+one from elsewhere, a student's, as its last argument). Tokens are aligned by ``core.contrast.align``, and the page
+says how. For a built-in pair that carries a reference ("it" is the animal when it is tired, the street when it is wide), the
 page measures where the pronoun's row puts its weight between the two nouns in each sentence, and says whether any
 head resolves the reference by the rule stated with it, or that none does.
 """
@@ -38,7 +38,7 @@ from dashboard.figures.labels import pair_place, pair_token, position, positions
 from dashboard.page.common import EMPTY_SENTENCE, choose_head, opened, served, show_code, show_frame
 from dashboard.page.map_columns import BAR_CONFIG, chart, show_grid, show_maps
 from dashboard.page.shared_figures import charts_of
-from dashboard.state import followed
+from dashboard.state.followed import Controls
 from dashboard.state.settings import DEFAULTS, Settings
 
 DEFAULT_SECOND = "The bank of the city gave a loan"
@@ -78,24 +78,24 @@ SHOWN_HEADS = 10
 HEAD_HELP = "The head whose maps are drawn, in the layer chosen in the sidebar. The ranking below covers every head."
 
 
-def render(settings: Settings) -> None:
-    show_contrast(settings)
+def render(settings: Settings, controls: Controls) -> None:
+    show_contrast(settings, controls)
 
 
-def show_contrast(settings: Settings, second: str | None = None) -> None:
+def show_contrast(settings: Settings, controls: Controls, second: str | None = None) -> None:
     """The sidebar's sentence against ``second`` (a student's), or against the one typed here (None)."""
     chosen = settings.weights
     settings = served(settings, "sentences", "compares two typed sentences")  # a trained model: random weights
-    source = weights_source(settings)
+    source = weights_source(settings, controls)
     if source is None:
         return
     arch = source.architecture()
     layer = min(max(settings.layer, 1), arch.n_layers)
     on_top = st.container()  # presenter mode: the three maps first, the controls under them
     if not settings.presenter:
-        _pair_buttons()
+        _pair_buttons(controls)
     if second is None:
-        second = followed.choice(
+        second = controls.choice(
             "second",
             DEFAULT_SECOND,
             lambda: st.text_input(
@@ -107,9 +107,9 @@ def show_contrast(settings: Settings, second: str | None = None) -> None:
                 f"({MAX_CHARS} characters), read through the same weights.",
             ),
         )
-    head = choose_head(arch.n_heads, key="contrast_head", bind="query-params", help=HEAD_HELP)
+    head = choose_head(arch.n_heads, controls, key="contrast_head", bind="query-params", help=HEAD_HELP)
     if settings.presenter:
-        _pair_buttons()
+        _pair_buttons(controls)
     with on_top if settings.presenter else st.container():
         first_maps = _maps(source, settings.sentence, EMPTY_SENTENCE)
         second_maps = _maps(source, str(second), EMPTY_SECOND)
@@ -119,9 +119,10 @@ def show_contrast(settings: Settings, second: str | None = None) -> None:
         _draw(settings, first_maps, second_maps, layer, head, str(second), chance)
 
 
-def _pair_buttons() -> None:
-    """One button per built-in pair: it sets the sidebar's sentence and the second (before the widgets)."""
-    if followed.following():
+def _pair_buttons(controls: Controls) -> None:
+    """One button per built-in pair: it sets the sidebar's sentence and the second (before the widgets); none on a
+    following page."""
+    if not controls.drawn:
         return
     st.caption("Try a pair:")
     with st.container(horizontal=True):

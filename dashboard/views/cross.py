@@ -30,6 +30,7 @@ from dashboard.page.downloads import download_buttons
 from dashboard.page.map_columns import show_grid
 from dashboard.page.mask_words import plain_causal, rule_words
 from dashboard.page.shared_figures import charts_of
+from dashboard.state.followed import Controls
 from dashboard.state.settings import Settings
 
 DEFAULT_SOURCE = "Die Bank am Fluss gab einen Kredit"
@@ -96,7 +97,7 @@ def cross_shape_table(run: Run, settings: Settings) -> pd.DataFrame:
     return shape_frame(rows)
 
 
-def _source_tokens() -> tuple[str, ...] | None:
+def _source_tokens(controls: Controls) -> tuple[str, ...] | None:
     """The source-sentence box (key and query parameter ``source``); its tokens, or None after a message."""
     source = st.text_input(
         "Source sentence (keys and values)",
@@ -106,7 +107,7 @@ def _source_tokens() -> tuple[str, ...] | None:
         help=f"The sentence being read, as an encoder's output is read by a decoder. Up to {MAX_TOKENS} tokens "
         f"({MAX_CHARS} characters), split like the sentence in the sidebar. The sidebar's sentence gives the queries.",
     )
-    return tokens_or_message(source, empty=EMPTY_SOURCE)
+    return tokens_or_message(source, controls, empty=EMPTY_SOURCE)
 
 
 MAPS_ABOVE_PX = INPUT_ROW_PX + COLOUR_BAR_ROW_PX - QUIZ_SWITCH_PX
@@ -134,10 +135,10 @@ def _what_is_drawn(run: Run) -> None:
         st.info(said, icon=":material/change_history:")
 
 
-def render(settings: Settings) -> None:
+def render(settings: Settings, controls: Controls) -> None:
     settings = served(settings, "cross", "reads a second sentence of your choice")
-    source = _source_tokens()
-    tokens = tokens_or_message(settings.sentence)
+    source = _source_tokens(controls)
+    tokens = tokens_or_message(settings.sentence, controls)
     if tokens is None or source is None:
         return
     try:

@@ -31,6 +31,7 @@ from dashboard.page.common import (
 )
 from dashboard.page.map_columns import chart
 from dashboard.page.shared_figures import charts_of
+from dashboard.state.followed import Controls
 from dashboard.state.settings import Settings
 
 EXACT = 1e-12
@@ -41,24 +42,25 @@ CONTROLS_ABOVE_PX = INPUT_ROW_PX - QUIZ_SWITCH_PX
 """On a projector, above the block: the head, B_c and block in one row (the view draws no quiz switch)."""
 
 
-def render(settings: Settings) -> None:
-    setup = served_tokens(settings, "tiles", "recomputes one head block by block")
+def render(settings: Settings, controls: Controls) -> None:
+    setup = served_tokens(settings, controls, "tiles", "recomputes one head block by block")
     if setup is None:
         return
     settings, tokens = setup
     t = len(tokens)
-    controls = st.columns(3, gap="medium") if settings.presenter else (st, st, st)  # a projector: one row
+    places = st.columns(3, gap="medium") if settings.presenter else (st, st, st)  # a projector: one row
     head = choose_head(
         settings.config.n_heads,
+        controls,
         key="flash_head",
         bind="query-params",
         help="The head tiled: each head has its own scores, so its own running max and sum, block by block.",
-        container=controls[0],
+        container=places[0],
     )
-    block = _block_size(controls[1], t)
+    block = _block_size(places[1], t)
     result = computations.tiled_run(tokens, settings.config, head, block)
     n_blocks = len(result.tiles)
-    b = _block(controls[2], n_blocks)
+    b = _block(places[2], n_blocks)
     tile = result.tiles[b - 1]
     t_q = tile.scores.shape[-2]
     on_top = st.container()  # a projector: the block and the running state first, under the controls

@@ -24,7 +24,7 @@ from dashboard.page.downloads import download_buttons
 from dashboard.page.map_columns import show_charts, show_colour_bar, show_maps
 from dashboard.page.mask_words import bias_words, group_words, head_title, rule_words
 from dashboard.page.shared_figures import charts_of
-from dashboard.state import followed
+from dashboard.state.followed import Controls
 from dashboard.state.settings import Settings
 
 
@@ -51,21 +51,21 @@ def map_grid(run: Run, *, presenter: bool, values: bool = False, above_px: int =
     )
 
 
-def render(settings: Settings) -> None:
+def render(settings: Settings, controls: Controls) -> None:
     if not settings.presenter:  # on a projector the examples follow the maps: nothing pushes the maps down
         pretrained_examples(settings)
-    source = source_or_message(settings)
+    source = source_or_message(settings, controls)
     if source is None:
         return
     run, layers = source.run(settings.layer), len(source.runs())
-    if ask(settings, run):  # quiz mode (URL quiz=true): a question, and no map until Reveal
+    if ask(settings, run, controls):  # quiz mode (URL quiz=true): a question, and no map until Reveal
         return
     t = len(run.tokens)
-    warned = unscaled_warning(run)  # the run's scores were not divided by √d_k: say so above the maps
+    warned = unscaled_warning(run, controls)  # the run's scores were not divided by √d_k: say so above the maps
     on_top = st.container()  # presenter mode: the maps, first
     switches = st.container(horizontal=True, vertical_alignment="center")  # with the colour bar: maps start higher
     with switches:  # a following page: the teacher's switches, not drawn (dashboard.state.followed)
-        show_average, values = _switches(t)
+        show_average, values = _switches(t, controls)
     charts = charts_of(  # built once per run and mode: a room's followers all draw these
         run,
         ("heads", settings.presenter, values, warned),
@@ -88,19 +88,19 @@ def render(settings: Settings) -> None:
     if show_average:
         average = average_charts(run.trace.weights, run.tokens, run.trace.mask, presenter=settings.presenter)
         show_maps(average, key="average_chart")  # on the maps' colour bar
-    _notice(run)
+    _notice(run, controls)
     download_buttons(run, "heads", settings)
     if settings.presenter:
         pretrained_examples(settings)
 
 
-def _notice(run: Run) -> None:
+def _notice(run: Run, controls: Controls) -> None:
     """What to point at, in words that name positions, never the typed text; read from the run."""
     tokens, weights, causal = run.tokens, run.trace.weights, run.trace.mask is not None
     points = []
     if len(tokens) == 1:
         points.append(
-            "A single token can only attend to itself: its one weight is 1." + followed.hint(" Type a longer sentence.")
+            "A single token can only attend to itself: its one weight is 1." + controls.hint(" Type a longer sentence.")
         )
     repeats = _repeats(tokens)
     if repeats and run.positional == "none" and not causal and run.trace.bias is None:  # ALiBi's bias sees position
@@ -119,10 +119,10 @@ def _notice(run: Run) -> None:
     st.markdown("\n".join(f"- {p}" for p in points))
 
 
-def _switches(t: int) -> tuple[bool, bool]:
+def _switches(t: int, controls: Controls) -> tuple[bool, bool]:
     """(average over heads?, values in the cells?): the teacher's switches, or on a following page the teacher's
-    choice (``dashboard.state.followed``); values are offered up to ``VALUES_MAX_CELLS`` tokens."""
-    show_average = followed.choice(
+    choice (``controls``: no switch drawn); values are offered up to ``VALUES_MAX_CELLS`` tokens."""
+    show_average = controls.choice(
         "average",
         False,
         lambda: st.toggle(
@@ -132,7 +132,7 @@ def _switches(t: int) -> tuple[bool, bool]:
             help="The mean of all heads' maps: still a distribution over keys for every query.",
         ),
     )
-    values = followed.choice(
+    values = controls.choice(
         "values",
         False,
         lambda: st.toggle(

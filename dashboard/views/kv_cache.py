@@ -36,6 +36,7 @@ from dashboard.page.common import (
 )
 from dashboard.page.map_columns import show_grid
 from dashboard.page.shared_figures import charts_of
+from dashboard.state.followed import Controls
 from dashboard.state.settings import Settings
 
 EXACT = 1e-12
@@ -48,8 +49,8 @@ MAPS_ABOVE_PX = INPUT_ROW_PX + COLOUR_BAR_ROW_PX - QUIZ_SWITCH_PX
 """On a projector, above the maps: the step's slider and the maps' colour bar (the view draws no quiz switch)."""
 
 
-def render(settings: Settings) -> None:
-    setup = served_tokens(settings, "decode", "generates one token at a time with the sidebar's projections")
+def render(settings: Settings, controls: Controls) -> None:
+    setup = served_tokens(settings, controls, "decode", "generates one token at a time with the sidebar's projections")
     if setup is None:
         return
     settings, tokens = setup
@@ -90,7 +91,7 @@ def render(settings: Settings) -> None:
         )
     else:
         st.error(f"The stacked rows differ from the full causal map by up to {result.max_diff:.2e}.")
-    heads = _cache_heads(kv_heads)
+    heads = _cache_heads(kv_heads, controls)
     cache = charts_of(
         full,
         ("kv_cache cache", t, tuple(heads), settings.presenter),
@@ -123,13 +124,14 @@ def _step_words(step: CacheStep, n: int) -> str:
     )
 
 
-def _cache_heads(kv_heads: int) -> Sequence[int]:
+def _cache_heads(kv_heads: int, controls: Controls) -> Sequence[int]:
     """The K/V heads whose cached K and V are drawn (0-based): every one up to ``CACHE_HEADS_DRAWN``, else the one
     a "K/V head" picker chooses (16 K/V heads would be 32 charts under the 16 maps: a phone scrolls 19,000 px)."""
     if kv_heads <= CACHE_HEADS_DRAWN:
         return range(kv_heads)
     g = choose_head(
         kv_heads,
+        controls,
         key="cache_head",
         bind="query-params",
         label="K/V head",

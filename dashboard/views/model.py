@@ -30,7 +30,7 @@ from dashboard.page.common import (
 from dashboard.page.map_columns import show_charts, show_colour_bar, show_figure, show_grid
 from dashboard.page.probes import ablation_panel, induction_panel
 from dashboard.page.shared_figures import charts_of
-from dashboard.state import followed
+from dashboard.state.followed import Controls
 from dashboard.state.settings import Settings
 
 LARGE_MAPS = 8
@@ -39,10 +39,10 @@ the heads view's, one chart each; more (MiniLM's 72) are small multiples on one 
 small multiples were 64 px on a laptop, 110 px on a projector, their "H1" over the page's middle."""
 
 
-def _what_is_shown(n_layers: int, h: int, t: int, layer: int | None, large: bool) -> str:
+def _what_is_shown(n_layers: int, h: int, t: int, layer: int | None, large: bool, controls: Controls) -> str:
     """The line over the maps: how many, of what size, how they are laid out; ``layer``: one layer shown alone."""
     maps = f"map{'s' * (h > 1)} of {t}×{t}"
-    if layer is not None and n_layers > 1 and followed.following() and not large:  # the switch it did not choose
+    if layer is not None and n_layers > 1 and not controls.drawn and not large:  # the switch it did not choose
         return (
             f"Layer {layer} of {n_layers}, the teacher's: {h} head {maps}. This page shows one layer at a time: "
             f"all {n_layers * h} maps at once are too small for a phone. Hover a cell for its tokens and weight."
@@ -61,12 +61,12 @@ def _what_is_shown(n_layers: int, h: int, t: int, layer: int | None, large: bool
     )
 
 
-def _switches(n_layers: int, large: bool) -> tuple[bool, bool]:
+def _switches(n_layers: int, large: bool, controls: Controls) -> tuple[bool, bool]:
     """The view's switches in one row: (one head, one layer). A following page draws neither: the teacher's one head,
     and one layer at a time whenever the model has too many maps for one screen (``large`` False: MiniLM's 72 are
     ~25 px each on a phone), the teacher's layer; the projector, the teacher's page, keeps the whole grid."""
     with st.container(horizontal=True):
-        one_head = followed.choice(
+        one_head = controls.choice(
             "one_head",
             False,
             lambda: st.toggle(
@@ -78,8 +78,8 @@ def _switches(n_layers: int, large: bool) -> tuple[bool, bool]:
         )
         one_layer = (
             n_layers == 1
-            or (followed.following() and not large)
-            or followed.choice(
+            or (not controls.drawn and not large)
+            or controls.choice(
                 "one_layer",
                 False,
                 lambda: st.toggle(
@@ -95,27 +95,27 @@ def _switches(n_layers: int, large: bool) -> tuple[bool, bool]:
     return bool(one_head), bool(one_layer)
 
 
-def render(settings: Settings) -> None:
+def render(settings: Settings, controls: Controls) -> None:
     if not settings.presenter:  # on a projector the examples follow the maps: nothing pushes the maps down
         pretrained_examples(settings)
-    source = source_or_message(settings)
+    source = source_or_message(settings, controls)
     if source is None:
         return
     runs = source.runs()
-    if ask(settings, runs[min(settings.layer, len(runs)) - 1]):  # quiz mode: no map until Reveal
+    if ask(settings, runs[min(settings.layer, len(runs)) - 1], controls):  # quiz mode: no map until Reveal
         return
     n_layers, h = len(runs), runs[0].trace.n_heads
     mask = runs[0].trace.mask
     large = n_layers * h <= LARGE_MAPS  # a tiny trained model: maps to read, not small multiples
-    one_head, one_layer = _switches(n_layers, large)
+    one_head, one_layer = _switches(n_layers, large, controls)
     layer = min(settings.layer, n_layers)
     if not one_head:
-        _overview(settings, runs, layer if one_layer else None, large)
+        _overview(settings, runs, layer if one_layer else None, large, controls)
         st.subheader("One head, large", anchor=False)
     if n_layers > 1 and not one_head:  # one head alone: its title names its layer
-        chosen = "the teacher's" if followed.following() else "change it with the sidebar's Layer control"
+        chosen = "the teacher's" if not controls.drawn else "change it with the sidebar's Layer control"
         st.caption(f"Layer {layer} of {n_layers}: {chosen}.")
-    k = choose_head(h, key="head", bind="query-params", help="The head to open large, in the layer chosen.")
+    k = choose_head(h, controls, key="head", bind="query-params", help="The head to open large, in the layer chosen.")
     run = runs[layer - 1]
     title = f"layer {layer}, head {k + 1}"
     above = SWITCH_ROW_PX + PICKER_ROW_PX if one_head else 0  # the view's switches, the head picker
@@ -148,11 +148,11 @@ def render(settings: Settings) -> None:
         pretrained_examples(settings)
 
 
-def _overview(settings: Settings, runs, layer: int | None, large: bool) -> None:
+def _overview(settings: Settings, runs, layer: int | None, large: bool, controls: Controls) -> None:
     """Every layer's heads (``layer`` None), or one layer's, under the line that says what is drawn."""
     n_layers, h, t = len(runs), runs[0].trace.n_heads, runs[0].trace.weights.shape[-1]
     tokens, mask = runs[0].tokens, runs[0].trace.mask
-    st.caption(_what_is_shown(n_layers, h, t, layer, large))
+    st.caption(_what_is_shown(n_layers, h, t, layer, large, controls))
 
     def build() -> ChartGrid | go.Figure:  # the layers' maps stacked only here: a follower's redraw copies none
         weights = np.stack([r.trace.weights for r in runs])  # (L, h, T, T)

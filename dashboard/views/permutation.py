@@ -32,6 +32,7 @@ from dashboard.page.common import (
 from dashboard.page.map_columns import show_grid
 from dashboard.page.mask_words import moved, plain_causal, rule_words, sees_order
 from dashboard.page.shared_figures import charts_of
+from dashboard.state.followed import Controls
 from dashboard.state.settings import MAX_SEED, Settings, head_options
 
 TOLERANCE = 1e-9
@@ -70,7 +71,7 @@ WHY_ALIBI_ROW = (
 )
 
 
-def _choose_permutation(tokens: tuple[str, ...], source: ModelSource) -> tuple[int, ...] | None:
+def _choose_permutation(tokens: tuple[str, ...], source: ModelSource, controls: Controls) -> tuple[int, ...] | None:
     """The reordering widgets; returns a permutation of 0..T-1 of the movable ``tokens``, or None after a message.
 
     Retyped text is split as ``source`` splits its input (words, or WordPiece pieces).
@@ -106,7 +107,7 @@ def _choose_permutation(tokens: tuple[str, ...], source: ModelSource) -> tuple[i
         if not typed_text.strip():
             st.info("Type the sentence's words in another order (for example backwards) to compare.")
             return None
-        if tokens_or_message(typed_text) is None:
+        if tokens_or_message(typed_text, controls) is None:
             return None
         perm = reordering(tokens, source, mode, text=typed_text)
         if perm is None:
@@ -132,18 +133,19 @@ def reordering(
     return computations.reverse_permutation(len(tokens))
 
 
-def _pickers(tokens: tuple[str, ...], source: ModelSource) -> tuple[int, tuple[int, ...] | None]:
+def _pickers(tokens: tuple[str, ...], source: ModelSource, controls: Controls) -> tuple[int, tuple[int, ...] | None]:
     """The head (0-based) and the reordering, side by side, so the maps start on a projector's first screen."""
     left, right = st.columns([2, 1])
     k = choose_head(
         source.runs()[0].trace.n_heads,
+        controls,
         key="perm_head",
         bind="query-params",
         help="The difference below is over all heads; the maps show this one.",
         container=right,
     )
     with left:
-        return k, _choose_permutation(tokens, source)
+        return k, _choose_permutation(tokens, source, controls)
 
 
 def _maps(
@@ -228,9 +230,9 @@ def _breakers(tokens: tuple[str, ...], perm: tuple[int, ...], config: AttentionC
     return pd.DataFrame(rows, columns=["setting", "max |difference|", "order visible?"])
 
 
-def render(settings: Settings) -> None:
+def render(settings: Settings, controls: Controls) -> None:
     settings = served(settings, "permutation", "reorders the sidebar's sentence")
-    source = source_or_message(settings)
+    source = source_or_message(settings, controls)
     if source is None:
         return
     seen = source.tokens()
@@ -238,7 +240,7 @@ def render(settings: Settings) -> None:
     if stop - first < 2:
         st.info("Reordering needs at least two tokens that can move: type a longer sentence.")
         return
-    k, perm = _pickers(tokens[first:stop], source)
+    k, perm = _pickers(tokens[first:stop], source, controls)
     if perm is None:
         return
     if perm == tuple(range(stop - first)):

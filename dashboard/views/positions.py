@@ -19,7 +19,7 @@ from dashboard.figures.shift import ShiftRow, shift_charts
 from dashboard.page.common import choose_head, served, show_code, show_frame, tokens_or_message
 from dashboard.page.map_columns import show_grid
 from dashboard.page.shared_figures import charts_of
-from dashboard.state import followed
+from dashboard.state.followed import Controls
 from dashboard.state.settings import Settings, head_options
 
 TOLERANCE = 1e-9
@@ -78,15 +78,15 @@ def comparison(diffs: dict[str, float]) -> tuple[bool, str]:
     )
 
 
-def render(settings: Settings) -> None:
+def render(settings: Settings, controls: Controls) -> None:
     settings = served(settings, "positions", "compares positional encodings")
-    tokens = tokens_or_message(settings.sentence)
+    tokens = tokens_or_message(settings.sentence, controls)
     if tokens is None:
         return
-    shift, k = _controls(settings)
+    shift, k = _controls(settings, controls)
     kinds = _available(settings)
     results = {kind: computations.shift_run(tokens, shift, replace(settings.config, positional=kind)) for kind in kinds}
-    _verdicts(settings, tokens, results)
+    _verdicts(settings, tokens, results, controls)
     shown = [
         ShiftRow(kind, results[kind].weights[k], results[kind].shifted_weights[k]) for kind in SHOWN if kind in results
     ]
@@ -109,7 +109,7 @@ def render(settings: Settings) -> None:
     )
 
 
-def _controls(settings: Settings) -> tuple[int, int]:
+def _controls(settings: Settings, controls: Controls) -> tuple[int, int]:
     """How far to shift, and which head the maps show (0-based)."""
     left, right = st.columns(2)
     shift = left.number_input(
@@ -124,6 +124,7 @@ def _controls(settings: Settings) -> tuple[int, int]:
     )
     k = choose_head(
         settings.config.n_heads,
+        controls,
         key="shift_head",
         bind="query-params",
         help="The maps show this head; the differences in the table are over all heads.",
@@ -132,7 +133,7 @@ def _controls(settings: Settings) -> tuple[int, int]:
     return int(shift), k
 
 
-def _verdicts(settings: Settings, tokens: tuple[str, ...], results: dict) -> None:
+def _verdicts(settings: Settings, tokens: tuple[str, ...], results: dict, controls: Controls) -> None:
     """Whether RoPE's maps stayed put and the absolute ones moved, in words and in a table."""
     if len(tokens) == 1:
         st.info("A single token can only attend to itself (weight 1) at any position: type a longer sentence.")
@@ -153,5 +154,5 @@ def _verdicts(settings: Settings, tokens: tuple[str, ...], results: dict) -> Non
     if "rope" not in results:
         st.info(
             f"RoPE needs an even d_k and d_k = {settings.config.d_k} here."
-            + followed.hint(" Choose another head count to compare it.")
+            + controls.hint(" Choose another head count to compare it.")
         )

@@ -28,11 +28,11 @@ from dashboard.page.common import (
 )
 from dashboard.page.map_columns import chart, show_charts
 from dashboard.page.shared_figures import charts_of
-from dashboard.state import followed
+from dashboard.state.followed import Controls
 from dashboard.state.settings import Settings
 
 
-def render(settings: Settings) -> None:
+def render(settings: Settings, controls: Controls) -> None:
     toggle_works = bool(settings.kind.supports("unscaled"))  # else the sidebar's scaling toggle stays on, disabled
     settings = served(settings, "scaling", "turns the 1/√d_k scaling off on your sentence")
     _spread(settings.presenter)  # first the cause, the raw scores' spread; then what it does to the softmax
@@ -56,9 +56,9 @@ def render(settings: Settings) -> None:
         "- **Without it** (dashed) the largest weight climbs toward 1 and the entropy falls toward 0: "
         "each row puts almost all its weight on one key, and training gets almost no gradient through it."
     )
-    run = _current_sentence(settings, toggle_works)
+    run = _current_sentence(settings, controls, toggle_works)
     if run is not None:
-        unscaled_warning(run)
+        unscaled_warning(run, controls)
 
 
 def spread_text(result: SpreadResult) -> str:
@@ -100,18 +100,18 @@ def _spread(presenter: bool) -> None:
     show_code(score_spread, "result = score_spread()  # d_k = 16, 64, 512; 20,000 pairs q, k each")
 
 
-def _current_sentence(settings: Settings, toggle_works: bool = True) -> Run | None:
+def _current_sentence(settings: Settings, controls: Controls, toggle_works: bool = True) -> Run | None:
     """The sidebar's sentence and heads, with the factor and without it, in two numbers per case; returns the
     run the sidebar's settings computed (None after a message)."""
     c = settings.config
-    tokens = tokens_or_message(settings.sentence)
+    tokens = tokens_or_message(settings.sentence, controls)
     if tokens is None:
         return None
     st.subheader("Your sentence", anchor=False)
     if len(tokens) == 1:
         st.info(
             "A single token has one key: its weight is 1 with or without scaling."
-            + followed.hint(" Type a longer sentence.")
+            + controls.hint(" Type a longer sentence.")
         )
         return None
     rows = []
@@ -136,10 +136,10 @@ def _current_sentence(settings: Settings, toggle_works: bool = True) -> Run | No
         f"Means over {heads} and {len(tokens)} query rows at d_k = {c.d_model} / {c.n_heads} = {c.d_k}. "
         "Largest weight 1 and spread 0 mean one-hot; spread 1 means even."
         + (
-            followed.hint(" Flip “Scale scores by 1/√d_k” in the sidebar, then open the heads view to see the maps.")
+            controls.hint(" Flip “Scale scores by 1/√d_k” in the sidebar, then open the heads view to see the maps.")
             if toggle_works
             else " The model chosen keeps the factor it was trained with"
-            + (followed.hint(": choose random weights in the sidebar to flip it") + ".")
+            + (controls.hint(": choose random weights in the sidebar to flip it") + ".")
         )
     )
     return computations.attention_run(tokens, c)

@@ -16,6 +16,7 @@ from core import AttentionTrace, Run, run_batch
 from core.pipeline import EMBEDDED
 from dashboard.page.common import input_words, run_call, run_or_message, scaled, shape_frame, show_code, show_frame
 from dashboard.page.mask_words import group_words, plain_causal, rule_words
+from dashboard.state.followed import Controls
 from dashboard.state.settings import Settings
 
 WEIGHT_WORDS = {
@@ -134,8 +135,8 @@ def _saving(tr: AttentionTrace, d_model: int) -> str:
     )
 
 
-def render(settings: Settings) -> None:
-    run = run_or_message(settings)
+def render(settings: Settings, controls: Controls) -> None:
+    run = run_or_message(settings, controls)
     if run is None:
         return
     tr, t = run.trace, len(run.tokens)

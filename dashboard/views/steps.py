@@ -66,7 +66,7 @@ from dashboard.page.common import (
 from dashboard.page.map_columns import show_figure, show_grid
 from dashboard.page.mask_words import bias_slopes, bias_words, group_words, mask_rule, rule_words
 from dashboard.page.probes import score_probe
-from dashboard.state import followed
+from dashboard.state.followed import OWN, Controls
 from dashboard.state.settings import Settings
 
 NO_MASK = (
@@ -132,6 +132,8 @@ class Head:
     share: bool = False
     """Each figure built once for the run and shared by every session that draws it (``figure``): the page's; the
     tour's download builds its own."""
+    controls: Controls = OWN
+    """The page's: its pickers, and the notes that point to one (a following page: the teacher's, none drawn)."""
 
     def figure(self, name: str, build: Callable[[], shared_figures.G]) -> shared_figures.G:
         """``build()``, the figure ``name`` of this head's steps; shared (``shared_figures.charts_of``) when ``share``.
@@ -169,26 +171,27 @@ FIRST_ABOVE_PX = PICKER_ROW_PX + CAPTION_ROW_PX + HEADING_ROW_PX + COLOUR_BAR_RO
 figure's colour bar (this view draws no quiz switch)."""
 
 
-def render(settings: Settings) -> None:
-    run = run_or_message(settings)
+def render(settings: Settings, controls: Controls) -> None:
+    run = run_or_message(settings, controls)
     if run is None:
         return
     pickers = st.container(horizontal=True)  # the head and the first step: one row, the figure starts higher
     k = choose_head(
         run.trace.n_heads,
+        controls,
         key="step_head",
         bind="query-params",
         help="Every step below is this head's. The heads run side by side on their own d_k columns.",
         container=pickers,
     )
-    render_steps(Head(run, k, settings, share=True), pickers)
+    render_steps(Head(run, k, settings, share=True, controls=controls), pickers)
 
 
-def _first_step(names: list[str], container) -> int:
+def _first_step(names: list[str], container, controls: Controls) -> int:
     """The "Start at step" picker (key and query parameter ``first_step``; a following page: the teacher's, not
     drawn), 1 to ``len(names)``: the page leaves out the steps before it."""
     n = len(names)
-    first = followed.choice(
+    first = controls.choice(
         "first_step",
         1,
         lambda: container.segmented_control(
@@ -217,7 +220,7 @@ def render_steps(head: Head, pickers) -> None:
     first, last = head.columns
     t_q = len(head.run.tokens)
     builders = step_builders(head)
-    start = _first_step([name for name, _ in builders], pickers)
+    start = _first_step([name for name, _ in builders], pickers, head.controls)
     left_out = "step 1 is left out" if start == 2 else f"steps 1–{start - 1} are left out"
     st.caption(
         f"Head {head.n} of {tr.n_heads}: it works on columns {first}–{last} of Q, K and V "
@@ -448,7 +451,7 @@ def scale_step(head: Head, limit: float) -> Step:
         caption,
         equation,
         (attention_scores, source_lines(attention_scores, "scale = 1 / math.sqrt(d_k)", "return q @ k_t")),
-        note=lambda: unscaled_warning(head.run),
+        note=lambda: unscaled_warning(head.run, head.controls),
         after=lambda: score_probe(head.settings, head.run, head.k),
     )
 
@@ -464,7 +467,7 @@ def mask_step(head: Head, limit: float) -> Step:
             "Shape unchanged: no query has a key hidden from it.",
             (r"\text{no mask: } S_{ij} \text{ unchanged for every } i, j",),
             code,
-            note=lambda: st.info(NO_MASK + followed.hint(NO_MASK_HINT)),
+            note=lambda: st.info(NO_MASK + head.controls.hint(NO_MASK_HINT)),
             after=lambda: st.caption(CONVENTIONS_OFF),
         )
     return Step(

@@ -28,7 +28,7 @@ from dashboard.page.common import (
 )
 from dashboard.page.map_columns import chart
 from dashboard.page.shared_figures import charts_of
-from dashboard.state import followed
+from dashboard.state.followed import Controls
 from dashboard.state.settings import Settings
 
 EVEN = 0.9
@@ -88,8 +88,8 @@ def rows_words(first: int, last: int) -> str:
     return f"row {first}" if first == last else f"rows {first}–{last}"
 
 
-def render(settings: Settings) -> None:
-    source = source_or_message(settings)
+def render(settings: Settings, controls: Controls) -> None:
+    source = source_or_message(settings, controls)
     if source is None:
         return
     run = source.run(settings.layer)
@@ -97,7 +97,7 @@ def render(settings: Settings) -> None:
     t = len(run.tokens)
     on_top = st.container()  # a projector: the table first, under the view's line (the heads view's order)
     st.caption(_columns_line(t))
-    unscaled_warning(run)
+    unscaled_warning(run, controls)
     table = summary_table(summary, pieces=run.word_ids is not None)
     numbers = [c for c in COLUMNS.values() if c in table]
     with on_top if settings.presenter else st.container():
@@ -114,7 +114,7 @@ def render(settings: Settings) -> None:
     )
     chart(figure, width="stretch", key="summary_chart", config=PLOTLY_CONFIG)
     show_code(head_summary, f"{run_call(settings)}\nsummary = head_summary(result.trace.weights, result.trace.mask)")
-    notes = _notes(run, source)
+    notes = _notes(run, source, controls)
     st.markdown("\n".join(f"- {n}" for n in notes))
 
 
@@ -137,7 +137,7 @@ def _columns_line(t: int) -> str:
     )
 
 
-def _notes(run: Run, source: ModelSource) -> list[str]:
+def _notes(run: Run, source: ModelSource, controls: Controls) -> list[str]:
     """What else holds for this run: one token, a first row that sees only itself, learned or random weights."""
     t = len(run.tokens)
     notes = []
@@ -157,6 +157,6 @@ def _notes(run: Run, source: ModelSource) -> list[str]:
     if source.chance:
         notes.append(
             "These weights are random: a head that looks at the previous token here does so by chance."
-            + followed.hint(" Choose the previous-token weights in the sidebar to see a head built to do it.")
+            + controls.hint(" Choose the previous-token weights in the sidebar to see a head built to do it.")
         )
     return notes

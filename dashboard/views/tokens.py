@@ -13,6 +13,7 @@ from core import MAX_TOKENS
 from core.pretrained import Encoding
 from dashboard.compute import computations
 from dashboard.page.common import shape_text, source_or_message, table_height
+from dashboard.state.followed import Controls
 from dashboard.state.settings import Settings
 
 
@@ -87,8 +88,8 @@ def render_pieces(settings: Settings) -> None:
     )
 
 
-def render(settings: Settings) -> None:
-    source = source_or_message(settings)
+def render(settings: Settings, controls: Controls) -> None:
+    source = source_or_message(settings, controls)
     if source is None:
         return
     seen = source.tokens()

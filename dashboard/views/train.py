@@ -47,7 +47,7 @@ from dashboard.page.map_columns import chart, show_charts, show_grid
 from dashboard.page.probes import ablation_panel, predictions_panel
 from dashboard.page.shared_figures import charts_of
 from dashboard.serve import clients
-from dashboard.state import followed
+from dashboard.state.followed import Controls
 from dashboard.state.settings import Settings, recommended_state, widget_state
 
 LIVE_SECONDS = 0.5
@@ -92,19 +92,19 @@ READING = {
 """How to read the model's answer on typed input, per task."""
 
 
-def render(settings: Settings) -> None:
+def render(settings: Settings, controls: Controls) -> None:
     try:
         training = settings.training
     except ValueError as err:  # e.g. sort without the causal mask: core's message names the fix
         st.error(str(err))
         return
     _recommendation(settings, training)
-    if followed.following():  # the teacher trains: no Train button (it made a student the class run's owner)
+    if not controls.drawn:  # the teacher trains: no Train button (it made a student the class run's owner)
         trained = registry().trained(training)
         if trained is None:
-            st.info(_teachers_run(training), icon=":material/model_training:")
+            st.info(_teachers_run(training, controls), icon=":material/model_training:")
         else:
-            _results(settings, trained)
+            _results(settings, trained, controls)
         return
     job = _train_button(training)
     if job is not None and job.active:
@@ -116,7 +116,7 @@ def render(settings: Settings) -> None:
     if trained is None:
         st.info("Press **Train** to train this model. Its curves, maps and replay appear here.")
         return
-    _results(settings, trained)
+    _results(settings, trained, controls)
 
 
 # --- before training ---------------------------------------------------------------------------------------------
@@ -135,12 +135,12 @@ THERE = {
 """A run's state on another process (``TRAINING_STATES``), in words."""
 
 
-def _teachers_run(training: TrainSettings) -> str:
+def _teachers_run(training: TrainSettings, controls: Controls) -> str:
     """A following page's line until the run's results show. The page redraws when the room's version changes (the
     teacher's page publishes the run's state: ``TEACHER_TRAINING``) and when a job of this process changes state
     (``Registry.when_changed``), so the line is this process's news, never a guess from the room alone."""
     reg = registry()
-    said = read_teacher_training(followed.room_value(TEACHER_TRAINING))
+    said = read_teacher_training(controls.room_value(TEACHER_TRAINING))
     return _teachers_run_line(reg.job(training), said, reg.dropped(training), reg.max_running)
 
 
@@ -275,9 +275,9 @@ CURVES_ABOVE_PX = 6 * CAPTION_ROW_PX - QUIZ_SWITCH_PX
 this run uses, the Train button's row, the accuracy line: 244 px measured in chromium); no quiz switch."""
 
 
-def _results(settings: Settings, trained: Trained) -> None:
+def _results(settings: Settings, trained: Trained, controls: Controls) -> None:
     result, presenter = trained.result, settings.presenter
-    _outcome(trained)
+    _outcome(trained, controls)
     h = result.history
     fold_px = chart_fold_px(presenter=presenter, above_px=CURVES_ABOVE_PX)  # the view's first chart
     curves = charts_of(  # built once per finished run (``Trained`` is computed once): a room's followers all draw these
@@ -302,14 +302,14 @@ def _results(settings: Settings, trained: Trained) -> None:
     _exports(trained)
 
 
-def _outcome(trained: Trained) -> None:
+def _outcome(trained: Trained, controls: Controls) -> None:
     result = trained.result
     reached = result.step_to_target
     where = "" if reached is None else f" (99% first at step {reached})"
     source = "pre-trained, loaded from its file" if trained.pretrained else f"trained in {result.seconds:.1f} s"
     st.markdown(f"Held-out accuracy **{result.final_accuracy:.1%}** after {result.steps_done} steps{where}: {source}.")
     if result.stopped:
-        steps, following = result.settings.steps, followed.following()  # a follower: the teacher's run, not theirs
+        steps, following = result.settings.steps, not controls.drawn  # a follower: the teacher's run, not theirs
         forward = f" To train all {steps} steps yourself, {TAKE_OVER}." if following else ""
         st.warning(
             f"This run stopped at step {result.steps_done} of {steps} (the Stop button, or "

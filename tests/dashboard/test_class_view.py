@@ -233,11 +233,12 @@ def test_on_a_projector_the_maps_are_small_multiples_with_their_tokens_in_the_ho
 def _class_of_a_room():
     from dataclasses import replace
 
+    from dashboard.state.followed import OWN
     from dashboard.state.settings import Settings
     from dashboard.views.class_heads import show_class
 
     config = replace(Settings().config, weights="previous", positional="learned")
-    show_class(Settings(weights="previous", config=config), ["a b c d", "e f"])
+    show_class(Settings(weights="previous", config=config), OWN, ["a b c d", "e f"])
 
 
 def test_a_list_passed_in_is_drawn_instead_of_the_box():

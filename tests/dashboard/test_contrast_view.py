@@ -231,10 +231,11 @@ def test_a_pair_button_sets_both_sentences_and_the_address():
 
 
 def _contrast_with_a_student():
+    from dashboard.state.followed import OWN
     from dashboard.state.settings import Settings
     from dashboard.views.contrast import show_contrast
 
-    show_contrast(Settings(), "The bank of the sea gave a loan")
+    show_contrast(Settings(), OWN, "The bank of the sea gave a loan")
 
 
 def test_a_second_sentence_passed_in_is_used_instead_of_the_box():

@@ -14,6 +14,7 @@ from core.sources import MiniLMSource, source_class
 from dashboard.classroom.quiz import questions
 from dashboard.classroom.tour_facts import unknown_facts
 from dashboard.classroom.tours import TOUR_KEYS, TOURS_DIR, load_tours, parse_tour
+from dashboard.state.followed import OWN
 from dashboard.state.settings import DEFAULT_CONFIG, LINK_KEYS, Settings
 from dashboard.state.url_state import step_state
 from dashboard.views import VIEWS
@@ -167,7 +168,7 @@ def _runs(state: dict):
     config = AttentionConfig(**shape, causal=state["causal"], seed=state["seed"], scaled=True)
     training = {k: state[k] for k in ("task", "train_layers", "train_steps", "lr")}
     settings = Settings(config=config, weights=state["weights"], **training)
-    return training_jobs.trained_source_or_message(settings.training).runs()
+    return training_jobs.trained_source_or_message(settings.training, OWN).runs()
 
 
 CLAIMS = [(s, n) for s, n in STEPS if TOURS[s].steps[n - 1].pattern or TOURS[s].steps[n - 1].attends]
