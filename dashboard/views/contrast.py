@@ -3,9 +3,9 @@ ranked by how much its map changed.
 
 The first sentence is the sidebar's; the second is typed here (``show_contrast(settings, controls, second)`` takes
 one from elsewhere, a student's, as its last argument). Tokens are aligned by ``core.contrast.align``, and the page
-says how. For a built-in pair that carries a reference ("it" is the animal when it is tired, the street when it is wide), the
-page measures where the pronoun's row puts its weight between the two nouns in each sentence, and says whether any
-head resolves the reference by the rule stated with it, or that none does.
+says how. For a built-in pair that carries a reference ("it" is the animal when it is tired, the street when it is
+wide), the page measures where the pronoun's row puts its weight between the two nouns in each sentence, and says
+whether any head resolves the reference by the rule stated with it, or that none does.
 """
 
 from __future__ import annotations
