@@ -70,7 +70,7 @@ with st.sidebar:  # where a lecturer looks first: the welcome and the lessons' t
         tour_download()  # the chosen tour as one offline file
         sidebar(page.context, page.defaults)  # the controls, each showing its value in ``page``
 teacher_line = st.sidebar.container() if role is Role.FOLLOWER else None  # the body writes the teacher's settings here
-joining = welcome(room)  # a bare address: what this is, three ways in and the room code, above the live view
+joining = welcome(room, role)  # a bare address: what this is, three ways in and the room code, above the live view
 with st.sidebar:
     room_panel(room, settings.presenter, with_code_box=not joining)  # the code, start a room, follow the teacher
 if settings.presenter:

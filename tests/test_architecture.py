@@ -439,3 +439,69 @@ def test_no_function_is_longer_than_a_reader_can_hold():
     long = {name: n for name, n in function_lengths(ROOT).items() if n > MAX_FUNCTION_LINES}
     offenders = [f"{name}:{n}" for name, n in sorted(long.items(), key=lambda item: -item[1])]
     assert not offenders, f"over {MAX_FUNCTION_LINES} lines: {offenders}"
+
+
+RECEIVERS = ("dashboard/views", "dashboard/figures", "dashboard/compute", "dashboard/classroom/tours.py")
+"""What draws for the page without deciding which controls exist (issue 33 part 2): the views, their figures and
+computations, and the tour. Each receives the run's ``Controls``; none asks whose page it is."""
+ASKING = {"following", "teacher", "role"}
+"""Attributes that say whose page it is (``RoomState``'s)."""
+ROLE_NAMES = {"Role", "RoomState"}
+
+
+def role_questions(path: Path) -> list[str]:
+    """Where ``path`` asks whose page it is: an attribute in ``ASKING``, the ``Role`` or ``RoomState`` names, or a
+    ``Controls`` of its own making (a view takes the page's)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Attribute) and node.attr in ASKING:
+            found.append(f"{path.name}:{node.lineno} .{node.attr}")
+        elif isinstance(node, ast.Name) and node.id in ROLE_NAMES:
+            found.append(f"{path.name}:{node.lineno} {node.id}")
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Controls":
+            found.append(f"{path.name}:{node.lineno} Controls(")
+    return found
+
+
+def test_the_role_check_finds_each_way_of_asking(tmp_path):
+    """Guard: ``role_questions`` catches each way a view could ask whose page it is."""
+    view = tmp_path / "v.py"
+    view.write_text(
+        "def render(settings, controls, room):\n"
+        "    if room.following or room.teacher or room.role is Role.FOLLOWER:\n"
+        "        return Controls({})\n"
+        "    return controls.choice('k', 1, lambda: 2)\n"
+    )
+    assert sorted(role_questions(view)) == [
+        "v.py:2 .following",
+        "v.py:2 .role",
+        "v.py:2 .teacher",
+        "v.py:2 Role",
+        "v.py:3 Controls(",
+    ]
+
+
+def test_views_and_the_tour_receive_their_controls_and_never_ask_whose_page_it_is():
+    """Issue 33 part 2: the page decides from its role which controls exist; a view, its figures and computations
+    and the tour draw with the ``Controls`` they are handed."""
+    files = [p for top in RECEIVERS for p in ([ROOT / top] if top.endswith(".py") else (ROOT / top).rglob("*.py"))]
+    assert len(files) > 40, "the receivers' files were not found"
+    questions = [q for p in files for q in role_questions(p)]
+    assert not questions, questions
+
+
+def test_the_role_is_read_once_by_the_page():
+    """Issue 33 part 2: ``RoomState.role`` is read in one place, the top of the page's run (``dashboard/app.py``)."""
+    reads = [
+        f"{p.relative_to(ROOT)}:{node.lineno}"
+        for p in (ROOT / "dashboard").rglob("*.py")
+        for node in ast.walk(ast.parse(p.read_text()))
+        if isinstance(node, ast.Attribute) and node.attr == "role" and isinstance(node.ctx, ast.Load)
+    ]
+    assert len(reads) == 1 and reads[0].startswith("dashboard/app.py:"), reads
+
+
+def test_the_role_is_a_value_not_a_session_lookup():
+    """``dashboard/state/followed.py`` holds the role and the controls as plain values: it reads no session state
+    (it used to keep the room's values in ``st.session_state`` for any module to ask)."""
+    assert "streamlit" not in {m.split(".")[0] for m in imports(ROOT / "dashboard" / "state" / "followed.py")}

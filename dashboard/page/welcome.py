@@ -14,6 +14,7 @@ import streamlit as st
 
 from dashboard.classroom.room_page import RoomState, code_box, start_room
 from dashboard.classroom.tours import apply_step, load_tours
+from dashboard.state.followed import Role
 
 OPEN = "_welcome_open"
 """Session: the welcome is shown (set once, on the session's first run, from the address)."""
@@ -60,11 +61,11 @@ def welcome_button() -> None:
     )
 
 
-def welcome(room: RoomState) -> bool:
+def welcome(room: RoomState, role: Role) -> bool:
     """The welcome, while it is open (call it at the top of the page, after ``room_page.enter_room``); True when it
     drew the room code's box (the sidebar then draws none). A page that follows a room closes it: the teacher's maps
-    are what the student came for."""
-    if room.following or room.teacher:
+    are what the student came for; and so does the page that runs one (``role``)."""
+    if role is not Role.EXPLORER:
         _close()
     if not st.session_state.get(OPEN):
         return False

@@ -601,3 +601,17 @@ def test_heads_8_on_the_teachers_page_is_multi_head_on_every_students_page_too(t
     line = " ".join(c.value for c in student.sidebar.caption)
     assert "8 heads" in line and "K/V" not in line, line
     assert student.session_state["_settings_shown"] == teacher.session_state["_settings_shown"]
+
+
+def test_a_following_page_says_what_the_teachers_weights_need_without_the_button_that_changes_them(tabs):  # noqa: F811
+    """The previous-token weights without learned positions: the teacher's page warns and offers the fix; a
+    follower's warns without telling to switch a control it has not, and draws no button (it would change a setting
+    of a page that follows)."""
+    teacher, code, _ = start_room(tabs, weights="previous")
+    assert [b for b in teacher.button if b.key == "use_learned"]
+    assert "Switch positional encoding" in teacher.warning[0].value
+    student = tabs(make_app(room=code), "s1")
+    no_exception(student)
+    [warning] = student.warning
+    assert "learned" in warning.value and "Switch positional encoding" not in warning.value
+    assert not [b for b in student.button if b.key == "use_learned"]
