@@ -31,7 +31,6 @@ from dashboard.classroom.room_page import RoomState, class_bar, enter_room, foll
 from dashboard.classroom.room_quiz import join_quiz
 from dashboard.classroom.tour_export import download_button as tour_download
 from dashboard.classroom.tours import open_tour_link, presenting, tour_bar, tour_picker
-from dashboard.page.common import SHOWN_VIEW
 from dashboard.page.long_text import offer_prefix
 from dashboard.page.presenter import presenter_style
 from dashboard.page.weight_notes import show_weights_note
@@ -43,7 +42,8 @@ from dashboard.state.address import hold as hold_address
 from dashboard.state.address import send as send_address
 from dashboard.state.followed import OWN, Controls, Role
 from dashboard.state.link_notes import show_link_notes
-from dashboard.state.settings import SHOWN_SETTINGS, Settings, settings_from, sidebar
+from dashboard.state.session import SHOWN_SETTINGS, SHOWN_VIEW, keep
+from dashboard.state.settings import Settings, settings_from, sidebar
 from dashboard.state.url_state import finish, read_address, remember_address, settle
 from dashboard.views import choose_view
 
@@ -61,7 +61,7 @@ link, room = enter_room(link)  # a student's place in a room; a teacher link's t
 role = room.role  # explorer, teacher or follower: which controls this page draws, read once
 page = settle(link, room_address(room))  # before any widget: the page's values, from one address (url_state)
 settings, controls = follower_settings(room) or (settings_from(page.context), OWN)  # a follower's: the room's
-st.session_state[SHOWN_SETTINGS] = settings  # what this run draws from, for the tests to compare
+keep(SHOWN_SETTINGS, settings)  # what this run draws from, for the tests to compare
 with st.sidebar:  # where a lecturer looks first: the welcome and the lessons' tours, above the controls
     st.header("Attention Lab")
     if role is not Role.FOLLOWER:  # a follower's tour and view are the teacher's: the page says them, no picker
@@ -84,7 +84,7 @@ def body(room: RoomState, settings: Settings, controls: Controls) -> None:
     """Everything the settings decide; on a following page, a fragment the room's push reruns alone."""
     with top:
         view = choose_view(controls, drawn=not presenting(settings))  # a tour on a projector: its bar is the page's top
-        st.session_state[SHOWN_VIEW] = view.slug  # the charts' file names say it (page.chart_config)
+        keep(SHOWN_VIEW, view.slug)  # the charts' file names say it (page.chart_config)
         row = tour_bar(settings, controls)  # during a tour: its note (numbers read from this page's run), Back and Next
         if row is not None:  # presenter mode's tour bar: the class's buttons in its row, no view line
             heading = row

@@ -505,3 +505,124 @@ def test_the_role_is_a_value_not_a_session_lookup():
     """``dashboard/state/followed.py`` holds the role and the controls as plain values: it reads no session state
     (it used to keep the room's values in ``st.session_state`` for any module to ask)."""
     assert "streamlit" not in {m.split(".")[0] for m in imports(ROOT / "dashboard" / "state" / "followed.py")}
+
+
+SESSION_WRITERS = {"dashboard/state/session.py", "dashboard/state/url_state.py"}
+"""Issue 33 part 2: the modules that write Streamlit's session state. ``session`` declares every key the page keeps
+besides its address and writes them (``keep``, ``forget``, ``keep_first``), and a button's change to the page's
+values (``set_values``); ``url_state`` keeps the address's own bookkeeping as it reads each run's address."""
+WRITING_METHODS = {"pop", "setdefault", "update", "clear", "__setitem__", "__delitem__", "popitem"}
+
+
+def _is_session_state(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Attribute) and node.attr == "session_state") or (
+        isinstance(node, ast.Name) and node.id == "session_state"
+    )
+
+
+def session_writes(path: Path) -> list[int]:
+    """Lines of ``path`` that write session state: an item or attribute set or deleted, or a writing method."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        targets = []
+        if isinstance(node, (ast.Assign, ast.Delete)):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        for target in targets:
+            for part in ast.walk(target):  # a tuple's items too
+                if isinstance(part, (ast.Subscript, ast.Attribute)) and _is_session_state(part.value):
+                    lines.append(node.lineno)
+        writing = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+        if writing and node.func.attr in WRITING_METHODS and _is_session_state(node.func.value):
+            lines.append(node.lineno)
+    return sorted(set(lines))
+
+
+def test_the_session_write_check_finds_each_kind(tmp_path):
+    """Guard: every way of writing session state is found; reading it is not."""
+    page = tmp_path / "p.py"
+    page.write_text(
+        "import streamlit as st\n"
+        "st.session_state['a'] = 1\n"
+        "x, st.session_state['b'] = 1, 2\n"
+        "st.session_state.c = 3\n"
+        "del st.session_state['a']\n"
+        "st.session_state.pop('b', None)\n"
+        "st.session_state.setdefault('d', 4)\n"
+        "st.session_state.update(e=5)\n"
+        "st.session_state['n'] += 1\n"
+        "y = st.session_state.get('a'), st.session_state['b'], 'c' in st.session_state\n"
+    )
+    assert session_writes(page) == [2, 3, 4, 5, 6, 7, 8, 9]
+
+
+def test_session_state_is_written_in_at_most_three_modules():
+    """Issue 33 part 2: the page's state has one home. Any other module keeps a value through ``session`` (whose keys
+    are declared there) or changes the page's values with ``session.set_values``."""
+    writers = {p.relative_to(ROOT).as_posix() for p in (ROOT / "dashboard").rglob("*.py") if session_writes(p)}
+    assert writers == SESSION_WRITERS and len(writers) <= 3, sorted(writers)
+
+
+def _calls(name: str) -> list[tuple[str, ast.Call]]:
+    """Every call of ``session``'s function ``name`` in dashboard/ (imported by name), as (file:line, the call)."""
+    found = []
+    for path in (ROOT / "dashboard").rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        imported = {
+            a.asname or a.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module == "dashboard.state.session"
+            for a in node.names
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == name and name in imported:
+                found.append((f"{path.relative_to(ROOT)}:{node.lineno}", node))
+    return found
+
+
+SPREAD_VALUES = {
+    "dashboard/classroom/room_page.py": "the room's settings for FOLLOWED_KEYS (checked below)",
+    "dashboard/state/settings.py": "a task's recommended settings (checked below)",
+}
+"""Modules whose ``set_values`` takes a mapping (``**values``) rather than named keys."""
+
+
+def test_a_button_changes_only_values_the_address_carries():
+    """Every ``set_values`` call names keys of ``url_state.SPEC``; the two that pass a mapping pass keys of it too."""
+    from dashboard.classroom.room_page import FOLLOWED_KEYS
+    from dashboard.state.settings import recommended_state
+    from dashboard.state.url_state import SPEC
+
+    calls = _calls("set_values")
+    assert len(calls) > 10, "the set_values calls were not found"
+    for where, call in calls:
+        if where.startswith("dashboard/state/session.py"):
+            continue
+        named = {k.arg for k in call.keywords if k.arg is not None}
+        assert named <= set(SPEC), (where, named - set(SPEC))
+        if any(k.arg is None for k in call.keywords):
+            assert where.split(":")[0] in SPREAD_VALUES, where
+    assert set(FOLLOWED_KEYS) <= set(SPEC)
+    from core.training import TASK_NAMES
+
+    for task in TASK_NAMES:
+        assert set(recommended_state(task)) <= set(SPEC), task
+
+
+def test_every_key_kept_is_one_session_declares():
+    """``keep``, ``forget`` and ``keep_first`` name a key by one of ``session``'s constants (a pick's key is made from
+    ``QUIZ_PICK``: ``session`` checks it when it is written)."""
+    from dashboard.state import session
+
+    constants = {name for name in vars(session) if name.isupper() and isinstance(getattr(session, name), str)}
+    for name in ("keep", "forget", "keep_first"):
+        for where, call in _calls(name):
+            if where.startswith("dashboard/state/session.py"):
+                continue
+            key = call.args[0]
+            named = key.id if isinstance(key, ast.Name) else key.attr if isinstance(key, ast.Attribute) else None
+            assert named in constants or where.startswith("dashboard/classroom/quiz_panel.py"), (
+                where,
+                ast.unparse(key),
+            )

@@ -27,18 +27,13 @@ from dashboard.classroom import room_page
 from dashboard.classroom.room_page import TALLY_SECONDS, RoomState, held_key, store
 from dashboard.classroom.rooms import SEND_SECONDS, RoomError, Sent
 from dashboard.page.common import opened
+from dashboard.state.session import SENT, USED, forget, keep, set_values
 from dashboard.views.class_heads import list_text
 
 SEND_LABEL = "Send a sentence to your teacher"
 LIST_LABEL = "The class's sentences"
 TEXT = "class_sentence"
 """The student's box (not in the URL: what a student types is theirs until sent)."""
-SENT = "_class_sentence_sent"
-"""Session: (ok, our message) of the last send, shown under the box."""
-CLASS_TEXT = "class_text"
-"""The class view's list box (``views/class_heads.py``)."""
-USED = "_class_sentence_used"
-"""Session: the teacher's Use changed the page's sentence: the fragment reruns the page, which publishes it."""
 
 
 def count_line(n: int) -> str:
@@ -100,11 +95,15 @@ def _send(code: str) -> None:
     try:
         store().send_sentence(code, room_page.client(), st.session_state.get(TEXT, ""))
     except RoomError as err:
-        st.session_state[SENT] = (False, str(err))
+        keep(SENT, (False, str(err)))
         return
-    st.session_state[SENT] = (
-        True,
-        f"Sent: your teacher sees it, without your name. Sending again replaces it (once every {SEND_SECONDS:g} s).",
+    keep(
+        SENT,
+        (
+            True,
+            f"Sent: your teacher sees it, without your name. Sending again replaces it (once every {SEND_SECONDS:g} "
+            "s).",
+        ),
     )
 
 
@@ -126,8 +125,8 @@ def _send_box(code: str) -> None:
 
 def _use(code: str, sent: Sent) -> None:
     """Use button callback: the student's sentence becomes the page's (so the room's), and leaves the list."""
-    st.session_state["sentence"] = sent.text
-    st.session_state[USED] = True
+    set_values(sentence=sent.text)
+    keep(USED, True)
     with contextlib.suppress(RoomError):  # closed meanwhile: the page says so
         store().dismiss_sentences(code, held_key(code), [sent.id])
 
@@ -135,9 +134,9 @@ def _use(code: str, sent: Sent) -> None:
 def _to_class_view(pending: list[Sent]) -> None:
     """Button callback: the class view's list becomes the class's sentences (as many as its box holds) and the page
     shows that view, the room's too; the sentences stay on the list until used, dismissed or cleared."""
-    st.session_state[CLASS_TEXT], shown = list_text([sent.text for sent in pending])
-    st.session_state["view"] = "class"
-    st.session_state[USED] = True
+    text, shown = list_text([sent.text for sent in pending])
+    set_values(class_text=text, view="class")
+    keep(USED, True)
     if shown < len(pending):
         st.toast(f"The class view reads {shown} of the {len(pending)} sentences: the first ones sent.", icon="✂️")
 
@@ -148,7 +147,7 @@ def _dismiss(code: str, ids: list[str] | None) -> None:
 
 
 def _teacher_list(code: str) -> None:
-    if st.session_state.pop(USED, False):
+    if forget(USED, False):
         st.rerun(scope="app")  # the sidebar's sentence box and the room take the new sentence
     pending = _pending(code)
     if pending is None:

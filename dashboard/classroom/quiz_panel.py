@@ -34,17 +34,12 @@ from dashboard.figures.quiz import marked_map_charts, pattern_bars_figure, tap_r
 from dashboard.page.common import PLOTLY_CONFIG, plain_cell
 from dashboard.page.map_columns import show_grid
 from dashboard.state.followed import Controls
+from dashboard.state.session import QUIZ_CURRENT, QUIZ_REVEALED, QUIZ_ROOM, forget, keep, set_values
 from dashboard.state.settings import Settings
 
 NUMBER = "quiz_question"
 """Key and query parameter of the question number (1-based): in the URL, so a room's students get the
 teacher's question."""
-REVEALED = "quiz_revealed"
-"""Session key: the ids of the questions this session has revealed."""
-CURRENT = "quiz_current"
-"""Session key: the question on screen in this run, for a room to read."""
-ROOM = "quiz_room"
-"""Session key: this run's room as the quiz sees it (an ``InRoom``); absent outside a room."""
 
 
 class InRoom(Protocol):
@@ -79,7 +74,7 @@ class InRoom(Protocol):
 
 
 def in_room() -> InRoom | None:
-    return st.session_state.get(ROOM)
+    return st.session_state.get(QUIZ_ROOM)
 
 
 def quiz_toggle(controls: Controls) -> bool:
@@ -109,7 +104,7 @@ def pick(question: Question) -> int | None:
 
 def current_question() -> Question | None:
     """The question this session shows (None outside quiz mode or when the run has none)."""
-    return st.session_state.get(CURRENT)
+    return st.session_state.get(QUIZ_CURRENT)
 
 
 def _context(settings: Settings) -> str:
@@ -120,12 +115,12 @@ def _context(settings: Settings) -> str:
 
 
 def _next_question(number: int, n: int) -> None:
-    st.session_state[NUMBER] = number % n + 1
+    set_values(quiz_question=number % n + 1)
 
 
 def _reveal(question: Question) -> None:
     """Reveal button: this page sees the answer; a teacher's Reveal is the room's too."""
-    st.session_state[REVEALED] = st.session_state.get(REVEALED, frozenset()) | {question_id(question)}
+    keep(QUIZ_REVEALED, st.session_state.get(QUIZ_REVEALED, frozenset()) | {question_id(question)})
     room = in_room()
     if room is not None and room.teacher:
         room.reveal(question)
@@ -151,13 +146,13 @@ def ask(settings: Settings, run: Run, controls: Controls) -> bool:
     """The quiz switch, and in quiz mode the question about ``run`` (the layer shown); True while hidden. On a
     following page (``controls``) both are the teacher's, not drawn."""
     if not quiz_toggle(controls):
-        st.session_state.pop(CURRENT, None)
+        forget(QUIZ_CURRENT)
         return False
     layered = settings.kind.LEARNED  # a learned model's heads are named by layer too
     tap = asks_taps(settings.weights, settings.kind.LEARNED)  # learned or hand-built: a row a student can predict
     found = questions_for(run, learned=settings.kind.LEARNED, layered=layered, context=_context(settings), tap=tap)
     if not found:
-        st.session_state.pop(CURRENT, None)
+        forget(QUIZ_CURRENT)
         st.info(
             "No question has one clear answer in this run: no head alone has a named pattern, and no row's "
             "largest weight beats the next by 0.1. Try another sentence, seed, layer or weights, or turn the "
@@ -167,11 +162,11 @@ def ask(settings: Settings, run: Run, controls: Controls) -> bool:
         return True
     n = len(found)
     if not 1 <= int(st.session_state.get(NUMBER) or 1) <= n:  # fewer questions than before: back to the first
-        st.session_state[NUMBER] = 1
+        set_values(quiz_question=1)
     with st.container(border=True, key="quiz_panel"):
         number = _question_number(n, controls)
         question = found[max(1, min(int(number or 1), n)) - 1]
-        st.session_state[CURRENT] = question
+        keep(QUIZ_CURRENT, question)
         qid = question_id(question)
         room = in_room()
         teacher = room is not None and room.teacher  # runs the room: reveals for the class, never guesses
@@ -222,7 +217,7 @@ def _question_number(n: int, controls: Controls) -> int:
 def _revealed(room: InRoom | None, qid: str, teacher: bool, for_class: bool) -> bool:
     """Whether the answer shows: the teacher's Reveal (on any of their devices) for the class's question, else
     this page's own."""
-    mine = qid in st.session_state.get(REVEALED, frozenset())
+    mine = qid in st.session_state.get(QUIZ_REVEALED, frozenset())
     if teacher:
         return mine or room.revealed(qid) is not None  # or revealed from the teacher's other device
     if for_class:
@@ -266,7 +261,7 @@ def _tap(question: Question, revealed: bool) -> int | None:
 
 
 def _set_pick(key: str, i: int) -> None:
-    st.session_state[key] = i
+    keep(key, i)
 
 
 def _buttons(question: Question, number: int, n: int, teacher: bool, choice: int | None, revealed: bool) -> None:

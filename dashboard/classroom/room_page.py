@@ -73,6 +73,24 @@ from dashboard.page.common import session_id
 from dashboard.serve import clients, streamlit_runtime
 from dashboard.state.address import onto_room_link
 from dashboard.state.followed import Role
+from dashboard.state.session import (
+    APPLIED,
+    CLOSED_MINE,
+    DRAWN,
+    FOLLOW,
+    NOTE,
+    QUESTION_WAS_OPEN,
+    RECALLED,
+    REFUSED,
+    SHOW_KEY_ONCE,
+    SHOW_LINK,
+    SHOW_MINE,
+    SPENT,
+    TEACHER,
+    forget,
+    keep,
+    set_values,
+)
 from dashboard.state.settings import LINK_KEYS, Settings
 
 REDIS_URL = "ATTENTION_LAB_REDIS_URL"
@@ -80,39 +98,10 @@ REDIS_URL = "ATTENTION_LAB_REDIS_URL"
 
 ROOM = "room"
 """The room code's text box; bound to the URL, so a student's reload stays in the room."""
-FOLLOW = "room_follow"
-"""The "Follow the teacher" toggle (not in the URL: a reload follows again)."""
-TEACHER = "_room_teacher"
-"""Session: (code, key) of the room this session runs (the browser keeps it too: ``teacher_key``)."""
-APPLIED = "_room_applied"
-"""Session: (code, version, settings) of the room state last written into this student's widgets."""
-DRAWN = "_room_drawn"
-"""Session: (code, version) the following page's body last drew to its end (``drawn``). A body run cut short
-(Streamlit ended it early for another rerun) has applied its version without drawing it all: the check sees that."""
-SHOW_KEY_ONCE = "_room_show_key"
-"""Session: set when a room starts; the dialog pops it, so it opens by itself once (with the teacher link's warning)."""
-SHOW_LINK = "_room_show_link"
-"""Session: a button asked for the room's link dialog."""
-SPENT = "_room_spent_link"
-"""Session: the room whose teacher link this page opened after it was used: the page says so while it follows the
-room (the runs the claim token starts would otherwise take a one-run note away before anyone read it)."""
 SPENT_LINK = (
     "This teacher link was used already, or it is not this room's (each one opens the room once), so you see the "
     "room as a student. The teacher's page shows a new teacher link in the room's dialog."
 )
-NOTE = "_room_note"
-"""Session: one message for the next run (a key that did not open the room, a closed room)."""
-REFUSED = "_room_refused"
-"""Session: why "Start a room" was refused; the next run shows it in a dialog, with this browser's rooms."""
-SHOW_MINE = "_room_show_mine"
-"""Session: a button asked for the dialog of this browser's rooms (``rooms_dialog``)."""
-CLOSED_MINE = "_room_closed_mine"
-"""Session: the room the dialog's Close just closed: the dialog's next run says so, in place of its refusal."""
-ASKED = "_room_asked"
-"""Session: whether the teacher's question was open (``question_open``) when the page last ran whole: a change
-runs it whole again, so the code box locks and unlocks (``code_box``) with the question."""
-RECALLED = "_room_recalled"
-"""Session: (code, the room's "Bring everyone back" count this page has obeyed)."""
 CHECK_SECONDS = 10.0
 """Every student's page answers the room every 10 s (a following page's check, an explorer's seat, a page waiting
 for its place): its seat is seen then and only then. A following page is pushed (``dashboard.classroom.push``):
@@ -224,7 +213,7 @@ def held_key(code: str) -> str:
 def enter_room(link: Mapping[str, str]) -> tuple[dict[str, str], RoomState]:
     """The link without the teacher link's claim token, and this page's place in a room. Call it before any widget.
     The room's server not answering leaves the page as it is, not in its room (``RoomState.waiting``)."""
-    problem = st.session_state.pop(NOTE, None)
+    problem = forget(NOTE)
     try:
         return _enter_room(link, problem)
     except Unreachable as err:
@@ -249,7 +238,8 @@ def _enter_room(link: Mapping[str, str], problem: str | None) -> tuple[dict[str,
             _become_teacher(code, key)
             _apply(code, store().snapshot(code))  # another device: start from the room's settings
         else:
-            problem, st.session_state[SPENT] = SPENT_LINK, code
+            problem = SPENT_LINK
+            keep(SPENT, code)
     if raw_code and code is None:
         return link, RoomState(problem=f"A room code is {CODE_LENGTH} letters and digits, as the teacher shows it.")
     if code is None:
@@ -258,7 +248,7 @@ def _enter_room(link: Mapping[str, str], problem: str | None) -> tuple[dict[str,
     if key is not None:
         if store().is_teacher(code, key):
             return link, RoomState(code, teacher=True, room=store().snapshot(code), problem=problem)
-        del st.session_state[TEACHER]
+        forget(TEACHER)
         return link, RoomState(code, problem=missing_room(code, teacher_link=True), gone=True)
     room = store().snapshot(code)
     if room is None:
@@ -268,7 +258,7 @@ def _enter_room(link: Mapping[str, str], problem: str | None) -> tuple[dict[str,
     except RoomError as err:  # full: the page says so and asks again (``follow_line``), never reruns meanwhile
         return link, RoomState(code, problem=problem, waiting=str(err), unreachable=isinstance(err, Unreachable))
     _back_to_the_room()
-    st.session_state[ASKED] = question_open(room)
+    keep(QUESTION_WAS_OPEN, question_open(room))
     following = _still_following(code, room)
     held = not following and question_open(room)  # the teacher's question: shown, whatever the toggle says
     if following or held:
@@ -276,14 +266,14 @@ def _enter_room(link: Mapping[str, str], problem: str | None) -> tuple[dict[str,
     if st.session_state.get(SPENT) == code and following:
         problem = problem or SPENT_LINK
     else:
-        st.session_state.pop(SPENT, None)  # the page moved on: exploring, or in another room
+        forget(SPENT)  # the page moved on: exploring, or in another room
     return link, RoomState(code, following=following or held, room=room, problem=problem, held=held)
 
 
 def _become_teacher(code: str, key: str) -> None:
     """This session runs room ``code`` from now on (``class_bar`` hands the key to the browser: ``teacher_key``);
     a seat it held as a student is freed."""
-    st.session_state[TEACHER] = (code, key)
+    keep(TEACHER, (code, key))
     store().leave(code, session_id())
 
 
@@ -294,24 +284,24 @@ def _back_to_the_room() -> None:
         return
     if not st.session_state.get(FOLLOW, True):
         st.toast("Back in the room: you follow the teacher's view again.", icon="🧭")
-    st.session_state[FOLLOW] = True
-    st.session_state.pop(APPLIED, None)  # the room's settings are written into the page again
+    keep(FOLLOW, True)
+    forget(APPLIED)  # the room's settings are written into the page again
 
 
 def _still_following(code: str, room: Snapshot) -> bool:
     """The toggle's state; a student who changed a control while following has left to explore (said once).
     The teacher's "Bring everyone back" turns following on again, once per press."""
     seen = st.session_state.get(RECALLED)
-    st.session_state[RECALLED] = (code, room.recall)
+    keep(RECALLED, (code, room.recall))
     if seen is not None and seen[0] == code and room.recall > seen[1]:
-        st.session_state[FOLLOW] = True
-        st.session_state.pop(APPLIED, None)
+        keep(FOLLOW, True)
+        forget(APPLIED)
         st.toast("Your teacher brought everyone back: you follow the teacher's view again.", icon="🧭")
         return True
     if not st.session_state.get(FOLLOW, True):
         return False
     if _explored(code, room.version):
-        st.session_state[FOLLOW] = False
+        keep(FOLLOW, False)
         st.toast(
             "Your teacher's question is open: your page shows it until the answer is revealed, then you explore on "
             "your own."
@@ -356,7 +346,7 @@ def follow_on(code: str) -> RoomState | None:
         room is None
         or _teacher_of(code) is not None
         or (held and not question_open(room))
-        or st.session_state.get(ASKED, False) != question_open(room)
+        or st.session_state.get(QUESTION_WAS_OPEN, False) != question_open(room)
         or st.session_state.get(RECALLED) != (code, room.recall)
         or _explored(code)
     ):
@@ -377,16 +367,14 @@ def _apply(code: str, room: Snapshot | None) -> None:
     applied = st.session_state.get(APPLIED)
     if applied and applied[0] == code and applied[1] == room.version:
         return
-    for key, value in room.settings.items():
-        if key in FOLLOWED_KEYS:
-            st.session_state[key] = value
-    st.session_state[APPLIED] = (code, room.version, dict(room.settings))
+    set_values(**{key: value for key, value in room.settings.items() if key in FOLLOWED_KEYS})
+    keep(APPLIED, (code, room.version, dict(room.settings)))
 
 
 def _follow_again() -> None:
     """Toggle callback: following again takes the room's current settings at the next run."""
     if st.session_state.get(FOLLOW):
-        st.session_state.pop(APPLIED, None)
+        forget(APPLIED)
 
 
 def publish_room(state: RoomState, settings: Settings) -> None:
@@ -405,8 +393,8 @@ def publish_room(state: RoomState, settings: Settings) -> None:
         store().publish(state.code, _teacher_of(state.code) or "", values, asked)
         push.changed()  # this process's followers rerun now, not at the watcher's next look
     except Forbidden:
-        st.session_state.pop(TEACHER, None)
-        st.session_state[NOTE] = "Your room has closed: start a new one."
+        forget(TEACHER)
+        keep(NOTE, "Your room has closed: start a new one.")
     except Unreachable:
         pass  # the page's next look at the room says so (``_seats``), and the next run that reaches it publishes
 
@@ -418,11 +406,11 @@ def start_room() -> None:
     try:
         code, key = store().open(values, client())
     except RoomError as err:
-        st.session_state[REFUSED] = str(err)  # shown where the button was pressed: a dialog (``class_bar``)
+        keep(REFUSED, str(err))  # shown where the button was pressed: a dialog (``class_bar``)
         return
-    st.session_state[TEACHER] = (code, key)
-    st.session_state[ROOM] = code
-    st.session_state[SHOW_KEY_ONCE] = True
+    keep(TEACHER, (code, key))
+    set_values(room=code)
+    keep(SHOW_KEY_ONCE, True)
 
 
 def _leave_room() -> None:
@@ -432,8 +420,8 @@ def _leave_room() -> None:
     if code:
         with contextlib.suppress(Unreachable):
             store().leave(code, session_id())
-    st.session_state[ROOM] = ""
-    st.session_state.pop(APPLIED, None)
+    set_values(room="")
+    forget(APPLIED)
 
 
 def _close_room() -> None:
@@ -444,12 +432,13 @@ def _close_room() -> None:
             with contextlib.suppress(Forbidden):  # already closed (idle): nothing left to close
                 store().close(*held)
         except Unreachable as err:  # the room stays open, and this page its teacher: the next run says why
-            st.session_state[NOTE] = str(err)
+            keep(NOTE, str(err))
             return
-        del st.session_state[TEACHER]
-        st.session_state[NOTE] = (
+        forget(TEACHER)
+        keep(
+            NOTE,
             f"You closed room {held[0]}. Your students' pages keep the view they show, and their room section "
-            "says that you closed the room."
+            "says that you closed the room.",
         )
     _leave_room()
 
@@ -463,7 +452,7 @@ def _bring_back() -> None:
         except Forbidden:  # closed meanwhile: the page says so
             pass
         except Unreachable as err:
-            st.session_state[NOTE] = str(err)
+            keep(NOTE, str(err))
 
 
 def after_class(code: str) -> None:
@@ -518,7 +507,7 @@ def start_button() -> None:
 
 def _ask_for_mine() -> None:
     """Button callback: the dialog of this browser's rooms opens in the main page (``class_bar``)."""
-    st.session_state[SHOW_MINE] = True
+    keep(SHOW_MINE, True)
 
 
 def mine_button() -> None:
@@ -540,9 +529,9 @@ def _close_mine(code: str) -> None:
     except Forbidden:  # closed meanwhile (or never this browser's): the list says what is left
         pass
     except Unreachable as err:  # the dialog says so, in place of its refusal
-        st.session_state[REFUSED] = str(err)
+        keep(REFUSED, str(err))
         return
-    st.session_state[CLOSED_MINE] = code
+    keep(CLOSED_MINE, code)
 
 
 def owned_line(room: Owned) -> str:
@@ -559,7 +548,7 @@ def rooms_dialog(refusal: str | None) -> None:
     """Where "Start a room" was pressed, whether in the sidebar or the presenter bar: why it was refused, and the
     rooms this browser opened, each with Close, then Start a room again. A Close reruns the dialog alone (a
     fragment), with the same ``refusal``: it then says which room closed instead."""
-    closed = st.session_state.pop(CLOSED_MINE, None)
+    closed = forget(CLOSED_MINE)
     if closed:
         st.success(f"You closed room {closed} for everyone.", icon=":material/door_front:")  # our alphabet only
     elif refusal:
@@ -621,7 +610,7 @@ def _room_dialog(code: str, with_key: bool) -> None:
 
 def _ask_for_link() -> None:
     """Button callback: the room's link dialog opens in the main page (``class_bar``), not in the sidebar."""
-    st.session_state[SHOW_LINK] = True
+    keep(SHOW_LINK, True)
 
 
 def class_bar(state: RoomState, presenter: bool) -> None:
@@ -646,14 +635,14 @@ def class_bar(state: RoomState, presenter: bool) -> None:
     held = st.session_state.get(TEACHER) if state.teacher else None
     if not state.unreachable:  # its answer is read once the room's server answers again
         teacher_key.browser_keys(store(), state.code, held, _become_teacher)  # a reload, a new tab, a restart
-    with_key = st.session_state.pop(SHOW_KEY_ONCE, False)
-    refused, mine = st.session_state.pop(REFUSED, None), st.session_state.pop(SHOW_MINE, False)
-    if state.teacher and state.room and (st.session_state.pop(SHOW_LINK, False) or with_key):
+    with_key = forget(SHOW_KEY_ONCE, False)
+    refused, mine = forget(REFUSED), forget(SHOW_MINE, False)
+    if state.teacher and state.room and (forget(SHOW_LINK, False) or with_key):
         _room_dialog(state.code, with_key)
     elif refused or mine:
         rooms_dialog(refused)
     else:  # a Close the dialog did not rerun for (it was dismissed): not news at its next opening
-        st.session_state.pop(CLOSED_MINE, None)
+        forget(CLOSED_MINE)
 
 
 def fragment_rerun() -> bool:
@@ -664,7 +653,7 @@ def fragment_rerun() -> bool:
 def drawn(state: RoomState) -> None:
     """Last in each run of a following page's body: it drew the room's version to the end (``_check`` reads it)."""
     if state.following and state.room is not None:
-        st.session_state[DRAWN] = (state.room.code, state.room.version)
+        keep(DRAWN, (state.room.code, state.room.version))
 
 
 def _shows_a_job(settings: Mapping[str, object]) -> bool:

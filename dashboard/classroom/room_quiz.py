@@ -16,12 +16,14 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from dashboard.classroom import quiz_panel, room_page
+from dashboard.classroom import room_page
 from dashboard.classroom.quiz import Question, question_id
 from dashboard.classroom.room_page import TALLY_SECONDS, RoomState, held_key, store
 from dashboard.classroom.rooms import Forbidden, RoomError, Snapshot
 from dashboard.figures.tally import tally_figure
 from dashboard.page.common import PLOTLY_CONFIG
+from dashboard.state import session
+from dashboard.state.session import forget, keep
 
 
 @dataclass(frozen=True)
@@ -70,15 +72,15 @@ class RoomQuiz:
 
 
 def join_quiz(state: RoomState) -> None:
-    """Before the view: the quiz of this run is the room's (``quiz_panel.ROOM``), or its own outside a room. The
+    """Before the view: the quiz of this run is the room's (``session.QUIZ_ROOM``), or its own outside a room. The
     question on screen is the one this run's view asks (``quiz_panel.ask``), none if it asks none: a teacher who
     moved to a view without the quiz asks the room nothing (``room_page.publish_room``), so the students' pages are
     no longer held on it."""
-    st.session_state.pop(quiz_panel.CURRENT, None)
+    forget(session.QUIZ_CURRENT)
     if state.code is None or state.room is None:
-        st.session_state.pop(quiz_panel.ROOM, None)
+        forget(session.QUIZ_ROOM)
         return
-    st.session_state[quiz_panel.ROOM] = RoomQuiz(state.code, state.teacher, state.following, state.room)
+    keep(session.QUIZ_ROOM, RoomQuiz(state.code, state.teacher, state.following, state.room))
 
 
 def _tally(code: str, qid: str, choices: tuple[str, ...], presenter: bool) -> None:

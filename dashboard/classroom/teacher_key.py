@@ -37,26 +37,19 @@ import secrets
 import streamlit as st
 
 from dashboard.classroom.rooms import RoomError, RoomStore
+from dashboard.state.session import KEY_ASKED, KEY_ASKED_BY, KEY_FORGET, KEY_IN_PLACE, keep, keep_first
 
 CLAIM_PARAM = "claim"
 """The teacher link's query parameter: a single-use claim token (``rooms.RoomStore.claim``). Not in LINK_KEYS."""
 COMPONENT_KEY = "teacher_key"
 """The component's widget key (and ``st-key-teacher_key``, its element's class in the page)."""
-FORGET = "_teacher_key_forget"
-"""Session: codes whose key the browser holds but which no longer open a room (restart, closed, idle)."""
-ASKED = "_teacher_key_asked"
-"""Session: the room code the browser answered for (it keeps no key that opens the room, or this page took it)."""
-IN_PLACE = "_teacher_key_in_place"
-"""Session: the address (a query string) the last run that held the claim token ended with (``address_in_place``)."""
-ASKED_BY = "_teacher_key_asked_by"
-"""Session: a random nonce in the component's data, so each session's first data differs from a page's last."""
 KEPT_ROOMS = 10
 """Rooms whose key one browser keeps (the newest): a teacher runs one or two at a time."""
 
 # Runs in the page each time the component gets new data (no HTML, nothing drawn). ``data`` comes from
 # ``browser_keys`` below and holds only room codes (our alphabet), the key this session just claimed, and a
 # parameter name (our constant) with the page's address to write in its place (our keys and parsed values, URL-encoded
-# by ``urllib``), and this session's nonce (``ASKED_BY``: a new session's data differs, so the
+# by ``urllib``), and this session's nonce (``KEY_ASKED_BY``: a new session's data differs, so the
 # JavaScript runs again in a page that reconnected to a restarted server). It reports back with one trigger value,
 # "done".
 JS = """
@@ -114,9 +107,9 @@ def address_in_place(query: str) -> bool:
     """A run whose address holds the claim token ended with ``query`` (its address without the token, URL-encoded as
     the page sends it): the browser writes it in place of the teacher link. True when the component has not been
     given it yet: the run must rerun so that it is (``address.send``)."""
-    if st.session_state.get(IN_PLACE) == query:
+    if st.session_state.get(KEY_IN_PLACE) == query:
         return False
-    st.session_state[IN_PLACE] = query
+    keep(KEY_IN_PLACE, query)
     return True
 
 
@@ -126,39 +119,39 @@ def browser_keys(store: RoomStore, code: str | None, held: tuple[str, str] | Non
     room ``code``, the browser is asked, once per room, for a key it keeps: one that opens the room makes this
     session its teacher (``become_teacher(code, key)``, then a rerun), one that does not is forgotten.
 
-    Once the browser answered for room ``code`` (``ASKED``), and has nothing to forget or clean, a following page's
+    Once the browser answered for room ``code`` (``KEY_ASKED``), and has nothing to forget or clean, a following page's
     runs mount nothing: every student's redraw after a teacher's change skips it. Until the answer is read the
     component is mounted in every run: a run that left it out would unmount it, its JavaScript perhaps not yet run,
     and the run its answer starts must mount it to read the answer."""
     teacher = held is not None and held[0] == code
-    forget = st.session_state.get(FORGET, set())
+    forget = st.session_state.get(KEY_FORGET, set())
     claimed = CLAIM_PARAM in st.query_params
-    if claimed and IN_PLACE not in st.session_state:
+    if claimed and KEY_IN_PLACE not in st.session_state:
         return  # the page's address is known at the run's end, which reruns with it (``address_in_place``)
     if teacher:
-        st.session_state.pop(ASKED, None)  # the room may close under this page: it then asks again (and forgets)
-    elif not claimed and not forget and (code is None or st.session_state.get(ASKED) == code):
+        forget(KEY_ASKED)  # the room may close under this page: it then asks again (and forgets)
+    elif not claimed and not forget and (code is None or st.session_state.get(KEY_ASKED) == code):
         return  # the browser answered for this room: nothing to keep, forget, clean or ask
     data = {
         "ask": code if code and not teacher else None,
         "remember": list(held) if teacher else None,
         "forget": sorted(forget),
         "drop": CLAIM_PARAM if claimed else None,
-        "address": st.session_state[IN_PLACE] if claimed else None,
+        "address": st.session_state[KEY_IN_PLACE] if claimed else None,
         "kept_rooms": KEPT_ROOMS,
         "answer": not teacher,
-        "asked_by": st.session_state.setdefault(ASKED_BY, secrets.token_urlsafe(6)),
+        "asked_by": keep_first(KEY_ASKED_BY, secrets.token_urlsafe(6)),
     }
     done = _component(key=COMPONENT_KEY, data=data, width="content", height="content", on_done_change=_noop).done
     if not done:
         return
     if CLAIM_PARAM in st.query_params:
         del st.query_params[CLAIM_PARAM]  # the address already lacks it (replaceState): no history entry is added
-    st.session_state.pop(IN_PLACE, None)
+    forget(KEY_IN_PLACE)
     said = done if isinstance(done, dict) else {}  # the browser's own JSON: anything a hostile page sends
     forgot = said.get("forgot")
     if isinstance(forgot, list):  # the codes this answer's run of the JavaScript removed
-        st.session_state[FORGET] = forget - {c for c in forgot if isinstance(c, str)}
+        keep(KEY_FORGET, forget - {c for c in forgot if isinstance(c, str)})
     if teacher or not code or said.get("code") != code:
         return  # an answer about another room (the page moved on): the next run asks again
     key = said.get("key")
@@ -166,10 +159,10 @@ def browser_keys(store: RoomStore, code: str | None, held: tuple[str, str] | Non
         teaches = isinstance(key, str) and store.is_teacher(code, key)
     except RoomError:  # the room's server is away: not answered yet (the page's next run that reaches it asks again)
         return
-    st.session_state[ASKED] = code
+    keep(KEY_ASKED, code)
     if isinstance(key, str):
         if teaches:
             become_teacher(code, key)
         else:
-            st.session_state[FORGET] = st.session_state.get(FORGET, set()) | {code}
+            keep(KEY_FORGET, st.session_state.get(KEY_FORGET, set()) | {code})
         st.rerun(scope="app")  # once per answer: a trigger's value lasts one run

@@ -46,6 +46,7 @@ from dashboard.compute.bounded_cache import MB
 from dashboard.page.presenter import TOUR_LINE_KEY
 from dashboard.state.address import replace
 from dashboard.state.followed import OWN, Controls
+from dashboard.state.session import set_values
 from dashboard.state.settings import LINK_KEYS, Settings
 
 TOURS_DIR = Path(__file__).with_name("tours")
@@ -179,7 +180,7 @@ def _pick_tour() -> None:
 
 
 def _end_tour() -> None:
-    st.session_state["tour"] = None
+    set_values(tour=None)
 
 
 def tour_picker() -> None:

@@ -53,6 +53,7 @@ from core.training.pretrain import circuit
 from core.training.runs import runs_of
 from dashboard.serve.clients import alive
 from dashboard.state.followed import Controls
+from dashboard.state.session import set_values
 
 SESSION_SECONDS = 60.0
 """Training seconds one browser session may use in total: a few runs at most settings, never the whole server."""
@@ -550,7 +551,7 @@ NOT_TRAINED = (
 
 def _open_train_view() -> None:
     """Button callback: switch the view selector (and the URL) to the train view."""
-    st.session_state["view"] = "train"
+    set_values(view="train")
 
 
 NOT_TRAINED_FOLLOWING = (

@@ -39,7 +39,8 @@ from dashboard.page.exports import figure_stem, image_options
 from dashboard.page.mask_words import sees_order
 from dashboard.serve import streamlit_runtime
 from dashboard.state.followed import Controls
-from dashboard.state.settings import SHOWN_SETTINGS, Settings
+from dashboard.state.session import SHOWN_SETTINGS, SHOWN_VIEW, set_values
+from dashboard.state.settings import Settings
 
 if TYPE_CHECKING:
     from dashboard.serve.streamlit_runtime import ExpanderContainer
@@ -47,8 +48,6 @@ if TYPE_CHECKING:
 PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": "attention", "scale": 2}}
 """Every chart's toolbar: no Plotly logo; the camera button saves a 2x PNG named "attention" (``chart_config``
 names it for the view and settings, and makes it an SVG in presenter mode)."""
-SHOWN_VIEW = "_view_shown"
-"""Session state: the view this run draws (``app.py`` writes it), for the charts' file names."""
 
 
 def chart_config(config: dict, key: str) -> dict:
@@ -86,7 +85,7 @@ the head is specific; each holds on 8 or more of the 10 held-out sentences of te
 
 def _open_example(sentence: str, layer: int, head: int) -> None:
     """Button callback: runs before the rerun, so the bound widgets (and the URL) start from the example."""
-    st.session_state.update(sentence=sentence, layer=layer, head=head)
+    set_values(sentence=sentence, layer=layer, head=head)
 
 
 def pretrained_examples(settings: Settings) -> None:

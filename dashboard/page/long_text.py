@@ -18,6 +18,7 @@ from core.tokens import fitting_prefix
 from dashboard.compute import bounded_cache
 from dashboard.compute.bounded_cache import MB
 from dashboard.compute.source import token_count
+from dashboard.state.session import set_values
 from dashboard.state.settings import Settings
 
 KEEP = "sentence_keep"
@@ -32,7 +33,7 @@ def _prefix(text: str, count: Callable[[str], int]) -> str | None:
 
 
 def _keep(prefix: str) -> None:
-    st.session_state["sentence"] = prefix  # in the callback: before the sentence box is drawn again
+    set_values(sentence=prefix)  # in the callback: before the sentence box is drawn again
 
 
 def offer_prefix(settings: Settings) -> None:

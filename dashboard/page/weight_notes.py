@@ -12,6 +12,7 @@ import streamlit as st
 from core import AttentionConfig, Run
 from dashboard.compute import computations
 from dashboard.state.followed import Controls
+from dashboard.state.session import set_values
 
 WEIGHT_PROMISES = {
     "random": "Random W_Q, W_K, W_V, W_O, fixed by the seed: any pattern here is chance. "
@@ -45,7 +46,7 @@ def needs_learned(config: AttentionConfig) -> bool:
 
 def _use_learned() -> None:
     """Button callback: runs before the rerun, so the bound widget (and the URL) start from "learned"."""
-    st.session_state["positional"] = "learned"
+    set_values(positional="learned")
 
 
 def look_alike_note(run: Run) -> str:

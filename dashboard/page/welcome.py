@@ -15,22 +15,20 @@ import streamlit as st
 from dashboard.classroom.room_page import RoomState, code_box, start_room
 from dashboard.classroom.tours import apply_step, load_tours
 from dashboard.state.followed import Role
-
-OPEN = "_welcome_open"
-"""Session: the welcome is shown (set once, on the session's first run, from the address)."""
+from dashboard.state.session import WELCOME_OPEN, keep, keep_first, set_values
 
 
 def open_on_first_visit() -> None:
     """Call it first in the run, before anything reads or rewrites the address: a bare address opens the welcome."""
-    st.session_state.setdefault(OPEN, not len(st.query_params))
+    keep_first(WELCOME_OPEN, not len(st.query_params))
 
 
 def _open() -> None:
-    st.session_state[OPEN] = True
+    keep(WELCOME_OPEN, True)
 
 
 def _close() -> None:
-    st.session_state[OPEN] = False
+    keep(WELCOME_OPEN, False)
 
 
 def _take_tour(slug: str) -> None:
@@ -40,7 +38,7 @@ def _take_tour(slug: str) -> None:
 
 
 def _present() -> None:
-    st.session_state["presenter"] = True
+    set_values(presenter=True)
     _close()
 
 
@@ -56,7 +54,7 @@ def welcome_button() -> None:
         key="welcome_open",
         icon=":material/waving_hand:",
         on_click=_open,
-        disabled=bool(st.session_state.get(OPEN)),
+        disabled=bool(st.session_state.get(WELCOME_OPEN)),
         help="What Attention Lab is, and three ways to start: a lesson's tour, presenter mode, a room.",
     )
 
@@ -67,7 +65,7 @@ def welcome(room: RoomState, role: Role) -> bool:
     are what the student came for; and so does the page that runs one (``role``)."""
     if role is not Role.EXPLORER:
         _close()
-    if not st.session_state.get(OPEN):
+    if not st.session_state.get(WELCOME_OPEN):
         return False
     with st.container(border=True, key="welcome"):
         st.markdown(

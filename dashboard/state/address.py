@@ -49,9 +49,8 @@ import streamlit as st
 
 from dashboard.classroom.teacher_key import CLAIM_PARAM, address_in_place
 from dashboard.serve import streamlit_runtime
+from dashboard.state.session import REPLACE, forget, keep
 
-_REPLACE = "_address_replace"
-"""Session: an address the next run opens as it is, as a link would be (``replace``)."""
 OWN_KEYS = ("presenter", "room")
 """Each screen's own keys (``room_page.ROOM``, and presenter mode): a tour step and a room's settings leave them as
 this screen has them, and a following page's address is these only: the room's link."""
@@ -65,12 +64,12 @@ def hold() -> None:
 def replace(address: Mapping[str, str]) -> None:
     """The next run opens ``address`` as a link would (every key it leaves out at its default), keeping this
     screen's own keys (``url_state.OWN_KEYS``): a tour step. Call it from a callback, or before ``url_state.settle``."""
-    st.session_state[_REPLACE] = dict(address)
+    keep(REPLACE, dict(address))
 
 
 def replaced() -> dict[str, str] | None:
     """The address ``replace`` asked for, once (None when nothing did)."""
-    return st.session_state.pop(_REPLACE, None)
+    return forget(REPLACE)
 
 
 def going_back() -> bool:

@@ -21,6 +21,7 @@ from core import MAX_CHARS, MAX_TOKENS, POSITIONAL_KINDS, AttentionConfig, head_
 from core.sources import SOURCES, WEIGHTS, Architecture, ModelSource, Support, source_class
 from core.training import MAX_STEPS, SAFE_LRS, TASK_NAMES, ModelConfig, TrainSettings, recommended
 from dashboard.page.weight_notes import WEIGHT_PROMISES
+from dashboard.state.session import set_values
 
 D_MODELS = (8, 16, 32, 64, 128, 256, 512)
 """Model widths offered: powers of two, so every width has head counts 1, 2, 4, 8."""
@@ -85,8 +86,6 @@ class Settings:
 
 
 DEFAULTS = Settings()
-SHOWN_SETTINGS = "_settings_shown"
-"""Session: the ``Settings`` the page's last full run drew from (the app writes it; tests read it)."""
 SETTING_KEYS = tuple(  # "weights" is a field of both: one key
     dict.fromkeys(
         (*(f.name for f in fields(AttentionConfig)), *(f.name for f in fields(Settings) if f.name != "config"))
@@ -309,7 +308,7 @@ def trains(weights: str | None) -> bool:
 
 def _use_recommended() -> None:
     """Task callback: a new task starts from its recommended settings."""
-    st.session_state.update(recommended_state(st.session_state["task"]))
+    set_values(**recommended_state(st.session_state["task"]))
 
 
 def _training_controls(defaults: Mapping[str, object]) -> None:

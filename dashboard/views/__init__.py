@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from dashboard.state.followed import Controls
+from dashboard.state.session import set_values
 from dashboard.state.settings import Settings
 from dashboard.views import (
     class_heads,
@@ -107,5 +108,5 @@ def _view_bar() -> str:
 def _kept_view() -> str:
     """The session's view, written back: a widget's key that no widget drew in a run would leave the session."""
     slug = st.session_state.get("view") or DEFAULT_VIEW
-    st.session_state["view"] = slug
+    set_values(view=slug)
     return slug

@@ -29,6 +29,7 @@ from dashboard.page.common import choose_head, show_code, show_frame
 from dashboard.page.map_columns import show_charts, show_colour_bar
 from dashboard.page.shared_figures import charts_of
 from dashboard.state.followed import Controls
+from dashboard.state.session import set_values
 from dashboard.state.settings import Settings
 
 BUILT_IN = (
@@ -128,7 +129,7 @@ def list_text(sentences: Sequence[str]) -> tuple[str, int]:
 
 def _built_in() -> None:
     """Button callback: the list goes back to the built-in examples (before the widgets, so the box shows them)."""
-    st.session_state["class_text"] = DEFAULT_TEXT
+    set_values(class_text=DEFAULT_TEXT)
 
 
 def _read(source: ModelSource, sentences: Sequence[str]) -> list[Read]:

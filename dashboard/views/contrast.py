@@ -39,6 +39,7 @@ from dashboard.page.common import EMPTY_SENTENCE, choose_head, opened, served, s
 from dashboard.page.map_columns import BAR_CONFIG, chart, show_grid, show_maps
 from dashboard.page.shared_figures import charts_of
 from dashboard.state.followed import Controls
+from dashboard.state.session import set_values
 from dashboard.state.settings import DEFAULTS, Settings
 
 DEFAULT_SECOND = "The bank of the city gave a loan"
@@ -132,7 +133,7 @@ def _pair_buttons(controls: Controls) -> None:
 
 def _open_pair(pair: Pair) -> None:
     """Button callback: runs before the rerun, so the bound widgets (and the address) start from the pair."""
-    st.session_state.update(sentence=pair.first, second=pair.second)
+    set_values(sentence=pair.first, second=pair.second)
 
 
 def _maps(source: ModelSource, text: str, empty: str) -> computations.SentenceMaps | None:

@@ -48,6 +48,7 @@ from dashboard.page.probes import ablation_panel, predictions_panel
 from dashboard.page.shared_figures import charts_of
 from dashboard.serve import clients
 from dashboard.state.followed import Controls
+from dashboard.state.session import REPLAY_PLAYING, keep, set_values
 from dashboard.state.settings import Settings, recommended_state, widget_state
 
 LIVE_SECONDS = 0.5
@@ -56,8 +57,6 @@ PLAY_SECONDS = 0.3
 """Time between replay frames."""
 PLAY_FRAMES = 40
 """A replay shows about this many frames (every k-th snapshot), about 12 s whatever the run's length."""
-PLAYING = "_replay_playing"
-"""Session-state flag: the replay is playing."""
 
 SETTING_NAMES = {
     "d_model": "d_model",
@@ -356,7 +355,7 @@ def _replay(settings: Settings, trained: Trained) -> None:
         f"{len(steps)} snapshots of every head's map on the fixed example, one every "
         f"{trained.result.settings.snapshot_every} steps. Drag the step, or press Play."
     )
-    playing = st.session_state.get(PLAYING, False)
+    playing = st.session_state.get(REPLAY_PLAYING, False)
     st.button(
         "Pause" if playing else "Play",
         key="replay_play",
@@ -370,17 +369,17 @@ def _replay(settings: Settings, trained: Trained) -> None:
 
 def _toggle_play(steps: list[int]) -> None:
     """Play from the start (or from where the slider is, if not at the end); Pause stops."""
-    playing = not st.session_state.get(PLAYING, False)
-    st.session_state[PLAYING] = playing
+    playing = not st.session_state.get(REPLAY_PLAYING, False)
+    keep(REPLAY_PLAYING, playing)
     if playing and st.session_state.get("replay_step", steps[-1]) == steps[-1]:
-        st.session_state["replay_step"] = steps[0]
+        set_values(replay_step=steps[0])
 
 
 def _replay_frame(settings: Settings, trained: Trained, steps: list[int], playing: bool) -> None:
     """The slider, the maps at its step and the formation curves; a fragment that advances itself while playing."""
 
     def frame() -> None:
-        if st.session_state.get(PLAYING, False):
+        if st.session_state.get(REPLAY_PLAYING, False):
             _advance(steps)
         step = st.select_slider(
             "Replay step",
@@ -402,9 +401,9 @@ def _advance(steps: list[int]) -> None:
     current = st.session_state.get("replay_step", steps[0])
     index = steps.index(current) if current in steps else 0
     if index >= len(steps) - 1:
-        st.session_state[PLAYING] = False
+        keep(REPLAY_PLAYING, False)
         st.rerun(scope="app")
-    st.session_state["replay_step"] = steps[min(index + stride, len(steps) - 1)]
+    set_values(replay_step=steps[min(index + stride, len(steps) - 1)])
 
 
 def _replay_figures(settings: Settings, trained: Trained, i: int) -> None:

@@ -10,9 +10,10 @@ import pytest
 from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
 from streamlit.runtime.state.query_params import QueryParams
 
-from dashboard.classroom.teacher_key import CLAIM_PARAM, IN_PLACE
+from dashboard.classroom.teacher_key import CLAIM_PARAM
 from dashboard.state import address
 from dashboard.state.address import sends
+from dashboard.state.session import KEY_IN_PLACE
 from tests.dashboard.conftest import make_app, no_exception
 from tests.dashboard.test_rooms import start_room, tabs  # noqa: F401  (tabs: the fixture)
 
@@ -111,7 +112,7 @@ def test_a_page_holding_a_claim_token_keeps_the_address_the_browser_writes_in_it
     # browser's, and adds no entry (tests/e2e/test_teacher_identity.py counts them)
     at = make_app(n_heads="2", seed="5", view="steps", **{CLAIM_PARAM: "token"}).run()
     no_exception(at)
-    assert at.session_state[IN_PLACE] == "n_heads=2&seed=5&view=steps" and to_browser == []
+    assert at.session_state[KEY_IN_PLACE] == "n_heads=2&seed=5&view=steps" and to_browser == []
 
 
 def test_which_runs_send():

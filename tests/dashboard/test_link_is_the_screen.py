@@ -3,7 +3,7 @@
 A property test over the app (Hypothesis' stateful testing over AppTest): a visitor changes any sidebar control to any
 value it offers, picks a view, and steps through a tour, in any order. After every step the page's address is
 opened in a fresh AppTest, and that page must draw from equal ``Settings`` (the app keeps the ones it drew from in
-``settings.SHOWN_SETTINGS``), draw the same heatmaps (z equal to 1e-12) and offer the same ``.npz`` settings.
+``session.SHOWN_SETTINGS``), draw the same heatmaps (z equal to 1e-12) and offer the same ``.npz`` settings.
 
 Which address. AppTest reads the address each run ends with (``url_state.finish``, sent by ``address.send``: what
 the browser shows once the page's message arrives). A browser also writes a bound control's parameter itself, at
@@ -27,7 +27,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from dashboard.classroom.tours import load_tours
 from dashboard.page.exports import trace_npz
-from dashboard.state.settings import SHOWN_SETTINGS
+from dashboard.state.session import SHOWN_SETTINGS
 from dashboard.state.url_state import address_text
 from dashboard.views import DEFAULT_VIEW, VIEWS
 from dashboard.views import cross as cross_view

@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 from dashboard.classroom import quiz_panel, room_page
 from dashboard.classroom.quiz import question_id
 from dashboard.classroom.quiz_mechanics import KINDS
+from dashboard.state import session
 from dashboard.views import VIEWS
 from tests.conftest import require_minilm
 from tests.dashboard.conftest import keyed_figures, make_app, no_exception
@@ -58,7 +59,7 @@ def quiz_room(tabs, number: int = 1, **query):  # noqa: F811
     if number != 1:
         teacher.number_input(key=quiz_panel.NUMBER).set_value(number)
         tabs(teacher, "teacher")
-    question = teacher.session_state[quiz_panel.CURRENT]
+    question = teacher.session_state[session.QUIZ_CURRENT]
     assert room_page.store().snapshot(code).question == question_id(question)
     student = tabs(make_app(room=code), "s1")
     hides(student, question)
@@ -122,7 +123,7 @@ def test_a_student_exploring_before_the_question_is_held_on_it(tabs):  # noqa: F
     assert keyed_figures(student), "exploring: the steps view's figures"
     teacher.toggle(key="quiz").set_value(True)
     tabs(teacher, "teacher")
-    question = teacher.session_state[quiz_panel.CURRENT]
+    question = teacher.session_state[session.QUIZ_CURRENT]
     tabs(student, "s1")
     hides(student, question)
 
@@ -180,7 +181,7 @@ def test_the_teachers_next_question_holds_the_page_on_it(tabs):  # noqa: F811
     stop_following(tabs, student)
     teacher.button(key="quiz_next").click()
     tabs(teacher, "teacher")
-    second = teacher.session_state[quiz_panel.CURRENT]
+    second = teacher.session_state[session.QUIZ_CURRENT]
     assert question_id(second) != question_id(question)
     tabs(student, "s1")
     hides(student, second)
@@ -235,7 +236,7 @@ def test_a_pushed_body_runs_the_page_whole_when_the_question_opens_or_closes(tab
     page = AppTest.from_function(_follow_on_once, args=(code,), default_timeout=30)
     page.session_state[room_page.RECALLED] = (code, room.recall)
     page.session_state[room_page.APPLIED] = (code, room.version, dict(room.settings))
-    page.session_state[room_page.ASKED] = asked_before
+    page.session_state[session.QUESTION_WAS_OPEN] = asked_before
     tabs(page, "s1")
     no_exception(page)
     assert page.session_state["followed"] is (asked_before == asked_now)

@@ -14,6 +14,7 @@ from dashboard.classroom.quiz_mechanics import questions_for
 from dashboard.classroom.quiz_tap import asks_taps, tap_question
 from dashboard.classroom.tally_csv import tally_csv
 from dashboard.figures.quiz import tap_reveal_figure
+from dashboard.state import session
 from dashboard.state.settings import DEFAULT_CONFIG
 from tests.dashboard.conftest import array, keyed_figures, make_app, no_exception
 from tests.dashboard.test_room_quiz import downloads  # noqa: F401  (the fixture)
@@ -150,13 +151,12 @@ def test_random_weights_ask_no_tap_question():
 
 # -- in a room ----------------------------------------------------------------------------------------------------
 def test_in_a_room_students_tap_the_teacher_reveals_and_the_bars_and_csv_count_the_picks(tabs, downloads):  # noqa: F811
-    from dashboard.classroom import quiz_panel
 
     sentence = "dog bites man"
     r = run(tokenize(sentence), dataclasses.replace(DEFAULT_CONFIG, weights="identity"))
     n = len(questions_for(r, learned=False, tap=True))
     teacher, code, _ = start_room(tabs, quiz="true", weights="identity", sentence=sentence, quiz_question=str(n))
-    question = teacher.session_state[quiz_panel.CURRENT]
+    question = teacher.session_state[session.QUIZ_CURRENT]
     assert question.kind == "tap"
     assert not [b for b in teacher.button if b.key and b.key.startswith("quiz_tap_")]  # the teacher does not pick
     chosen = {"s1": question.answer, "s2": (question.answer + 1) % 3, "s3": question.answer}
@@ -164,7 +164,7 @@ def test_in_a_room_students_tap_the_teacher_reveals_and_the_bars_and_csv_count_t
     for sid, tap in chosen.items():
         page = tabs(make_app(room=code), sid)
         no_exception(page)
-        assert page.session_state[quiz_panel.CURRENT] == question
+        assert page.session_state[session.QUIZ_CURRENT] == question
         assert [b.label for b in page.button if b.key and b.key.startswith("quiz_tap_")] == list(question.choices)
         page.button(key=f"quiz_tap_{tap}").click()
         students[sid] = tabs(page, sid)

@@ -16,6 +16,7 @@ from dashboard.classroom import quiz_panel, room_page
 from dashboard.classroom.quiz import question_id
 from dashboard.classroom.tally_csv import COLUMNS, tally_csv
 from dashboard.page.presenter import PRESENTER_CSS, ROOM_CODE_PX
+from dashboard.state import session
 from tests.dashboard.conftest import array, keyed_figures, make_app, no_exception
 from tests.dashboard.test_rooms import start_room, tabs  # noqa: F401  (tabs: the fixture)
 
@@ -25,11 +26,11 @@ STUDENTS = ("s1", "s2")
 def in_quiz(tabs, **query):  # noqa: F811
     """A teacher's room with the quiz on, and two students on its question: (teacher, code, question, students)."""
     teacher, code, _ = start_room(tabs, quiz="true", **query)
-    question = teacher.session_state[quiz_panel.CURRENT]
+    question = teacher.session_state[session.QUIZ_CURRENT]
     students = {sid: tabs(make_app(room=code), sid) for sid in STUDENTS}
     for page in students.values():
         no_exception(page)
-        assert page.session_state[quiz_panel.CURRENT] == question  # the teacher's question
+        assert page.session_state[session.QUIZ_CURRENT] == question  # the teacher's question
     return teacher, code, question, students
 
 
@@ -91,9 +92,9 @@ def test_a_student_who_stops_following_still_cannot_reveal_the_class_question(ta
     page = students["s1"]
     page.toggle(key=room_page.FOLLOW).set_value(False)
     tabs(page, "s1")
-    assert page.session_state[quiz_panel.CURRENT] == question
+    assert page.session_state[session.QUIZ_CURRENT] == question
     assert not reveal_button(page) and "quiz_map" not in keyed_figures(page)
-    page.session_state[quiz_panel.REVEALED] = frozenset({question_id(question)})  # a page's own reveal...
+    page.session_state[session.QUIZ_REVEALED] = frozenset({question_id(question)})  # a page's own reveal...
     tabs(page, "s1")
     assert "quiz_map" not in keyed_figures(page)  # ...shows nothing: only the room's reveal counts
 
@@ -178,7 +179,7 @@ def test_the_teacher_downloads_the_tally_of_each_question(tabs, downloads):  # n
     tabs(teacher, "teacher")
     teacher.button(key="quiz_next").click()  # the class moves on
     tabs(teacher, "teacher")
-    second = teacher.session_state[quiz_panel.CURRENT]
+    second = teacher.session_state[session.QUIZ_CURRENT]
     assert question_id(second) != question_id(question)
     teacher.button(key="quiz_reveal").click()
     tabs(teacher, "teacher")

@@ -30,8 +30,7 @@ from dashboard.classroom.rooms import (
     Forbidden,
     RoomError,
 )
-from dashboard.page.common import SHOWN_VIEW
-from dashboard.state.settings import SHOWN_SETTINGS
+from dashboard.state.session import SHOWN_SETTINGS, SHOWN_VIEW
 from dashboard.views import class_heads
 from tests.dashboard.conftest import lazy_expanders, make_app, no_exception
 from tests.dashboard.test_bad_input import DRAWN
