@@ -382,14 +382,24 @@ async def change_and_record(tab: Tab, rec: Record, change: dict, stop: str = "",
     student may redraw before the teacher's own page has. ``own``: the page sets the followed controls itself (the
     trained model's weights come with the d_model, heads and mask it was trained with), so they are not compared."""
     typed = tab.values | change
-    if typed.get("kv_heads") is not None:  # the page keeps K/V heads a divisor of the new head count, as here
-        typed["kv_heads"] = nearest_heads(int(typed["kv_heads"]), kv_head_options(int(typed["n_heads"])))
+    if typed.get("kv_heads") is not None and "kv_heads" not in change:
+        typed["kv_heads"] = kv_heads_after(int(tab.values["n_heads"]), int(typed["kv_heads"]), int(typed["n_heads"]))
     rec.changes.append(Change(time.monotonic(), followed(typed), typed, stop))
     page = await tab.change(**change)
     rec.changes[-1].typed = dict(tab.values)  # what the teacher's page holds now (the same, or the page's own)
     if not own and followed(tab.values) != rec.changes[-1].values:
         rec.errors.append(f"teacher: shows {followed(tab.values)}, expected {rec.changes[-1].values}")
     return page
+
+
+def kv_heads_after(n_heads: int, kv_heads: int, new_n_heads: int) -> int:
+    """The K/V heads the teacher's page shows after its head count goes from ``n_heads`` to ``new_n_heads``: as many
+    as the heads when they were as many (multi-head attention stays multi-head: the address leaves ``kv_heads`` out
+    when it equals the heads, so it follows them), else the nearest divisor of the new count (grouped-query attention
+    stays grouped). ``tests/test_bench_classroom.py`` checks it against the page's own reading of its address."""
+    if kv_heads == n_heads:
+        return new_n_heads
+    return nearest_heads(kv_heads, kv_head_options(new_n_heads))
 
 
 async def quiz_round(tab: Tab, rec: Record, rng: random.Random, n: int) -> None:

@@ -111,8 +111,7 @@ if teacher_line is not None:
 else:
     body(room, settings, controls)
 publish_room(room, settings)  # the teacher's page, last: its settings (and training) become the room's
-address = finish(
-    page, drawn_keys(), following=role is Role.FOLLOWER
-)  # the values the controls show; a follower: the room
+# the values the controls show (a follower's: the room's)
+address = finish(page, drawn_keys(), following=role is Role.FOLLOWER)
 send_address(address)  # one history entry if the run moved; a follower's is the room's link
 remember_address()  # last: what the page wrote to the address is its own, not a new link

@@ -637,3 +637,22 @@ def test_a_student_picks_once_only_while_the_page_still_asks_and_the_quiz_is_ope
     assert (tab.sent != []) == picks and rec.picking == 0
     if picks:
         assert tab.sent[0]["quiz_pick_q1"] in ("the", "cat") and rec.picked == {"quiz_pick_q1": {7}}
+
+
+def test_the_k_v_heads_the_bench_expects_after_a_head_change_are_what_the_page_reads():
+    """A teacher who clicked Heads 8 from multi-head attention shows multi-head attention with 8 heads; the bench once
+    expected K/V heads kept at 4 (grouped), and failed every student of such a room (issue 34's failing runs: "shows
+    none of the teacher's changes since 3"). The page's rule is its address's: ``kv_heads`` is written only when it
+    differs from the heads, and read back as the nearest divisor of the heads."""
+    from bench.classroom import kv_heads_after
+    from dashboard.state.settings import kv_head_options
+    from dashboard.state.url_state import read
+
+    heads = [1, 2, 4, 8, 16]
+    for n in heads:
+        for kv in kv_head_options(n):
+            for new in heads:
+                address = {"n_heads": str(new)} | ({} if kv == n else {"kv_heads": str(kv)})
+                page = int(read(address, repair=True).context["kv_heads"])
+                assert kv_heads_after(n, kv, new) == page, (n, kv, new)
+    assert kv_heads_after(4, 4, 8) == 8 and kv_heads_after(1, 1, 4) == 4 and kv_heads_after(4, 2, 8) == 2

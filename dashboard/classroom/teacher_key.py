@@ -37,7 +37,7 @@ import secrets
 import streamlit as st
 
 from dashboard.classroom.rooms import RoomError, RoomStore
-from dashboard.state.session import KEY_ASKED, KEY_ASKED_BY, KEY_FORGET, KEY_IN_PLACE, keep, keep_first
+from dashboard.state.session import KEY_ASKED, KEY_ASKED_BY, KEY_FORGET, KEY_IN_PLACE, forget, keep, keep_first
 
 CLAIM_PARAM = "claim"
 """The teacher link's query parameter: a single-use claim token (``rooms.RoomStore.claim``). Not in LINK_KEYS."""
@@ -124,18 +124,18 @@ def browser_keys(store: RoomStore, code: str | None, held: tuple[str, str] | Non
     component is mounted in every run: a run that left it out would unmount it, its JavaScript perhaps not yet run,
     and the run its answer starts must mount it to read the answer."""
     teacher = held is not None and held[0] == code
-    forget = st.session_state.get(KEY_FORGET, set())
+    gone = st.session_state.get(KEY_FORGET, set())  # codes the browser should drop
     claimed = CLAIM_PARAM in st.query_params
     if claimed and KEY_IN_PLACE not in st.session_state:
         return  # the page's address is known at the run's end, which reruns with it (``address_in_place``)
     if teacher:
         forget(KEY_ASKED)  # the room may close under this page: it then asks again (and forgets)
-    elif not claimed and not forget and (code is None or st.session_state.get(KEY_ASKED) == code):
+    elif not claimed and not gone and (code is None or st.session_state.get(KEY_ASKED) == code):
         return  # the browser answered for this room: nothing to keep, forget, clean or ask
     data = {
         "ask": code if code and not teacher else None,
         "remember": list(held) if teacher else None,
-        "forget": sorted(forget),
+        "forget": sorted(gone),
         "drop": CLAIM_PARAM if claimed else None,
         "address": st.session_state[KEY_IN_PLACE] if claimed else None,
         "kept_rooms": KEPT_ROOMS,
@@ -151,7 +151,7 @@ def browser_keys(store: RoomStore, code: str | None, held: tuple[str, str] | Non
     said = done if isinstance(done, dict) else {}  # the browser's own JSON: anything a hostile page sends
     forgot = said.get("forgot")
     if isinstance(forgot, list):  # the codes this answer's run of the JavaScript removed
-        keep(KEY_FORGET, forget - {c for c in forgot if isinstance(c, str)})
+        keep(KEY_FORGET, gone - {c for c in forgot if isinstance(c, str)})
     if teacher or not code or said.get("code") != code:
         return  # an answer about another room (the page moved on): the next run asks again
     key = said.get("key")
