@@ -59,9 +59,9 @@ def test_the_page_draws_its_view_inside_a_turn(monkeypatch, view):
             finally:
                 held[0] = False
 
-    def render(settings):
+    def render(settings, controls):
         seen.append(("start", held[0]))
-        real_render(settings)
+        real_render(settings, controls)
         seen.append(("end", held[0]))
 
     monkeypatch.setattr(server_memory, "drawing", watched)
