@@ -9,6 +9,7 @@ import pytest
 
 from core import AttentionConfig
 from dashboard.compute import computations
+from dashboard.state.followed import OWN
 
 
 def test_one_shared_run_whose_arrays_are_read_only():
@@ -44,15 +45,15 @@ def test_a_live_run_is_found_by_sentence_and_config_and_a_changed_one_is_not_ser
         computations, "attention_run", lambda tokens, config: asked.append(config) or lookup(tokens, config)
     )
     config = AttentionConfig(d_model=64, n_heads=2, seed=11)
-    first = source._config_run("the cat sat", config)
-    again = source._config_run("the cat sat", config)
+    first = source._config_run("the cat sat", config, OWN)
+    again = source._config_run("the cat sat", config, OWN)
     assert again is first and asked == [config]  # looked up once
     assert first.tokens == computations.tokens_of("the cat sat") and first.trace.weights.shape == (2, 3, 3)
-    other = source._config_run("the cat sat", AttentionConfig(d_model=64, n_heads=2, seed=12))
+    other = source._config_run("the cat sat", AttentionConfig(d_model=64, n_heads=2, seed=12), OWN)
     assert other is not first and len(asked) == 2
     assert not np.array_equal(other.trace.weights, first.trace.weights)  # the new seed's maps, not the old ones
-    assert source._config_run("the cat sat on", config).tokens == ("the", "cat", "sat", "on")
+    assert source._config_run("the cat sat on", config, OWN).tokens == ("the", "cat", "sat", "on")
     del first, again, other
     bounded_cache.clear_all()
     gc.collect()
-    assert source._config_run("the cat sat", config) is not None and len(asked) == 4  # computed again
+    assert source._config_run("the cat sat", config, OWN) is not None and len(asked) == 4  # computed again
