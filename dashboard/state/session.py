@@ -5,7 +5,7 @@ The page's values (the sentence, the view, a head...) live in the address and in
 that changes one calls ``set_values``, and ``url_state`` keeps the address's own bookkeeping (what it saw, what it
 corrected). Everything else a session keeps is below, grouped by the module that reads it, with what it holds. A
 key written that is not declared here fails loudly (``Undeclared``), so this table stays the whole of the page's
-memory. Reading a key is ``kept(key)`` (or ``st.session_state`` in a test).
+memory. Any module reads them (``st.session_state.get(key)``); only this one writes them.
 """
 
 from __future__ import annotations
@@ -120,8 +120,3 @@ def keep_first(key: str, value: object) -> object:
 def forget(key: str, default: object = None) -> object:
     """What ``key`` held (``default`` if nothing), now forgotten."""
     return st.session_state.pop(_declared(key), default)
-
-
-def kept(key: str, default: object = None) -> object:
-    """What ``key`` holds (``default`` if nothing)."""
-    return st.session_state.get(key, default)
