@@ -49,3 +49,17 @@ def test_a_following_page_shows_the_rooms_value_or_the_default_and_draws_nothing
 )
 def test_the_role_is_one_value_of_where_the_page_stands(state, role):
     assert state.role is role
+
+
+def test_a_key_session_does_not_declare_is_refused_when_written():
+    """``session`` is the whole of the page's memory: writing a key it does not declare fails loudly; a question's
+    pick key, declared by its start, is kept."""
+    import streamlit as st
+
+    from dashboard.state import session
+
+    with pytest.raises(session.Undeclared):
+        session.keep("_a_key_nobody_declared", 1)
+    assert "_a_key_nobody_declared" not in st.session_state
+    session.keep(f"{session.QUIZ_PICK}q1", 2)
+    assert session.forget(f"{session.QUIZ_PICK}q1") == 2
